@@ -1,0 +1,91 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let upcomingFeatures: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "GroupStore",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "GroupStore", targets: ["GroupStore"]),
+        .library(name: "FolderWatching", targets: ["FolderWatching"]),
+        .executable(name: "groupstore", targets: ["GroupStoreCLI"]),
+        .executable(name: "groupstore-peer", targets: ["GroupStorePeer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // Folder watching: inotify, usable on its own.
+        .target(
+            name: "FolderWatching",
+            swiftSettings: upcomingFeatures
+        ),
+        // The store: group directory, history, publisher, merger, pruner.
+        .target(
+            name: "GroupStore",
+            dependencies: [
+                "FolderWatching",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // The `groupstore` command-line tool.
+        .executableTarget(
+            name: "GroupStoreCLI",
+            dependencies: [
+                "GroupStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // A scriptable member that writes and watches: drives the multi-process tests.
+        .executableTarget(
+            name: "GroupStorePeer",
+            dependencies: [
+                "GroupStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "FolderWatchingTests",
+            dependencies: ["FolderWatching"],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "GroupStoreTests",
+            dependencies: [
+                "GroupStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // Spawns the built executables as child processes.
+        .testTarget(
+            name: "GroupStoreProcessTests",
+            dependencies: [
+                "GroupStore",
+                "GroupStoreCLI",
+                "GroupStorePeer",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+    ]
+)

@@ -1,0 +1,138 @@
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The state behind a ``FolderWatcher``: the descriptor, the table of watches
+/// and the read buffer.
+///
+/// Kept apart from the dispatch source so the source's cancel handler can keep
+/// it (and so the descriptor) alive until the source is done with it, without
+/// a reference cycle.
+///
+/// `@unchecked Sendable`: the watch table lives in a `Mutex`; `buffer` is only
+/// touched by `drain()`, which runs on the watcher's serial queue only; the
+/// descriptor is immutable and inotify calls on it are thread-safe.
+final class WatchCore: @unchecked Sendable {
+    struct Watches {
+        var pathByDescriptor: [CInt: String] = [:]
+        var descriptorByPath: [String: CInt] = [:]
+    }
+
+    let descriptor: InotifyDescriptor
+    let handler: FolderWatcher.Handler
+    let watches = Mutex(Watches())
+    private var buffer: UnsafeMutableRawBufferPointer
+    /// At most this many bytes are read before the handler is called, so one
+    /// storm cannot hold the queue forever.
+    private let maximumBatchBytes = 1 << 20
+
+    init(handler: @escaping FolderWatcher.Handler) throws(FolderWatcherError) {
+        descriptor = try InotifyDescriptor()
+        self.handler = handler
+        buffer = .allocate(byteCount: 64 * 1024, alignment: MemoryLayout<inotify_event>.alignment)
+    }
+
+    deinit {
+        buffer.deallocate()
+    }
+
+    func add(path: String, mask: UInt32) throws(FolderWatcherError) {
+        let wd = try descriptor.addWatch(path: path, mask: mask)
+        watches.withLock { table in
+            if let old = table.pathByDescriptor[wd], old != path {
+                // The same inode under another name (a hard link or a rename):
+                // the kernel reuses the descriptor; keep the newest name.
+                table.descriptorByPath[old] = nil
+            }
+            table.pathByDescriptor[wd] = path
+            table.descriptorByPath[path] = wd
+        }
+    }
+
+    func remove(path: String) {
+        let wd = watches.withLock { table -> CInt? in
+            guard let wd = table.descriptorByPath.removeValue(forKey: path) else { return nil }
+            table.pathByDescriptor[wd] = nil
+            return wd
+        }
+        if let wd { descriptor.removeWatch(wd) }
+    }
+
+    func isWatching(_ path: String) -> Bool {
+        watches.withLock { $0.descriptorByPath[path] != nil }
+    }
+
+    var paths: [String] {
+        watches.withLock { Array($0.descriptorByPath.keys) }
+    }
+
+    /// Reads everything queued (up to a bound) and hands it to the handler.
+    /// Runs on the watcher's queue only.
+    func drain() {
+        var events: [FolderWatcher.Event] = []
+        var total = 0
+        while total < maximumBatchBytes {
+            let count: Int
+            do {
+                count = try descriptor.read(into: buffer)
+            } catch {
+                // A read error other than EAGAIN leaves the queue in an unknown
+                // state: tell the consumer to rescan.
+                events.append(FolderWatcher.Event(kind: .overflow, path: ""))
+                break
+            }
+            if count == 0 { break }
+            total += count
+            parse(count: count, into: &events)
+        }
+        if !events.isEmpty { handler(events) }
+    }
+
+    private func parse(count: Int, into events: inout [FolderWatcher.Event]) {
+        let header = MemoryLayout<inotify_event>.size
+        var offset = 0
+        while offset + header <= count {
+            let wd = buffer.loadUnaligned(fromByteOffset: offset, as: CInt.self)
+            let mask = buffer.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+            let length = Int(buffer.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+            var name: String?
+            if length > 0 {
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[(offset + header)..<(offset + header + length)])
+                let end = bytes.firstIndex(of: 0) ?? bytes.count
+                name = String(decoding: bytes[..<end], as: UTF8.self)
+            }
+            offset += header + length
+            handle(wd: wd, mask: mask, name: name, into: &events)
+        }
+    }
+
+    private func handle(wd: CInt, mask: UInt32, name: String?, into events: inout [FolderWatcher.Event]) {
+        guard let kind = FolderWatcher.Event.kind(for: mask) else {
+            if mask & UInt32(IN_MOVE_SELF) != 0 {
+                // The watched path now names something else (or nothing): stop
+                // watching the moved inode; IN_IGNORED reports the end.
+                descriptor.removeWatch(wd)
+            }
+            return
+        }
+        if kind == .overflow {
+            events.append(FolderWatcher.Event(kind: .overflow, path: ""))
+            return
+        }
+        let path: String? = watches.withLock { table in
+            guard let path = table.pathByDescriptor[wd] else { return nil }
+            if kind == .watchEnded {
+                table.pathByDescriptor[wd] = nil
+                if table.descriptorByPath[path] == wd { table.descriptorByPath[path] = nil }
+            }
+            return path
+        }
+        // Events of a watch removed with `unwatch` are dropped.
+        guard let path else { return }
+        let isDirectory = mask & UInt32(IN_ISDIR) != 0
+        events.append(FolderWatcher.Event(kind: kind, path: path, name: kind == .watchEnded ? nil : name, isDirectory: isDirectory))
+    }
+}

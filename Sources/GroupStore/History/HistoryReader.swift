@@ -1,0 +1,143 @@
+import Foundation
+import GRDB
+
+/// Committed transactions read from the history, after a cursor.
+struct HistoryBatch: Sendable {
+    /// Closed transactions, in sequence order.
+    var saves: [Save] = []
+    /// A transaction committed by a writer outside the library that is still
+    /// open: it must be closed (under the write lock) before it is delivered.
+    var openSeq: Int64?
+    /// Transactions up to here were pruned.
+    var prunedThrough: Int64 = 0
+    /// More closed transactions follow the ones read.
+    var hasMore = false
+}
+
+/// Reads the history tables into ``Save`` values.
+enum HistoryReader {
+    /// Reads up to `limit` closed transactions after `cursor`, with their changes.
+    static func read(_ db: Database, after cursor: Int64, limit: Int) throws -> HistoryBatch {
+        var batch = HistoryBatch()
+        batch.prunedThrough = try HistorySchema.prunedThrough(db)
+        let heads = try Row.fetchCursor(
+            db.cachedStatement(
+                sql: """
+                    SELECT seq, author, committed_at, open, first_change FROM \(HistorySchema.transactionTable)
+                    WHERE seq > ? ORDER BY seq LIMIT ?
+                    """),
+            arguments: [cursor, limit + 1])
+        var closed: [(seq: Int64, author: String, committedAt: Date, firstChange: Int64)] = []
+        var upperBound = Int64.max
+        while let row = try heads.next() {
+            let seq: Int64 = row[0]
+            let firstChange: Int64 = row[4]
+            if row[3] as Bool {
+                batch.openSeq = seq
+                upperBound = firstChange
+                break
+            }
+            if closed.count == limit {
+                batch.hasMore = true
+                upperBound = firstChange
+                break
+            }
+            let author: String? = row[1]
+            closed.append((seq, author ?? Save.externalAuthor, Date(timeIntervalSince1970: row[2]), firstChange))
+        }
+        guard let first = closed.first else { return batch }
+
+        var accumulators = closed.map { _ in ChangeAccumulator() }
+        let changes = try Row.fetchCursor(
+            db.cachedStatement(
+                sql: "SELECT id, entity, op, key, columns FROM \(HistorySchema.changeTable) WHERE id >= ? AND id < ? ORDER BY id"),
+            arguments: [first.firstChange, upperBound])
+        var index = 0
+        while let row = try changes.next() {
+            let id: Int64 = row[0]
+            while index + 1 < closed.count && id >= closed[index + 1].firstChange { index += 1 }
+            guard let operation = HistorySchema.Operation(rawValue: row[2]) else { continue }
+            accumulators[index].add(
+                entity: row[1], operation: operation, key: keyValue(row[3] as DatabaseValue), columns: row[4] as String?)
+        }
+        batch.saves = zip(closed, accumulators).map { head, accumulator in
+            Save(seq: head.seq, author: head.author, committedAt: head.committedAt, changes: accumulator.changes)
+        }
+        return batch
+    }
+
+    /// One closed transaction, or `nil` if it is not (or no longer) in the history.
+    static func transaction(_ db: Database, seq: Int64) throws -> Save? {
+        let batch = try read(db, after: seq - 1, limit: 1)
+        return batch.saves.first { $0.seq == seq }
+    }
+
+    static func keyValue(_ value: DatabaseValue) -> KeyValue {
+        switch value.storage {
+        case .int64(let integer): return .integer(integer)
+        case .double(let double): return .real(double)
+        case .string(let text): return KeyValue(json: text) ?? .text(text)
+        case .blob(let data): return .text(data.map { String(format: "%02X", $0) }.joined())
+        case .null: return .null
+        }
+    }
+}
+
+/// Folds a transaction's row changes into per-entity key sets, the way Core
+/// Data reports a save: a row inserted then updated is inserted; inserted then
+/// deleted is not reported; deleted then inserted again is updated.
+struct ChangeAccumulator {
+    private enum State { case inserted, updated, deleted, gone }
+
+    private struct Entity {
+        var name: String
+        var order: [KeyValue] = []
+        var states: [KeyValue: State] = [:]
+        var columns: [String] = []
+        var columnSet: Set<String> = []
+    }
+
+    private var entities: [Entity] = []
+    private var indexByName: [String: Int] = [:]
+
+    mutating func add(entity name: String, operation: HistorySchema.Operation, key: KeyValue, columns: String?) {
+        let index: Int
+        if let existing = indexByName[name] {
+            index = existing
+        } else {
+            index = entities.count
+            indexByName[name] = index
+            entities.append(Entity(name: name))
+        }
+        let previous = entities[index].states[key]
+        if previous == nil { entities[index].order.append(key) }
+        let next: State
+        switch (previous, operation) {
+        case (nil, .insert), (.gone, .insert), (.gone, .update), (.inserted, .insert), (.inserted, .update): next = .inserted
+        case (nil, .update), (.updated, .update), (.updated, .insert), (.deleted, .insert), (.deleted, .update): next = .updated
+        case (nil, .delete), (.updated, .delete), (.deleted, .delete): next = .deleted
+        case (.inserted, .delete), (.gone, .delete): next = .gone
+        }
+        entities[index].states[key] = next
+        if operation == .update, let columns, case .composite(let names)? = KeyValue(json: columns) {
+            for case .text(let column) in names where entities[index].columnSet.insert(column).inserted {
+                entities[index].columns.append(column)
+            }
+        }
+    }
+
+    var changes: [EntityChange] {
+        entities.compactMap { entity in
+            var change = EntityChange(entity: entity.name, updatedColumns: entity.columns)
+            for key in entity.order {
+                switch entity.states[key] {
+                case .inserted: change.inserted.append(key)
+                case .updated: change.updated.append(key)
+                case .deleted: change.deleted.append(key)
+                case .gone, nil: break
+                }
+            }
+            return change.isEmpty ? nil : change
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+/// One committed transaction of the group, as delivered to a member.
+///
+/// Delivered through ``GroupStore/saves()`` and posted as
+/// `Notification.Name.groupStoreDidSave`. Within one process, each committed
+/// transaction of another process reaches every subscriber exactly once, in
+/// ``seq`` order.
+public struct Save: Hashable, Sendable, Identifiable {
+    /// What a save means.
+    public enum Kind: Hashable, Sendable {
+        /// A committed transaction; ``Save/changes`` says what it changed.
+        case transaction
+        /// The member's cursor fell behind the pruned history: transactions
+        /// up to ``Save/seq`` can no longer be listed. Refetch what you keep
+        /// derived from the database. ``Save/changes`` is empty.
+        case resync
+    }
+
+    /// The author of changes made outside the library (the `sqlite3` shell, a script).
+    public static let externalAuthor = "(external)"
+
+    public var kind: Kind
+    /// The transaction's sequence number, totally ordered across the group.
+    public var seq: Int64
+    /// The member that committed it, or ``externalAuthor``.
+    public var author: String
+    /// When it was committed (for external writers, to the millisecond).
+    public var committedAt: Date
+    /// What changed, per entity (table), in order of first change.
+    public var changes: [EntityChange]
+
+    public init(kind: Kind = .transaction, seq: Int64, author: String, committedAt: Date, changes: [EntityChange]) {
+        self.kind = kind
+        self.seq = seq
+        self.author = author
+        self.committedAt = committedAt
+        self.changes = changes
+    }
+
+    public var id: Int64 { seq }
+
+    /// Whether a writer outside the library made this transaction.
+    public var isExternal: Bool { author == Save.externalAuthor }
+
+    /// The names of the entities this save changed.
+    public var entityNames: [String] { changes.map(\.entity) }
+
+    /// The change of `entity`, if this save touched it.
+    public func change(of entity: String) -> EntityChange? {
+        changes.first { $0.entity == entity }
+    }
+
+    /// This save restricted to `entities`, or `nil` if it touches none of them.
+    /// A resync always passes.
+    func restricted(to entities: Set<String>?) -> Save? {
+        guard let entities, kind == .transaction else { return self }
+        var copy = self
+        copy.changes = changes.filter { entities.contains($0.entity) }
+        return copy.changes.isEmpty ? nil : copy
+    }
+}
+
+/// What one transaction changed in one entity (table).
+public struct EntityChange: Hashable, Sendable {
+    /// The table name.
+    public var entity: String
+    /// Keys of rows inserted (and not deleted again in the same transaction).
+    public var inserted: [KeyValue]
+    /// Keys of rows updated.
+    public var updated: [KeyValue]
+    /// Keys of rows deleted.
+    public var deleted: [KeyValue]
+    /// Columns whose values changed in updated rows.
+    public var updatedColumns: [String]
+
+    public init(entity: String, inserted: [KeyValue] = [], updated: [KeyValue] = [], deleted: [KeyValue] = [], updatedColumns: [String] = []) {
+        self.entity = entity
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+        self.updatedColumns = updatedColumns
+    }
+
+    /// Whether it lists no key at all.
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+}
+
+extension Notification.Name {
+    /// Posted (on the store's merge queue) for each delivered ``Save``; the
+    /// notification's `object` is the ``GroupStore`` and
+    /// `userInfo[GroupStore.saveUserInfoKey]` the ``Save``.
+    public static let groupStoreDidSave = Notification.Name("GroupStoreDidSave")
+}

@@ -1,0 +1,65 @@
+import Foundation
+import GRDB
+import Logging
+
+/// How to open a group: where it is, who this process is, what it cares about.
+///
+/// The counterpart of CDShare's `ApplicationGroupInfo`.
+public struct GroupConfiguration: Sendable {
+    /// The group directory. Created (with its parents) if missing and
+    /// ``createIfMissing`` is true.
+    public var directory: String
+    /// This process's member name. One live process per name.
+    public var member: MemberName
+    /// Create the group directory and database when missing.
+    public var createIfMissing = true
+    /// The entities (tables) whose saves this member receives; `nil` for all.
+    /// Like CDShare's `sharedInScopeEntityNames`. GRDB observations are
+    /// refreshed for every changed table regardless.
+    public var inScopeEntityNames: Set<String>?
+    /// The tables whose changes the history records.
+    public var trackedTables: TrackedTables = .all
+    /// Your GRDB migrations, run when the store opens (history triggers are
+    /// installed for the tables they create, and their rows are published).
+    public var migrator: DatabaseMigrator?
+    /// History and payloads older than this are pruned even if a member has
+    /// not consumed them (so a dead member cannot pin the disk).
+    public var retention: TimeInterval = 7 * 24 * 3600
+    /// How often a started store prunes; `nil` never (use ``GroupStore/prune(now:)``).
+    public var pruneInterval: TimeInterval? = 60
+    /// How long the delivered cursor may stay unsaved. A crash re-delivers at
+    /// most this much at the next start.
+    public var cursorFlushInterval: TimeInterval = 0.05
+    /// How long a write waits for another process's write lock before
+    /// failing with `SQLITE_BUSY`.
+    public var busyTimeout: TimeInterval = 10
+    /// Runs on every new SQLite connection (functions, pragmas, collations).
+    public var prepareDatabase: (@Sendable (Database) throws -> Void)?
+    /// Where the store logs (info level and below).
+    public var logger: Logger
+
+    public init(directory: String, member: MemberName, logger: Logger = Logger(label: "GroupStore")) {
+        self.directory = directory
+        self.member = member
+        self.logger = logger
+    }
+
+    /// GRDB's configuration for the shared pool: WAL (GRDB's default for a
+    /// pool), and a busy handler that retries with sub-millisecond backoff,
+    /// because SQLite's default sleeps a millisecond or more between tries and
+    /// contending writers then wait for seconds.
+    var databaseConfiguration: Configuration {
+        var configuration = Configuration()
+        configuration.label = "GroupStore.\(member)"
+        let deadlineTries = Int(busyTimeout / 0.0005) + 16
+        configuration.busyMode = .callback { tries in
+            guard tries < deadlineTries else { return false }
+            // 20 µs doubling up to 500 µs.
+            usleep(UInt32(min(20 << min(tries, 5), 500)))
+            return true
+        }
+        let prepare = prepareDatabase
+        configuration.prepareDatabase { db in try prepare?(db) }
+        return configuration
+    }
+}

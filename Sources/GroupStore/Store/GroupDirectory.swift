@@ -1,0 +1,105 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The group directory on disk:
+///
+/// ```
+/// <group>/
+///   store.sqlite (+ -wal, -shm)   the shared database
+///   members/<member>/             lock, cursor, and the member's payload files
+///   tmp/                          staging for atomic publishing (not watched)
+/// ```
+///
+/// Holds descriptors of the directories it manages; everything below the
+/// group directory is opened relative to them without following links.
+final class GroupDirectory: Sendable {
+    static let databaseFileName = "store.sqlite"
+    static let membersFolderName = "members"
+    static let stagingFolderName = "tmp"
+
+    let root: DirectoryHandle
+    let members: DirectoryHandle
+    let staging: DirectoryHandle
+
+    var path: String { root.path }
+    var databasePath: String { root.path + "/" + Self.databaseFileName }
+    var walPath: String { databasePath + "-wal" }
+    var membersPath: String { members.path }
+
+    /// Opens the group directory at `path`, creating it (and its parents) when
+    /// `create` is true.
+    init(path: String, create: Bool) throws(GroupStoreError) {
+        let path = Self.normalized(path)
+        if create {
+            let parent = (path as NSString).deletingLastPathComponent
+            if !parent.isEmpty && !FileManager.default.fileExists(atPath: parent) {
+                do {
+                    try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+                } catch {
+                    throw GroupStoreError(.fileSystem, "cannot create directory \(parent): \(error.localizedDescription)", path: parent)
+                }
+            }
+            if mkdir(path, DirectoryHandle.directoryMode) == 0 {
+                _ = chmod(path, DirectoryHandle.directoryMode)
+            } else if errno != EEXIST {
+                throw GroupStoreError.system("cannot create group directory", path: path, errno: errno)
+            }
+        }
+        root = try DirectoryHandle(path: path)
+        if create {
+            try root.makeDirectory(Self.membersFolderName)
+            try root.makeDirectory(Self.stagingFolderName)
+        } else if try root.status(of: Self.membersFolderName) == nil {
+            throw GroupStoreError(.groupNotFound, "\(path) is not a group directory (no members/ folder)", path: path)
+        }
+        members = try DirectoryHandle(name: Self.membersFolderName, in: root)
+        if !create { try root.makeDirectory(Self.stagingFolderName) }
+        staging = try DirectoryHandle(name: Self.stagingFolderName, in: root)
+    }
+
+    /// Makes sure `store.sqlite` is a regular file (not a link), creating it
+    /// with mode 0660 so SQLite's `-wal` and `-shm` files get the same mode.
+    func prepareDatabaseFile() throws(GroupStoreError) {
+        if let info = try root.status(of: Self.databaseFileName) {
+            guard (info.st_mode & S_IFMT) == S_IFREG else {
+                throw GroupStoreError(.unsafePath, "\(databasePath) is not a regular file (symbolic links are refused)", path: databasePath)
+            }
+            return
+        }
+        do {
+            let fd = try root.openFile(Self.databaseFileName, flags: O_RDWR | O_CREAT | O_EXCL)
+            close(fd)
+        } catch where error.errno == EEXIST {
+            // Another member created it first.
+        }
+    }
+
+    /// The folder of `member`, created when missing.
+    func memberFolder(_ member: MemberName, create: Bool) throws(GroupStoreError) -> DirectoryHandle {
+        if create { try members.makeDirectory(member.rawValue) }
+        return try DirectoryHandle(name: member.rawValue, in: members)
+    }
+
+    /// The members that have a folder (real directories with valid names only).
+    func memberNames() throws(GroupStoreError) -> [MemberName] {
+        var names: [MemberName] = []
+        for entry in try members.entries() {
+            guard let name = try? MemberName(entry),
+                let info = try? members.status(of: entry),
+                (info.st_mode & S_IFMT) == S_IFDIR
+            else { continue }
+            names.append(name)
+        }
+        return names.sorted()
+    }
+
+    /// Removes a trailing slash so paths compare and print consistently.
+    static func normalized(_ path: String) -> String {
+        var path = path
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        return path
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import GRDB
+
+extension GroupStore {
+    /// Runs `updates` in one write transaction, records it in the history
+    /// under this member's name and publishes it to the group.
+    ///
+    /// Blocks until committed; from async code use the async variant.
+    /// Tables created inside the transaction start being tracked at once and
+    /// their rows are published as inserted.
+    ///
+    /// - Returns: what `updates` returns.
+    @_disfavoredOverload
+    @discardableResult
+    public func write<T>(_ updates: (Database) throws -> T) throws -> T {
+        try checkOpen()
+        let (value, seq) = try pool.write { db in try recordedTransaction(db, updates) }
+        if let seq { publisher.publish(seq) }
+        return value
+    }
+
+    /// Runs `updates` in one write transaction, records it in the history
+    /// under this member's name and publishes it to the group.
+    @discardableResult
+    public func write<T: Sendable>(_ updates: @Sendable (Database) throws -> T) async throws -> T {
+        try checkOpen()
+        let (value, seq) = try await pool.write { db in try self.recordedTransaction(db, updates) }
+        if let seq { publisher.publish(seq) }
+        return value
+    }
+
+    /// The body of every library write, inside the write transaction.
+    fileprivate func recordedTransaction<T>(_ db: Database, _ updates: (Database) throws -> T) throws -> (T, Int64?) {
+        // Changes a foreign writer committed are their own transaction, not ours.
+        try HistorySchema.closeOpenTransaction(db)
+        let schemaBefore = try Merger.schemaVersion(db)
+        let value = try updates(db)
+        if try Merger.schemaVersion(db) != schemaBefore {
+            try TriggerInstaller(tracked: configuration.trackedTables).refresh(db, backfill: { _ in true })
+        }
+        let seq = try HistorySchema.seal(db, author: member, committedAt: Date())
+        return (value, seq)
+    }
+
+    /// Waits until every payload of this process's writes so far is published
+    /// (for short-lived tools that exit right after writing).
+    public func flushPublications() {
+        publisher.flush()
+    }
+}
+
+extension GroupStore {
+    /// Like ``write(_:)``, also returning the transaction's sequence number
+    /// (`nil` when no tracked table changed).
+    public func writeWithSequence<T: Sendable>(
+        _ updates: @Sendable (Database) throws -> T
+    ) async throws -> (value: T, seq: Int64?) {
+        try checkOpen()
+        let (value, seq) = try await pool.write { db in try self.recordedTransaction(db, updates) }
+        if let seq { publisher.publish(seq) }
+        return (value, seq)
+    }
+}

@@ -1,0 +1,257 @@
+import Dispatch
+import FolderWatching
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+
+/// A shared SQLite database whose saves every process of the group sees live.
+///
+/// ```swift
+/// var configuration = GroupConfiguration(directory: "/var/lib/myapp/group", member: "collector")
+/// configuration.migrator = migrator
+/// let store = try GroupStore(configuration)
+///
+/// let saves = store.saves()               // subscribe first…
+/// try store.start()                       // …then start delivering
+/// try store.write { db in try Item(name: "x").insert(db) }
+/// for await save in saves { print(save.seq, save.author, save.changes) }
+/// ```
+///
+/// Opening creates the group directory if needed, takes this member's lock,
+/// opens the shared ``pool`` (WAL), runs your migrations and installs the
+/// history triggers. ``start()`` begins watching peers: from then on, every
+/// transaction another process commits refreshes this process's GRDB
+/// observations on ``pool`` and is delivered through ``saves()`` and as a
+/// `.groupStoreDidSave` notification, in sequence order, once. Saves committed
+/// while this member was down are delivered on start.
+///
+/// Write with ``write(_:)``: it records the transaction under this member's
+/// name and publishes it. Writes made through ``pool`` directly, or by other
+/// programs, are captured too and delivered with the author
+/// ``Save/externalAuthor``.
+public final class GroupStore: Sendable {
+    /// The key of the ``Save`` in a `.groupStoreDidSave` notification's `userInfo`.
+    public static let saveUserInfoKey = "save"
+
+    private enum Phase { case opened, started, closed }
+
+    /// The shared database. Read and observe with it as with any GRDB pool.
+    public let pool: DatabasePool
+    /// This process's member name.
+    public let member: MemberName
+    /// The group directory.
+    public var directoryPath: String { directory.path }
+
+    let configuration: GroupConfiguration
+    let directory: GroupDirectory
+    let publisher: Publisher
+    let merger: Merger
+    private let watch: GroupWatch
+    private let broadcaster: SaveBroadcaster
+    private let pruner: Pruner
+    private let lock: Mutex<MemberLock?>
+    private let phase = Mutex(Phase.opened)
+    private let pruneTimer = Mutex<TimerBox?>(nil)
+    private let logger: Logger
+
+    /// Opens (creating if allowed) the group and joins it as `configuration.member`.
+    ///
+    /// Blocks while the database opens and migrations run; from async code,
+    /// prefer ``open(_:)``.
+    ///
+    /// - Throws: ``GroupStoreError`` (for example ``GroupStoreError/Code/memberAlreadyLive``).
+    public init(_ configuration: GroupConfiguration) throws {
+        let member = configuration.member
+        let logger = configuration.logger
+        let directory = try GroupDirectory(path: configuration.directory, create: configuration.createIfMissing)
+        let folder = try directory.memberFolder(member, create: true)
+        let lock = try MemberLock(member: member, folder: folder, group: directory.path)
+        try directory.prepareDatabaseFile()
+
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: directory.databasePath, configuration: configuration.databaseConfiguration)
+        } catch {
+            throw GroupStoreError(.database, "cannot open database \(directory.databasePath): \(error)", path: directory.databasePath)
+        }
+        let installer = TriggerInstaller(tracked: configuration.trackedTables)
+        let (cursor, sealed) = try Self.prepareSchema(
+            pool: pool, installer: installer, configuration: configuration, folder: folder, directory: directory)
+
+        let broadcaster = SaveBroadcaster()
+        let publisher = Publisher(pool: pool, member: member, directory: directory, folder: folder, logger: logger)
+        let queue = DispatchQueue(label: "GroupStore.Merger.\(member)")
+        let box = WeakStoreBox()
+        let merger = Merger(
+            queue: queue, pool: pool,
+            settings: .init(
+                member: member, inScopeEntityNames: configuration.inScopeEntityNames,
+                cursorFlushInterval: configuration.cursorFlushInterval),
+            directory: directory, folder: folder, installer: installer, broadcaster: broadcaster, cursor: cursor,
+            logger: logger,
+            post: { save in
+                NotificationCenter.default.post(
+                    name: .groupStoreDidSave, object: box.store, userInfo: [GroupStore.saveUserInfoKey: save])
+            })
+
+        self.pool = pool
+        self.member = member
+        self.configuration = configuration
+        self.directory = directory
+        self.publisher = publisher
+        self.merger = merger
+        self.watch = GroupWatch(merger: merger, directory: directory, member: member, logger: logger)
+        self.broadcaster = broadcaster
+        self.pruner = Pruner(pool: pool, directory: directory, retention: configuration.retention, logger: logger)
+        self.lock = Mutex(lock)
+        self.logger = logger
+        box.store = self
+        if let sealed { publisher.publish(sealed) }
+        logger.info("joined group", metadata: ["group": "\(directory.path)", "member": "\(member)", "cursor": "\(cursor)"])
+    }
+
+    /// Opens the group off the Swift concurrency pool (the open blocks on I/O).
+    public static func open(_ configuration: GroupConfiguration) async throws -> GroupStore {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try GroupStore(configuration) })
+            }
+        }
+    }
+
+    /// Creates the history, runs the migrations, installs triggers, and reads
+    /// (or starts) this member's cursor.
+    private static func prepareSchema(
+        pool: DatabasePool, installer: TriggerInstaller, configuration: GroupConfiguration, folder: DirectoryHandle,
+        directory: GroupDirectory
+    ) throws -> (cursor: Int64, sealed: Int64?) {
+        do {
+            let tablesBefore = try pool.write { db -> Set<String> in
+                try HistorySchema.create(db)
+                return Set(try TrackedTable.all(in: db).map(\.name))
+            }
+            try configuration.migrator?.migrate(pool)
+            let (sealed, lastClosed) = try pool.write { db -> (Int64?, Int64) in
+                try HistorySchema.closeOpenTransaction(db)
+                // Rows that migrations inserted into tables they created are
+                // published; pre-existing tables are adopted without replay.
+                try installer.refresh(db, backfill: { !tablesBefore.contains($0) })
+                let sealed = try HistorySchema.seal(db, author: configuration.member, committedAt: Date())
+                return (sealed, try HistorySchema.lastClosedSeq(db))
+            }
+            if let cursor = CursorFile.read(in: folder) { return (cursor, sealed) }
+            // A new member starts at the present (its own migration included).
+            try CursorFile.write(lastClosed, member: configuration.member, in: folder, staging: directory.staging)
+            return (lastClosed, sealed)
+        } catch let error as GroupStoreError {
+            throw error
+        } catch {
+            throw GroupStoreError(
+                .database, "cannot prepare database \(directory.databasePath): \(error)", path: directory.databasePath)
+        }
+    }
+
+    /// Starts watching the group and delivering saves (first those committed
+    /// while this member was down). Subscribe with ``saves()`` before. Idempotent.
+    public func start() throws {
+        let proceed = try phase.withLock { phase throws(GroupStoreError) -> Bool in
+            switch phase {
+            case .opened:
+                phase = .started
+                return true
+            case .started: return false
+            case .closed: throw closedError
+            }
+        }
+        guard proceed else { return }
+        do {
+            try watch.start()
+        } catch {
+            throw GroupStoreError(.fileSystem, "cannot watch group \(directory.path): \(error)", path: directory.path, errno: error.errno)
+        }
+        if let interval = configuration.pruneInterval {
+            let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+            timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .seconds(1))
+            let pruner = self.pruner
+            let logger = self.logger
+            timer.setEventHandler {
+                do { _ = try pruner.prune() } catch { logger.info("pruning failed", metadata: ["error": "\(error)"]) }
+            }
+            timer.activate()
+            pruneTimer.withLock { $0 = TimerBox(timer: timer) }
+        }
+    }
+
+    /// Stops watching, persists the cursor, finishes every ``saves()`` stream,
+    /// closes the database and releases the member name. Idempotent.
+    public func close() {
+        let wasOpen = phase.withLock { phase -> Bool in
+            defer { phase = .closed }
+            return phase != .closed
+        }
+        guard wasOpen else { return }
+        pruneTimer.withLock { $0?.timer.cancel() }
+        merger.queue.sync {
+            watch.stop()
+            merger.close()
+        }
+        publisher.flush()
+        broadcaster.finish()
+        try? pool.close()
+        lock.withLock { $0 = nil }
+        logger.info("left group", metadata: ["group": "\(directory.path)", "member": "\(member)"])
+    }
+
+    deinit {
+        close()
+    }
+
+    /// A stream of the saves delivered from now on (every subscriber gets
+    /// each). It finishes when the store closes.
+    public func saves() -> AsyncStream<Save> {
+        broadcaster.subscribe()
+    }
+
+    /// The last sequence number delivered (or skipped as out of scope).
+    public var cursor: Int64 {
+        merger.queue.sync { merger.cursor }
+    }
+
+    /// Prunes now; see ``GroupConfiguration/retention``.
+    @discardableResult
+    public func prune(now: Date = Date()) throws -> PruneReport {
+        try checkOpen()
+        do {
+            return try pruner.prune(now: now)
+        } catch let error as GroupStoreError {
+            throw error
+        } catch {
+            throw GroupStoreError(.database, "cannot prune \(directory.databasePath): \(error)", path: directory.databasePath)
+        }
+    }
+
+    func checkOpen() throws(GroupStoreError) {
+        if phase.withLock({ $0 == .closed }) { throw closedError }
+    }
+
+    private var closedError: GroupStoreError {
+        GroupStoreError(.closed, "the store of member '\(member)' in \(directory.path) is closed", path: directory.path)
+    }
+}
+
+/// Lets the merger's notification name the store without a retain cycle.
+///
+/// `@unchecked Sendable`: `store` is set once, in the store's initialiser,
+/// before the merger can run, and only read afterwards.
+private final class WeakStoreBox: @unchecked Sendable {
+    weak var store: GroupStore?
+}
+
+/// Holds a dispatch timer across threads.
+///
+/// `@unchecked Sendable`: the timer is only `cancel()`led after creation,
+/// which dispatch allows from any thread.
+private struct TimerBox: @unchecked Sendable {
+    let timer: any DispatchSourceTimer
+}

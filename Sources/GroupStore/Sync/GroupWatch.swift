@@ -1,0 +1,198 @@
+import Dispatch
+import FolderWatching
+import Foundation
+import Logging
+
+/// Watches the group with one ``FolderWatcher`` and wakes the ``Merger``.
+///
+/// Watched: every other member's folder (payloads renamed in), `members/`
+/// (members that appear later), the group directory (the `-wal` file being
+/// re-created) and the `-wal` file itself (commits by any writer, including
+/// ones outside the library). Events of one read are coalesced into one merge.
+/// A `-wal` wake-up that finds nothing is checked again shortly after (the
+/// commit may not be visible yet), and a slow safety tick merges anyway, so a
+/// missed event costs latency, never a change.
+///
+/// `@unchecked Sendable`: mutable state is touched on the merger's queue only.
+final class GroupWatch: @unchecked Sendable {
+    static let recheckDelay: TimeInterval = 0.002
+    static let safetyInterval: TimeInterval = 1.0
+    /// Payload files checked per wake-up at most (checking is for the log only).
+    static let payloadChecksPerWake = 8
+
+    private let merger: Merger
+    private let directory: GroupDirectory
+    private let member: MemberName
+    private let logger: Logger
+    private var watcher: FolderWatcher?
+    private var safetyTimer: (any DispatchSourceTimer)?
+    private var recheckPending = false
+    private var reportedForeignFiles = Set<String>()
+
+    init(merger: Merger, directory: GroupDirectory, member: MemberName, logger: Logger) {
+        self.merger = merger
+        self.directory = directory
+        self.member = member
+        self.logger = logger
+    }
+
+    private var queue: DispatchQueue { merger.queue }
+
+    /// Starts watching, then merges once (catching up on what happened while down).
+    func start() throws(FolderWatcherError) {
+        let watcher = try FolderWatcher(queue: queue) { [weak self] events in self?.handle(events) }
+        self.watcher = watcher
+        try watcher.watch(directory.path, for: [.created, .movedIn])
+        try watcher.watch(directory.membersPath, for: [.created, .movedIn])
+        watchWAL()
+        queue.async {
+            self.rescanMembers()
+            self.merger.merge()
+        }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + Self.safetyInterval, repeating: Self.safetyInterval, leeway: .milliseconds(100))
+        timer.setEventHandler { [weak self] in self?.merger.merge() }
+        timer.activate()
+        safetyTimer = timer
+        watcher.start()
+    }
+
+    /// Stops watching. Runs on the merger's queue.
+    func stop() {
+        safetyTimer?.cancel()
+        safetyTimer = nil
+        watcher?.cancel()
+        watcher = nil
+    }
+
+    private func watchWAL() {
+        do {
+            try watcher?.watch(directory.walPath, for: .modified, target: .file)
+        } catch where error.code == .pathNotFound {
+            // Not there yet; the group directory watch reports its creation.
+        } catch {
+            logger.info("cannot watch the database's -wal file", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func watchMember(_ name: String) {
+        let path = directory.membersPath + "/" + name
+        guard name != member.rawValue, let watcher, !watcher.isWatching(path) else { return }
+        do {
+            try watcher.watch(path, for: .movedIn)
+        } catch {
+            logger.info("cannot watch member folder", metadata: ["path": "\(path)", "error": "\(error)"])
+        }
+    }
+
+    /// Watches every member folder (after start and after an overflow).
+    private func rescanMembers() {
+        do {
+            for name in try directory.memberNames() { watchMember(name.rawValue) }
+        } catch {
+            logger.info("cannot list members", metadata: ["error": "\(error.message)"])
+        }
+    }
+
+    private func handle(_ events: [FolderWatcher.Event]) {
+        var needsMerge = false
+        var walOnly = true
+        var payloads: [(folder: String, name: String, seq: Int64)] = []
+        let membersPath = directory.membersPath
+        for event in events {
+            switch event.kind {
+            case .overflow:
+                logger.info("inotify queue overflowed; rescanning the group")
+                rescanMembers()
+                watchWAL()
+                needsMerge = true
+                walOnly = false
+            case .watchEnded:
+                if event.path == directory.path {
+                    logger.info("the group directory was removed", metadata: ["path": "\(event.path)"])
+                } else if event.path == membersPath {
+                    logger.info("the members folder was removed", metadata: ["path": "\(event.path)"])
+                }
+            case .modified where event.path == directory.walPath:
+                needsMerge = true
+            case .created, .movedIn:
+                guard let name = event.name else { continue }
+                if event.path == directory.path {
+                    if name == GroupDirectory.databaseFileName + "-wal" {
+                        watchWAL()
+                        needsMerge = true
+                    } else if name == GroupDirectory.membersFolderName {
+                        logger.info("the members folder was re-created; watching it again")
+                        try? watcher?.watch(membersPath, for: [.created, .movedIn])
+                        rescanMembers()
+                    }
+                } else if event.path == membersPath {
+                    if event.isDirectory, MemberName.problem(with: name) == nil {
+                        watchMember(name)
+                        needsMerge = true
+                        walOnly = false
+                    }
+                } else if event.path.hasPrefix(membersPath + "/") {
+                    let folder = String(event.path.dropFirst(membersPath.count + 1))
+                    switch PayloadFileName.parse(name) {
+                    case .payload(let seq, let format):
+                        if format != HistorySchema.formatVersion {
+                            logger.info(
+                                "skipping payload of unknown format version",
+                                metadata: ["path": "\(event.path)/\(name)", "format": "\(format)"])
+                        } else if seq > merger.cursor {
+                            payloads.append((folder, name, seq))
+                        }
+                        needsMerge = true
+                        walOnly = false
+                    case .bookkeeping:
+                        break
+                    case .foreign:
+                        reportForeign(event.path + "/" + name)
+                    }
+                }
+            default:
+                break
+            }
+        }
+        guard needsMerge else { return }
+        let found = merger.merge()
+        if !found && walOnly { scheduleRecheck() }
+        for payload in payloads.prefix(Self.payloadChecksPerWake) {
+            check(payload)
+        }
+    }
+
+    /// A `-wal` change may be seen before the commit is: look again shortly.
+    private func scheduleRecheck() {
+        guard !recheckPending else { return }
+        recheckPending = true
+        queue.asyncAfter(deadline: .now() + Self.recheckDelay) { [weak self] in
+            guard let self else { return }
+            self.recheckPending = false
+            self.merger.merge()
+        }
+    }
+
+    private func reportForeign(_ path: String) {
+        guard reportedForeignFiles.count < 1000, reportedForeignFiles.insert(path).inserted else { return }
+        logger.info("ignoring a file that is not a payload", metadata: ["path": "\(path)"])
+    }
+
+    /// Validates a payload file after delivery, for the log: its contents are
+    /// never trusted (delivery reads the history).
+    private func check(_ payload: (folder: String, name: String, seq: Int64)) {
+        let path = directory.membersPath + "/" + payload.folder + "/" + payload.name
+        guard let folder = try? DirectoryHandle(name: payload.folder, in: directory.members) else { return }
+        let bytes: [UInt8]?
+        do {
+            bytes = try FileIO.read(payload.name, in: folder, limit: PayloadValidator.maximumSize)
+        } catch {
+            // Pruned already, or unreadable: nothing to report about its contents.
+            return
+        }
+        if let problem = PayloadValidator.problem(with: bytes, seq: payload.seq, author: payload.folder) {
+            logger.info("skipping invalid payload", metadata: ["path": "\(path)", "problem": "\(problem)"])
+        }
+    }
+}

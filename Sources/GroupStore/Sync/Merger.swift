@@ -1,0 +1,217 @@
+import Dispatch
+import Foundation
+import GRDB
+import Logging
+
+/// Turns wake-ups into ordered deliveries.
+///
+/// On each wake-up it reads the closed transactions after its cursor from the
+/// history (one read snapshot), notifies this process's GRDB observers of the
+/// changed tables inside a deferred transaction (which never takes SQLite's
+/// write lock), delivers the in-scope saves of other members in sequence
+/// order, and advances the cursor, persisting it in batches. Payload files are
+/// only wake-ups: what is delivered always comes from the history, so a lost,
+/// garbage or hostile payload can delay a change but never lose or forge one.
+///
+/// `@unchecked Sendable`: every mutable property is touched on `queue` only
+/// (the folder watcher's queue, so events and merges are serialised).
+final class Merger: @unchecked Sendable {
+    struct Settings: Sendable {
+        var member: MemberName
+        var inScopeEntityNames: Set<String>?
+        var cursorFlushInterval: TimeInterval
+        var batchSize = 512
+    }
+
+    let queue: DispatchQueue
+    private let pool: DatabasePool
+    private let settings: Settings
+    private let directory: GroupDirectory
+    private let folder: DirectoryHandle
+    private let installer: TriggerInstaller
+    private let broadcaster: SaveBroadcaster
+    private let post: @Sendable (Save) -> Void
+    private let logger: Logger
+
+    // State confined to `queue`.
+    private(set) var cursor: Int64
+    private var persistedCursor: Int64
+    private var cursorFlushScheduled = false
+    private var schemaVersion: Int?
+    private var closed = false
+    /// Saves delivered since start (for tests and status).
+    private(set) var deliveredCount = 0
+
+    init(
+        queue: DispatchQueue, pool: DatabasePool, settings: Settings, directory: GroupDirectory, folder: DirectoryHandle,
+        installer: TriggerInstaller, broadcaster: SaveBroadcaster, cursor: Int64, logger: Logger,
+        post: @escaping @Sendable (Save) -> Void
+    ) {
+        self.queue = queue
+        self.pool = pool
+        self.settings = settings
+        self.directory = directory
+        self.folder = folder
+        self.installer = installer
+        self.broadcaster = broadcaster
+        self.cursor = cursor
+        self.persistedCursor = cursor
+        self.logger = logger
+        self.post = post
+    }
+
+    /// Delivers everything committed after the cursor. Runs on `queue`.
+    ///
+    /// - Returns: whether anything new was found.
+    @discardableResult
+    func merge() -> Bool {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !closed else { return false }
+        var foundAny = false
+        var closedOpenTransaction = false
+        for _ in 0..<64 {
+            let batch: HistoryBatch
+            let version: Int
+            do {
+                (batch, version) = try pool.read { db in
+                    (try HistoryReader.read(db, after: cursor, limit: settings.batchSize), try Self.schemaVersion(db))
+                }
+            } catch {
+                logger.info("cannot read the history; will retry", metadata: ["error": "\(error)"])
+                return foundAny
+            }
+            if version != schemaVersion {
+                schemaVersion = version
+                refreshTriggersIfNeeded()
+            }
+            if batch.prunedThrough > cursor {
+                deliverResync(through: batch.prunedThrough)
+                foundAny = true
+                continue
+            }
+            if batch.saves.isEmpty {
+                // A foreign writer's transaction is committed but still open:
+                // close it (once per merge) and read again.
+                if batch.openSeq != nil && !closedOpenTransaction {
+                    closedOpenTransaction = true
+                    closeOpenTransaction()
+                    continue
+                }
+                return foundAny
+            }
+            foundAny = true
+            deliver(batch.saves)
+            if !batch.hasMore && batch.openSeq == nil { return true }
+            if batch.openSeq != nil && closedOpenTransaction { return true }
+        }
+        // Plenty left: yield the queue to pending events, then go on.
+        queue.async { self.merge() }
+        return foundAny
+    }
+
+    private func deliver(_ saves: [Save]) {
+        var tables = Set<String>()
+        for save in saves where save.author != settings.member.rawValue {
+            tables.formUnion(save.entityNames)
+        }
+        if !tables.isEmpty { notifyObservers(of: tables) }
+        for save in saves {
+            guard save.author != settings.member.rawValue, let visible = save.restricted(to: settings.inScopeEntityNames) else {
+                continue
+            }
+            deliveredCount += 1
+            broadcaster.deliver(visible)
+            post(visible)
+        }
+        cursor = saves[saves.count - 1].seq
+        scheduleCursorFlush()
+    }
+
+    private func deliverResync(through seq: Int64) {
+        logger.info(
+            "cursor fell behind the pruned history; delivering a resync",
+            metadata: ["cursor": "\(cursor)", "prunedThrough": "\(seq)"])
+        let save = Save(kind: .resync, seq: seq, author: Save.externalAuthor, committedAt: Date(), changes: [])
+        deliveredCount += 1
+        broadcaster.deliver(save)
+        post(save)
+        cursor = seq
+        scheduleCursorFlush()
+    }
+
+    /// Refreshes GRDB observations of `tables` in this process, from a
+    /// deferred transaction that writes nothing and so never waits for
+    /// another connection's write lock.
+    private func notifyObservers(of tables: Set<String>) {
+        do {
+            try pool.writeWithoutTransaction { db in
+                try db.inTransaction(.deferred) {
+                    for table in tables {
+                        do {
+                            try db.notifyChanges(in: Table(table))
+                        } catch {
+                            // The table was dropped since: nothing observes it.
+                        }
+                    }
+                    return .commit
+                }
+            }
+        } catch {
+            logger.info("cannot notify database observers", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func closeOpenTransaction() {
+        do {
+            try pool.write { db in _ = try HistorySchema.closeOpenTransaction(db) }
+        } catch {
+            logger.info("cannot close a foreign transaction; will retry", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func refreshTriggersIfNeeded() {
+        do {
+            let needed = try pool.read { db in !(try installer.plan(db).isEmpty) }
+            guard needed else { return }
+            let added = try pool.write { db in try installer.refresh(db, backfill: { _ in false }) }
+            if !added.isEmpty {
+                logger.info("now tracking new tables", metadata: ["tables": "\(added.joined(separator: ","))"])
+            }
+        } catch {
+            logger.info("cannot refresh history triggers", metadata: ["error": "\(error)"])
+        }
+    }
+
+    static func schemaVersion(_ db: Database) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: "PRAGMA schema_version")) ?? 0
+    }
+
+    // MARK: - Cursor
+
+    private func scheduleCursorFlush() {
+        guard !cursorFlushScheduled else { return }
+        cursorFlushScheduled = true
+        queue.asyncAfter(deadline: .now() + settings.cursorFlushInterval) {
+            self.cursorFlushScheduled = false
+            self.flushCursor()
+        }
+    }
+
+    /// Writes the cursor file if the cursor moved. Runs on `queue`.
+    func flushCursor() {
+        guard cursor != persistedCursor else { return }
+        do {
+            try CursorFile.write(cursor, member: settings.member, in: folder, staging: directory.staging)
+            persistedCursor = cursor
+        } catch {
+            logger.info("cannot persist the cursor", metadata: ["error": "\(error.message)"])
+        }
+    }
+
+    /// Stops merging and persists the cursor. Runs on `queue`.
+    func close() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        flushCursor()
+        closed = true
+    }
+}

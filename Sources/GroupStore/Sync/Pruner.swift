@@ -1,0 +1,116 @@
+import Foundation
+import GRDB
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What one pruning pass removed.
+public struct PruneReport: Hashable, Sendable {
+    /// Transactions up to this sequence number are gone from the history.
+    public var prunedThrough: Int64
+    /// History transactions removed in this pass.
+    public var transactionsRemoved: Int
+    /// History change rows removed in this pass.
+    public var changesRemoved: Int
+    /// Payload files removed from member folders.
+    public var payloadFilesRemoved: Int
+    /// Stale temporary files removed from `tmp/`.
+    public var temporaryFilesRemoved: Int
+}
+
+/// Bounds the disk: removes history and payload files that every member has
+/// consumed, and anything older than the retention whoever still wants it.
+///
+/// The horizon is the lowest cursor of all members that have one, live or
+/// dead, raised to the newest transaction older than the retention. So a dead
+/// member pins nothing for longer than the retention; a member left behind
+/// gets a ``Save/Kind/resync`` when it comes back.
+struct Pruner: Sendable {
+    /// Temporary files older than this are left-overs of a crashed writer.
+    static let staleTemporaryAge: TimeInterval = 3600
+
+    let pool: DatabasePool
+    let directory: GroupDirectory
+    let retention: TimeInterval
+    let logger: Logger
+
+    func prune(now: Date = Date()) throws -> PruneReport {
+        let cursors = try directory.memberNames().compactMap { name -> Int64? in
+            guard let folder = try? directory.memberFolder(name, create: false) else { return nil }
+            return CursorFile.read(in: folder)
+        }
+        let consumed = cursors.min() ?? 0
+        let cutoff = now.timeIntervalSince1970 - retention
+        let report = try pool.write { db -> PruneReport in
+            let expired =
+                try Int64.fetchOne(
+                    db, sql: "SELECT max(seq) FROM \(HistorySchema.transactionTable) WHERE open = 0 AND committed_at < ?",
+                    arguments: [cutoff]) ?? 0
+            let previous = try HistorySchema.prunedThrough(db)
+            let horizon = min(max(consumed, expired), try HistorySchema.lastClosedSeq(db))
+            var report = PruneReport(
+                prunedThrough: max(previous, horizon), transactionsRemoved: 0, changesRemoved: 0, payloadFilesRemoved: 0,
+                temporaryFilesRemoved: 0)
+            guard horizon > previous else { return report }
+            // Changes are stored in commit order: everything before the first
+            // change of the oldest remaining transaction goes.
+            let keepFrom = try Int64.fetchOne(
+                db, sql: "SELECT min(first_change) FROM \(HistorySchema.transactionTable) WHERE seq > ?", arguments: [horizon])
+            if let keepFrom {
+                try db.execute(sql: "DELETE FROM \(HistorySchema.changeTable) WHERE id < ?", arguments: [keepFrom])
+            } else {
+                try db.execute(sql: "DELETE FROM \(HistorySchema.changeTable)")
+            }
+            report.changesRemoved = db.changesCount
+            try db.execute(sql: "DELETE FROM \(HistorySchema.transactionTable) WHERE seq <= ?", arguments: [horizon])
+            report.transactionsRemoved = db.changesCount
+            try HistorySchema.setPrunedThrough(db, horizon)
+            return report
+        }
+        var result = report
+        result.payloadFilesRemoved = removePayloads(through: report.prunedThrough)
+        result.temporaryFilesRemoved = removeStaleTemporaries(now: now)
+        if result.transactionsRemoved + result.payloadFilesRemoved + result.temporaryFilesRemoved > 0 {
+            logger.info(
+                "pruned",
+                metadata: [
+                    "prunedThrough": "\(result.prunedThrough)", "transactions": "\(result.transactionsRemoved)",
+                    "payloads": "\(result.payloadFilesRemoved)",
+                ])
+        }
+        return result
+    }
+
+    /// Removes payload files of every member up to `seq`.
+    private func removePayloads(through seq: Int64) -> Int {
+        var removed = 0
+        guard let names = try? directory.memberNames() else { return 0 }
+        for name in names {
+            guard let folder = try? directory.memberFolder(name, create: false), let entries = try? folder.entries() else { continue }
+            for entry in entries {
+                if case .payload(let payloadSeq, _) = PayloadFileName.parse(entry), payloadSeq <= seq,
+                    (try? folder.removeFile(entry)) != nil
+                {
+                    removed += 1
+                }
+            }
+        }
+        return removed
+    }
+
+    private func removeStaleTemporaries(now: Date) -> Int {
+        guard let entries = try? directory.staging.entries() else { return 0 }
+        var removed = 0
+        for entry in entries where entry.hasSuffix(".tmp") {
+            guard let info = try? directory.staging.status(of: entry), (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            if now.timeIntervalSince1970 - TimeInterval(info.st_mtim.tv_sec) > Self.staleTemporaryAge,
+                (try? directory.staging.removeFile(entry)) != nil
+            {
+                removed += 1
+            }
+        }
+        return removed
+    }
+}

@@ -1,0 +1,91 @@
+import Dispatch
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes this member's payload file after each local commit, off the
+/// writer's critical path: the writer only enqueues a sequence number.
+///
+/// The payload is built from the history (the truth), written under `tmp/`
+/// (not watched) and renamed into `members/<me>/`, so watchers see one
+/// `IN_MOVED_TO` for a complete file. A failure to publish (disk full, folder
+/// removed) is logged and costs peers latency only: they read the history.
+final class Publisher: Sendable {
+    /// Keys listed in one payload at most; past it the payload says `"truncated":true`.
+    static let keyLimit = 10_000
+
+    private let queue = DispatchQueue(label: "GroupStore.Publisher")
+    private let pool: DatabasePool
+    private let member: MemberName
+    private let directory: GroupDirectory
+    private let folder: Mutex<DirectoryHandle>
+    private let logger: Logger
+    private let published = Atomic<Int64>(0)
+
+    init(pool: DatabasePool, member: MemberName, directory: GroupDirectory, folder: DirectoryHandle, logger: Logger) {
+        self.pool = pool
+        self.member = member
+        self.directory = directory
+        self.folder = Mutex(folder)
+        self.logger = logger
+    }
+
+    /// Publishes transaction `seq` soon.
+    func publish(_ seq: Int64) {
+        queue.async { self.publishNow(seq) }
+    }
+
+    /// Waits until everything enqueued so far is published.
+    func flush() {
+        queue.sync {}
+    }
+
+    /// The number of payload files written.
+    var publishedCount: Int64 { published.load(ordering: .relaxed) }
+
+    private func publishNow(_ seq: Int64) {
+        let save: Save?
+        do {
+            save = try pool.read { db in try HistoryReader.transaction(db, seq: seq) }
+        } catch {
+            logger.info("payload not published: cannot read the history", metadata: ["seq": "\(seq)", "error": "\(error)"])
+            return
+        }
+        // Already pruned: nobody needs the payload any more.
+        guard let save else { return }
+        let bytes = Array(save.payloadJSON(keyLimit: Self.keyLimit).utf8)
+        let name = PayloadFileName.name(seq: seq)
+        let temp = "\(member).\(seq).\(getpid()).tmp"
+        do {
+            try write(bytes, name: name, temp: temp)
+        } catch where error.errno == ENOENT || error.errno == ESTALE || error.errno == ENOTDIR {
+            // The member folder was removed under us: make it again, once.
+            do {
+                let fresh = try directory.memberFolder(member, create: true)
+                folder.withLock { $0 = fresh }
+                try write(bytes, name: name, temp: temp)
+            } catch {
+                logFailure(error, seq: seq)
+            }
+        } catch {
+            logFailure(error, seq: seq)
+        }
+    }
+
+    private func write(_ bytes: [UInt8], name: String, temp: String) throws(GroupStoreError) {
+        let folder = self.folder.withLock { $0 }
+        try FileIO.publish(bytes, as: name, in: folder, staging: directory.staging, tempName: temp)
+        published.add(1, ordering: .relaxed)
+    }
+
+    private func logFailure(_ error: GroupStoreError, seq: Int64) {
+        logger.info(
+            "payload not published; peers will read the change from the history",
+            metadata: ["seq": "\(seq)", "error": "\(error.message)"])
+    }
+}

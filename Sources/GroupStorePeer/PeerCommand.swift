@@ -1,0 +1,113 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import GRDB
+import GroupStore
+import Logging
+
+/// `groupstore-peer`: a member that writes rows and prints what it receives.
+///
+/// Drives the multi-process tests and benchmarks. It creates
+/// `items(id INTEGER PRIMARY KEY, author TEXT, n INTEGER)`, prints each
+/// delivered save as one JSON line on stdout, and reports progress on stderr
+/// (`ready`, `wrote N`).
+@main
+struct PeerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "groupstore-peer",
+        abstract: "A scriptable group member: writes rows into `items` and prints delivered saves as JSON lines."
+    )
+
+    @Option(help: "The group directory.") var group: String
+    @Option(help: "This member's name.") var member: String
+    @Option(help: "Rows to insert, one transaction each.") var writes = 0
+    @Option(help: "Pause between writes, in microseconds.") var intervalUs = 0
+    @Option(help: "Exit after this many saves from others were delivered.") var expect: Int?
+    @Flag(help: "Wait for a line on stdin before writing.") var waitForGo = false
+    @Option(help: "Only saves touching these entities (comma-separated).") var entities: String?
+    @Option(help: "Log level on stderr.") var logLevel: String = "info"
+
+    func run() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+            return handler
+        }
+        var configuration = GroupConfiguration(
+            directory: group, member: try MemberName(member), logger: Logger(label: "groupstore-peer"))
+        configuration.migrator = Self.migrator
+        if let entities { configuration.inScopeEntityNames = Set(entities.split(separator: ",").map(String.init)) }
+        let store = try await GroupStore.open(configuration)
+        let saves = store.saves()
+        try store.start()
+        Self.report("ready cursor=\(store.cursor)")
+
+        let stop = DispatchSemaphore(value: 0)
+        let signals = Self.onTermination { stop.signal() }
+        let (writes, intervalUs, waitForGo, member) = (writes, intervalUs, waitForGo, member)
+        // Writes run on their own thread: the synchronous writes block it, not the concurrency pool.
+        let writer = Thread {
+            if waitForGo { _ = readLine() }
+            do {
+                for n in 0..<writes {
+                    try store.write { db in
+                        try db.execute(sql: "INSERT INTO items(author, n) VALUES (?, ?)", arguments: [member, n])
+                    }
+                    if intervalUs > 0 { usleep(UInt32(intervalUs)) }
+                }
+                store.flushPublications()
+                Self.report("wrote \(writes)")
+            } catch {
+                Self.report("write failed: \(error)")
+            }
+            if self.expect == nil { stop.signal() }
+        }
+        writer.start()
+
+        let expect = self.expect
+        let reader = Task {
+            var received = 0
+            for await save in saves {
+                FileHandle.standardOutput.write(Data((save.jsonLine(receivedAt: Date()) + "\n").utf8))
+                received += 1
+                if let expect, received >= expect {
+                    Self.report("received \(received)")
+                    stop.signal()
+                }
+            }
+        }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                stop.wait()
+                continuation.resume()
+            }
+        }
+        _ = signals
+        store.close()
+        await reader.value
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("items") { db in
+            try db.execute(
+                sql: "CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, author TEXT NOT NULL, n INTEGER NOT NULL)")
+        }
+        return migrator
+    }
+
+    static func report(_ line: String) {
+        FileHandle.standardError.write(Data("peer: \(line)\n".utf8))
+    }
+
+    /// Calls `handler` on SIGTERM or SIGINT.
+    static func onTermination(_ handler: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
+        [SIGTERM, SIGINT].map { signalNumber in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler(handler: handler)
+            source.activate()
+            return source
+        }
+    }
+}
