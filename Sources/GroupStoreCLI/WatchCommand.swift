@@ -40,20 +40,10 @@ struct WatchCommand: AsyncParsableCommand {
                     configuration.inScopeEntityNames = Set(entities.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
                 }
                 let store = try await GroupStore.open(configuration)
-                let printer = SavePrinter(saves: store.saves(), format: format)
+                let service = WatchService(store: store, format: format)
                 let group = ServiceGroup(
                     configuration: .init(
-                        // Shut down in reverse order: the store first (it
-                        // persists the cursor and finishes the stream), then
-                        // the printer, once it has printed every save.
-                        services: [
-                            .init(service: printer, successTerminationBehavior: .gracefullyShutdownGroup),
-                            .init(service: store),
-                        ],
-                        gracefulShutdownSignals: [.sigterm, .sigint],
-                        logger: configuration.logger))
-                FileHandle.standardError.write(
-                    Data("groupstore: watching \(store.directoryPath) as \(store.member) from seq \(store.cursor)\n".utf8))
+                        services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
                 try await group.run()
             }
         } catch let failure as CommandFailure {
@@ -62,20 +52,31 @@ struct WatchCommand: AsyncParsableCommand {
     }
 }
 
-/// Prints saves as they arrive, until the store closes the stream.
-struct SavePrinter: Service {
-    let saves: AsyncStream<Save>
+/// Joins the group and prints saves as they arrive. On graceful shutdown it
+/// closes the store (persisting the cursor), prints what was already
+/// delivered, and returns.
+struct WatchService: Service {
+    let store: GroupStore
     let format: WatchCommand.Format
 
-    func run() async {
-        for await save in saves {
-            let received = Date()
-            let line: String
-            switch format {
-            case .jsonl: line = save.jsonLine(receivedAt: received)
-            case .text: line = save.textLine(receivedAt: received)
+    func run() async throws {
+        let saves = store.saves()
+        try store.start()
+        // Announced from inside the service group, once SIGTERM and SIGINT are
+        // trapped: a signal sent on seeing this line is handled gracefully.
+        FileHandle.standardError.write(
+            Data("groupstore: watching \(store.directoryPath) as \(store.member) from seq \(store.cursor)\n".utf8))
+        await withGracefulShutdownHandler {
+            for await save in saves {
+                let received = Date()
+                switch format {
+                case .jsonl: StandardOutput.writeLine(save.jsonLine(receivedAt: received))
+                case .text: StandardOutput.writeLine(save.textLine(receivedAt: received))
+                }
             }
-            StandardOutput.writeLine(line)
+        } onGracefulShutdown: {
+            // Closing finishes `saves`, which ends the loop above.
+            store.closeInBackground()
         }
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import GroupStore
 import Logging
+import Synchronization
 
 /// `groupstore-peer`: a member that writes rows and prints what it receives.
 ///
@@ -40,10 +41,12 @@ struct PeerCommand: AsyncParsableCommand {
         let store = try await GroupStore.open(configuration)
         let saves = store.saves()
         try store.start()
-        Self.report("ready cursor=\(store.cursor)")
 
+        // Ends the run: a signal, or (writes done and expected saves seen).
         let stop = DispatchSemaphore(value: 0)
+        let progress = Progress(writing: writes > 0, expecting: expect != nil) { stop.signal() }
         let signals = Self.onTermination { stop.signal() }
+        Self.report("ready cursor=\(store.cursor)")
         let (writes, intervalUs, waitForGo, member) = (writes, intervalUs, waitForGo, member)
         // Writes run on their own thread: the synchronous writes block it, not the concurrency pool.
         let writer = Thread {
@@ -60,7 +63,7 @@ struct PeerCommand: AsyncParsableCommand {
             } catch {
                 Self.report("write failed: \(error)")
             }
-            if self.expect == nil { stop.signal() }
+            progress.writesDone()
         }
         writer.start()
 
@@ -70,9 +73,9 @@ struct PeerCommand: AsyncParsableCommand {
             for await save in saves {
                 FileHandle.standardOutput.write(Data((save.jsonLine(receivedAt: Date()) + "\n").utf8))
                 received += 1
-                if let expect, received >= expect {
+                if let expect, received == expect {
                     Self.report("received \(received)")
-                    stop.signal()
+                    progress.expectedReceived()
                 }
             }
         }
@@ -109,5 +112,29 @@ struct PeerCommand: AsyncParsableCommand {
             source.activate()
             return source
         }
+    }
+}
+
+/// Signals once both the writes and the expected deliveries are done (each
+/// counts as done when not asked for); with neither, only a signal ends the run.
+final class Progress: Sendable {
+    private let state: Mutex<(writing: Bool, expecting: Bool)>
+    private let done: @Sendable () -> Void
+
+    init(writing: Bool, expecting: Bool, done: @escaping @Sendable () -> Void) {
+        state = Mutex((writing, expecting))
+        self.done = done
+    }
+
+    func writesDone() { update { $0.writing = false } }
+    func expectedReceived() { update { $0.expecting = false } }
+
+    private func update(_ change: (inout (writing: Bool, expecting: Bool)) -> Void) {
+        let finished = state.withLock { state -> Bool in
+            let wasRunning = state.writing || state.expecting
+            change(&state)
+            return wasRunning && !state.writing && !state.expecting
+        }
+        if finished { done() }
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import ServiceLifecycle
 
 extension GroupStore: Service {
@@ -8,6 +9,17 @@ extension GroupStore: Service {
         try start()
         // Returns on graceful shutdown; throws on cancellation. Both end the run.
         try? await gracefulShutdown()
-        close()
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                self.close()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Closes the store on a background queue (``close()`` waits for the
+    /// merger and the publisher, which must not block the concurrency pool).
+    public func closeInBackground() {
+        DispatchQueue.global().async { self.close() }
     }
 }

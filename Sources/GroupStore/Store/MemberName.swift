@@ -29,12 +29,10 @@ public struct MemberName: Hashable, Sendable, Comparable, CustomStringConvertibl
         let bytes = Array(name.utf8)
         if bytes.isEmpty { return "it is empty" }
         if bytes.count > maximumLength { return "it is \(bytes.count) bytes long (at most \(maximumLength))" }
+        if bytes.contains(UInt8(ascii: "/")) { return "it contains '/'" }
+        if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return "it contains a control character" }
         if bytes[0] == UInt8(ascii: ".") || bytes[0] == UInt8(ascii: "-") { return "it starts with '.' or '-'" }
-        for byte in bytes where !isAllowed(byte) {
-            if byte == UInt8(ascii: "/") { return "it contains '/'" }
-            if byte < 0x20 || byte == 0x7F { return "it contains a control character" }
-            return "only A-Z a-z 0-9 . _ - @ + are allowed"
-        }
+        if !bytes.allSatisfy(isAllowed) { return "only A-Z a-z 0-9 . _ - @ + are allowed" }
         return nil
     }
 
