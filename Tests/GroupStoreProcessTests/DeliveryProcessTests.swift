@@ -55,7 +55,7 @@ final class DeliveryProcessTests: ProcessTestCase {
     /// Requirement 6.
     func testValueObservationInThisProcess_emitsNewValue_afterAnotherProcessCommits() throws {
         try exec("writer", "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT)")
-        let store = try GroupStore(GroupConfiguration(directory: group, member: "observer"))
+        let store = try GroupStore(GroupConfiguration(directory: group, member: try MemberName("observer")))
         defer { store.close() }
         try store.start()
 

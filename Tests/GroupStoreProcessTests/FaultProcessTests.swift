@@ -57,7 +57,7 @@ final class FaultProcessTests: ProcessTestCase {
         func drop(_ name: String, _ bytes: [UInt8], in folder: String = evil) throws {
             // Written elsewhere and renamed in, as a publisher would.
             let temp = group + "/tmp/" + name
-            FileManager.default.createFile(atPath: temp, contents: Data(bytes))
+            _ = FileManager.default.createFile(atPath: temp, contents: Data(bytes))
             try FileManager.default.moveItem(atPath: temp, toPath: folder + "/" + name)
         }
         try drop("00000000000000000100.v1.json", (0..<4096).map { _ in UInt8.random(in: 0...255) })
@@ -93,7 +93,7 @@ final class FaultProcessTests: ProcessTestCase {
         let payloads = { try FileManager.default.contentsOfDirectory(atPath: self.group + "/members/writer").filter { $0.hasSuffix(".json") } }
         XCTAssertEqual(try payloads().count, Int(written))
 
-        var configuration = GroupConfiguration(directory: group, member: "janitor")
+        var configuration = GroupConfiguration(directory: group, member: try MemberName("janitor"))
         configuration.retention = 3600
         configuration.pruneInterval = nil
         let janitor = try GroupStore(configuration)

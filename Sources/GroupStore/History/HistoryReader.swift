@@ -93,8 +93,8 @@ struct ChangeAccumulator {
         var name: String
         var order: [KeyValue] = []
         var states: [KeyValue: State] = [:]
-        var columns: [String] = []
-        var columnSet: Set<String> = []
+        /// Changed columns per key, for keys updated in place.
+        var columnsByKey: [KeyValue: [String]] = [:]
     }
 
     private var entities: [Entity] = []
@@ -120,19 +120,25 @@ struct ChangeAccumulator {
         }
         entities[index].states[key] = next
         if operation == .update, let columns, case .composite(let names)? = KeyValue(json: columns) {
-            for case .text(let column) in names where entities[index].columnSet.insert(column).inserted {
-                entities[index].columns.append(column)
+            for case .text(let column) in names {
+                entities[index].columnsByKey[key, default: []].append(column)
             }
         }
     }
 
     var changes: [EntityChange] {
         entities.compactMap { entity in
-            var change = EntityChange(entity: entity.name, updatedColumns: entity.columns)
+            var change = EntityChange(entity: entity.name)
+            var seenColumns = Set<String>()
             for key in entity.order {
                 switch entity.states[key] {
                 case .inserted: change.inserted.append(key)
-                case .updated: change.updated.append(key)
+                case .updated:
+                    change.updated.append(key)
+                    // Only rows reported as updated contribute their columns.
+                    for column in entity.columnsByKey[key] ?? [] where seenColumns.insert(column).inserted {
+                        change.updatedColumns.append(column)
+                    }
                 case .deleted: change.deleted.append(key)
                 case .gone, nil: break
                 }

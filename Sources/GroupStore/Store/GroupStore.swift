@@ -8,7 +8,7 @@ import Synchronization
 /// A shared SQLite database whose saves every process of the group sees live.
 ///
 /// ```swift
-/// var configuration = GroupConfiguration(directory: "/var/lib/myapp/group", member: "collector")
+/// var configuration = GroupConfiguration(directory: "/var/lib/myapp/group", member: try MemberName("collector"))
 /// configuration.migrator = migrator
 /// let store = try GroupStore(configuration)
 ///

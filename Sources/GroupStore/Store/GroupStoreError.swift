@@ -51,6 +51,19 @@ public struct GroupStoreError: Error, Hashable, Sendable, CustomStringConvertibl
         }
     }
 
+    // The codes, also as members of the error type, so `catch
+    // GroupStoreError.memberAlreadyLive` reads like GRDB's `catch DatabaseError.SQLITE_BUSY`.
+    public static let invalidMemberName = Code.invalidMemberName
+    public static let memberAlreadyLive = Code.memberAlreadyLive
+    public static let groupNotFound = Code.groupNotFound
+    public static let unsafePath = Code.unsafePath
+    public static let permissionDenied = Code.permissionDenied
+    public static let diskFull = Code.diskFull
+    public static let fileSystem = Code.fileSystem
+    public static let database = Code.database
+    public static let closed = Code.closed
+    public static let invalidConfiguration = Code.invalidConfiguration
+
     /// What went wrong.
     public var code: Code
     /// One line saying what failed, naming the path or member.

@@ -3,7 +3,7 @@
 /// One to 128 characters from `A-Z a-z 0-9 . _ - @ +`, not starting with `.`
 /// or `-`. So a name is always one safe path component: no `/`, no `..`, no
 /// control characters, nothing a shell or a file system treats specially.
-public struct MemberName: Hashable, Sendable, Comparable, CustomStringConvertible, ExpressibleByStringLiteral {
+public struct MemberName: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// The longest name accepted, in bytes.
     public static let maximumLength = 128
 
@@ -12,16 +12,11 @@ public struct MemberName: Hashable, Sendable, Comparable, CustomStringConvertibl
 
     /// Validates `rawValue`.
     /// - Throws: ``GroupStoreError/Code/invalidMemberName`` naming the problem.
-    public init(_ rawValue: String) throws(GroupStoreError) {
+    public init(_ rawValue: String) throws {
         if let problem = MemberName.problem(with: rawValue) {
             throw GroupStoreError(.invalidMemberName, "invalid member name \(MemberName.quoted(rawValue)): \(problem)")
         }
         self.rawValue = rawValue
-    }
-
-    /// For literals in code; a literal that is not a valid name is a programmer error.
-    public init(stringLiteral value: String) {
-        do { try self.init(value) } catch { preconditionFailure(error.message) }
     }
 
     /// Why `name` is not a valid member name, or `nil` if it is.

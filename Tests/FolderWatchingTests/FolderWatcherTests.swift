@@ -1,0 +1,199 @@
+import FolderWatching
+import Foundation
+import XCTest
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class FolderWatcherTests: XCTestCase {
+    private var root = ""
+
+    override func setUpWithError() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("watcher-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    func testReportsAFileRenamedIntoTheWatchedFolder_notItsTemporaryName() throws {
+        let inbox = try makeFolder("inbox")
+        let staging = try makeFolder("staging")
+        let events = EventLog()
+        let watcher = try FolderWatcher(handler: events.record)
+        try watcher.watch(inbox, for: .movedIn)
+        watcher.start()
+
+        _ = FileManager.default.createFile(atPath: staging + "/a.tmp", contents: Data("x".utf8))
+        XCTAssertEqual(rename(staging + "/a.tmp", inbox + "/a.json"), 0)
+
+        let event = try events.waitFor("the rename") { $0.first { $0.kind == .movedIn } }
+        XCTAssertEqual(event, FolderWatcher.Event(kind: .movedIn, path: inbox, name: "a.json"))
+        XCTAssertFalse(events.all.contains { $0.name == "a.tmp" })
+    }
+
+    func testReportsANewSubfolder_asADirectoryEvent() throws {
+        let members = try makeFolder("members")
+        let events = EventLog()
+        let watcher = try FolderWatcher(handler: events.record)
+        try watcher.watch(members, for: [.created, .movedIn])
+        watcher.start()
+
+        _ = try makeFolder("members/late")
+        let event = try events.waitFor("the new folder") { $0.first { $0.name == "late" } }
+        XCTAssertEqual(event.kind, .created)
+        XCTAssertTrue(event.isDirectory)
+    }
+
+    func testReportsWatchEnded_whenTheWatchedFolderIsDeleted_andCanWatchItAgainOnceRecreated() throws {
+        let folder = try makeFolder("doomed")
+        let events = EventLog()
+        let watcher = try FolderWatcher(handler: events.record)
+        try watcher.watch(folder, for: .movedIn)
+        watcher.start()
+
+        try FileManager.default.removeItem(atPath: folder)
+        let ended = try events.waitFor("the end of the watch") { $0.first { $0.kind == .watchEnded } }
+        XCTAssertEqual(ended.path, folder)
+        XCTAssertFalse(watcher.isWatching(folder))
+
+        _ = try makeFolder("doomed")
+        try watcher.watch(folder, for: .movedIn)
+        let staging = try makeFolder("staging")
+        _ = FileManager.default.createFile(atPath: staging + "/b", contents: nil)
+        XCTAssertEqual(rename(staging + "/b", folder + "/b"), 0)
+        _ = try events.waitFor("an event from the re-created folder") { $0.first { $0.kind == .movedIn && $0.name == "b" } }
+    }
+
+    func testReportsOverflow_whenTheHandlerFallsBehindTheKernelQueue() throws {
+        let folder = try makeFolder("busy")
+        let limit = Int((try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16384
+        let events = EventLog()
+        let firstBatch = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let blocked = BlockOnce()
+        let watcher = try FolderWatcher { batch in
+            events.record(batch)
+            if blocked.first() {
+                firstBatch.signal()
+                release.wait()
+            }
+        }
+        try watcher.watch(folder, for: .created)
+        watcher.start()
+
+        _ = FileManager.default.createFile(atPath: folder + "/first", contents: nil)
+        XCTAssertEqual(firstBatch.wait(timeout: .now() + 30), .success, "the handler never ran")
+        // The handler is blocked: more events than the queue holds pile up in the kernel.
+        for index in 0..<(limit + 100) { try touch(folder + "/f\(index)") }
+        release.signal()
+        _ = try events.waitFor("the overflow event") { $0.first { $0.kind == .overflow } }
+    }
+
+    func testRefusesToWatchASymbolicLink() throws {
+        let real = try makeFolder("real")
+        let link = root + "/link"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
+        let watcher = try FolderWatcher { _ in }
+        XCTAssertThrowsError(try watcher.watch(link, for: .movedIn)) { error in
+            XCTAssertEqual((error as? FolderWatcherError)?.code, .notADirectory)
+            XCTAssertTrue("\(error)".contains(link), "the message should name the path: \(error)")
+        }
+    }
+
+    func testWatchingAMissingPath_throwsPathNotFound() throws {
+        let watcher = try FolderWatcher { _ in }
+        XCTAssertThrowsError(try watcher.watch(root + "/missing", for: .movedIn)) { error in
+            XCTAssertEqual((error as? FolderWatcherError)?.code, .pathNotFound)
+        }
+    }
+
+    func testWatchesASingleFileForModification() throws {
+        let file = root + "/db-wal"
+        _ = FileManager.default.createFile(atPath: file, contents: nil)
+        let events = EventLog()
+        let watcher = try FolderWatcher(handler: events.record)
+        try watcher.watch(file, for: .modified, target: .file)
+        watcher.start()
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: file))
+        handle.write(Data("commit".utf8))
+        try handle.close()
+        let event = try events.waitFor("the modification") { $0.first { $0.kind == .modified } }
+        XCTAssertEqual(event.path, file)
+        XCTAssertNil(event.name)
+    }
+
+    func testUnwatch_stopsEventsWithoutReportingWatchEnded() throws {
+        let quiet = try makeFolder("quiet")
+        let loud = try makeFolder("loud")
+        let events = EventLog()
+        let watcher = try FolderWatcher(handler: events.record)
+        try watcher.watch(quiet, for: .created)
+        try watcher.watch(loud, for: .created)
+        watcher.start()
+        watcher.unwatch(quiet)
+        try touch(quiet + "/ignored")
+        try touch(loud + "/seen")
+        _ = try events.waitFor("the event in the folder still watched") { $0.first { $0.name == "seen" } }
+        XCTAssertFalse(events.all.contains { $0.path == quiet }, "events of an unwatched folder: \(events.all)")
+    }
+
+    /// Creates an empty file in place (Foundation's `createFile` writes a
+    /// temporary file and renames it, which is another event).
+    private func touch(_ path: String) throws {
+        let fd = open(path, O_CREAT | O_WRONLY, 0o600)
+        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
+        close(fd)
+    }
+
+    private func makeFolder(_ name: String) throws -> String {
+        let path = root + "/" + name
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+}
+
+/// Events recorded from the watcher's queue, awaited from the test.
+/// `@unchecked Sendable`: `events` is guarded by `condition`.
+private final class EventLog: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var events: [FolderWatcher.Event] = []
+
+    func record(_ batch: [FolderWatcher.Event]) {
+        condition.withLock {
+            events += batch
+            condition.broadcast()
+        }
+    }
+
+    var all: [FolderWatcher.Event] { condition.withLock { events } }
+
+    func waitFor<T>(_ what: String, timeout: TimeInterval = 30, _ find: ([FolderWatcher.Event]) -> T?) throws -> T {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let found = find(events) { return found }
+            if !condition.wait(until: deadline), find(events) == nil {
+                XCTFail("timed out waiting for \(what); saw \(events.count) events: \(events.prefix(5))")
+                throw CancellationError()
+            }
+        }
+    }
+}
+
+/// True for the first caller only.
+/// `@unchecked Sendable`: `done` is guarded by `lock`.
+private final class BlockOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = false
+    func first() -> Bool {
+        lock.withLock {
+            defer { done = true }
+            return !done
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import GRDB
+import GroupStore
+import XCTest
+
+/// What the triggers record, read back as delivered saves.
+final class HistoryTests: StoreTestCase {
+    func testInsertUpdateDelete_areDeliveredWithKeysAndUpdatedColumns() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE player(id INTEGER PRIMARY KEY, name TEXT, score INT)") }
+        let reader = try open("reader")
+        let saves = reader.saves()
+        try reader.start()
+
+        try await writer.write { db in
+            try db.execute(sql: "INSERT INTO player(id, name, score) VALUES (1, 'a', 0), (2, 'b', 0), (3, 'c', 0)")
+        }
+        try await writer.write { db in
+            try db.execute(sql: "UPDATE player SET score = 10 WHERE id = 1; UPDATE player SET name = 'B', score = 5 WHERE id = 2")
+            try db.execute(sql: "DELETE FROM player WHERE id = 3")
+        }
+        let received = try await first(2, of: saves)
+        XCTAssertEqual(received[0].changes, [EntityChange(entity: "player", inserted: [1, 2, 3])])
+        XCTAssertEqual(
+            received[1].changes,
+            [EntityChange(entity: "player", updated: [1, 2], deleted: [3], updatedColumns: ["score", "name"])])
+        XCTAssertEqual(received.map(\.author), ["writer", "writer"])
+        XCTAssertLessThan(received[0].seq, received[1].seq)
+    }
+
+    func testChangesWithinOneTransaction_areFoldedLikeACoreDataSave() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v)") }
+        try await writer.write { db in try db.execute(sql: "INSERT INTO t(id, v) VALUES (10, 0), (11, 0)") }
+        let reader = try open("reader")
+        let saves = reader.saves()
+        try reader.start()
+        try await writer.write { db in
+            try db.execute(sql: "INSERT INTO t(id, v) VALUES (1, 0); UPDATE t SET v = 1 WHERE id = 1")  // inserted
+            try db.execute(sql: "INSERT INTO t(id, v) VALUES (2, 0); DELETE FROM t WHERE id = 2")  // nothing
+            try db.execute(sql: "DELETE FROM t WHERE id = 10; INSERT INTO t(id, v) VALUES (10, 5)")  // updated
+            try db.execute(sql: "UPDATE t SET v = v WHERE id = 11")  // no-op: not recorded
+        }
+        let save = try await first(1, of: saves)[0]
+        XCTAssertEqual(save.changes, [EntityChange(entity: "t", inserted: [1], updated: [10])])
+    }
+
+    func testTextCompositeAndRowidKeys_areDeliveredAsJSONScalarsAndArrays() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE tag(name TEXT PRIMARY KEY, n INT);
+                    CREATE TABLE membership(team TEXT, player INT, PRIMARY KEY (team, player)) WITHOUT ROWID;
+                    CREATE TABLE log(message TEXT);
+                    """)
+        }
+        let reader = try open("reader")
+        let saves = reader.saves()
+        try reader.start()
+        try await writer.write { db in
+            try db.execute(sql: #"INSERT INTO tag(name, n) VALUES ('swift "6"', 1)"#)
+            try db.execute(sql: "INSERT INTO membership(team, player) VALUES ('red', 7)")
+            try db.execute(sql: "INSERT INTO log(message) VALUES ('hello')")
+        }
+        let save = try await first(1, of: saves)[0]
+        XCTAssertEqual(save.change(of: "tag")?.inserted, [.text(#"swift "6""#)])
+        XCTAssertEqual(save.change(of: "membership")?.inserted, [.composite([.text("red"), .integer(7)])])
+        XCTAssertEqual(save.change(of: "log")?.inserted, [.integer(1)])
+        XCTAssertTrue(save.jsonLine().contains(#""inserted":[["red",7]]"#), save.jsonLine())
+    }
+
+    func testPrimaryKeyChange_isADeleteOfTheOldKeyAndAnInsertOfTheNew() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(code TEXT PRIMARY KEY, v); INSERT INTO t VALUES ('a', 1)") }
+        let reader = try open("reader")
+        let saves = reader.saves()
+        try reader.start()
+        try await writer.write { db in try db.execute(sql: "UPDATE t SET code = 'b' WHERE code = 'a'") }
+        let save = try await first(1, of: saves)[0]
+        XCTAssertEqual(save.changes, [EntityChange(entity: "t", inserted: ["b"], deleted: ["a"])])
+    }
+
+    func testTableCreatedInsideAWrite_isTrackedAtOnce_withItsFirstRowsDelivered() async throws {
+        let reader = try open("reader")
+        let saves = reader.saves()
+        try reader.start()
+        let writer = try open("writer")
+        try await writer.write { db in
+            try db.execute(sql: "CREATE TABLE fresh(id INTEGER PRIMARY KEY); INSERT INTO fresh(id) VALUES (1), (2)")
+        }
+        try await writer.write { db in try db.execute(sql: "INSERT INTO fresh(id) VALUES (3)") }
+        let received = try await first(2, of: saves)
+        XCTAssertEqual(received.map { $0.change(of: "fresh")?.inserted ?? [] }, [[1, 2], [3]])
+    }
+
+    func testWritesThroughThePoolDirectly_areDeliveredAsExternal_andNotMergedWithTheNextWrite() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        let reader = try open("reader")
+        let saves = reader.saves()
+        try reader.start()
+        try await writer.pool.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (1)") }
+        try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (2)") }
+        let received = try await first(2, of: saves)
+        XCTAssertEqual(received.map(\.author), [Save.externalAuthor, "writer"])
+        XCTAssertEqual(received.map { $0.change(of: "t")?.inserted ?? [] }, [[1], [2]])
+    }
+
+    func testMigrationAddingATableInOneMember_isPickedUpByAMemberAlreadyRunning() async throws {
+        var v1 = DatabaseMigrator()
+        v1.registerMigration("v1") { db in try db.execute(sql: "CREATE TABLE a(id INTEGER PRIMARY KEY)") }
+        let reader = try open("reader") { $0.migrator = v1 }
+        let saves = reader.saves()
+        try reader.start()
+
+        var v2 = v1
+        v2.registerMigration("v2") { db in
+            try db.execute(sql: "CREATE TABLE b(id INTEGER PRIMARY KEY); INSERT INTO b(id) VALUES (1)")
+        }
+        let writer = try open("writer") { $0.migrator = v2 }
+        try await writer.write { db in try db.execute(sql: "INSERT INTO b(id) VALUES (2)") }
+        let received = try await first(2, of: saves)
+        XCTAssertEqual(received.map { $0.change(of: "b")?.inserted ?? [] }, [[1], [2]])
+    }
+
+    func testKeyValueJSON_roundTrips() {
+        let values: [KeyValue] = [
+            .integer(-42), .integer(Int64.max), .real(1.5), .text("quote \" backslash \\ tab \t é 🐢"), .null,
+            .composite([.text("a"), .integer(1), .composite([])]),
+        ]
+        for value in values {
+            XCTAssertEqual(KeyValue(json: value.json), value, value.json)
+        }
+        XCTAssertNil(KeyValue(json: "{\"object\":1}"))
+        XCTAssertNil(KeyValue(json: "[1,"))
+        XCTAssertEqual(KeyValue(json: #""\ud83d\udc22""#), .text("🐢"))
+    }
+}

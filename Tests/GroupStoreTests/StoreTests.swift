@@ -1,0 +1,169 @@
+import Foundation
+import GRDB
+import GroupStore
+import XCTest
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class StoreTests: StoreTestCase {
+    func testPeerSave_isPostedAsGroupStoreDidSave_withTheSaveInUserInfo() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        let reader = try open("reader")
+        let posted = expectation(forNotification: .groupStoreDidSave, object: reader) { notification in
+            let save = notification.userInfo?[GroupStore.saveUserInfoKey] as? Save
+            return save?.change(of: "t")?.inserted == [5]
+        }
+        try reader.start()
+        try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (5)") }
+        await fulfillment(of: [posted], timeout: 20)
+    }
+
+    func testOwnSaves_areNotDeliveredToTheWriter() async throws {
+        let store = try open("solo")
+        let peer = try open("peer")
+        try await store.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        let saves = store.saves()
+        try store.start()
+        try await store.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (1)") }
+        try await peer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (2)") }
+        let received = try await first(1, of: saves)
+        XCTAssertEqual(received[0].author, "peer", "the first save delivered must be the peer's, not our own")
+        XCTAssertEqual(store.cursor, received[0].seq)
+    }
+
+    func testSecondOpenOfALiveMemberName_throwsMemberAlreadyLive_untilTheFirstCloses() throws {
+        let first = try open("collector")
+        XCTAssertThrowsError(try open("collector")) { error in
+            XCTAssertEqual((error as? GroupStoreError)?.code, .memberAlreadyLive)
+            XCTAssertTrue("\(error)".contains("member 'collector' is already live in group \(group)"), "\(error)")
+        }
+        first.close()
+        XCTAssertNoThrow(try open("collector"))
+    }
+
+    func testGroupFiles_areOwnerAndGroupOnly_directoriesSetgid() throws {
+        let previous = umask(0o022)
+        defer { umask(previous) }
+        let store = try open("writer")
+        try store.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1)") }
+        store.flushPublications()
+        func mode(_ path: String) throws -> Int {
+            (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as! NSNumber).intValue
+        }
+        for directory in [group, group + "/members", group + "/members/writer", group + "/tmp"] {
+            XCTAssertEqual(try mode(directory), 0o2770, "mode of \(directory)")
+        }
+        var files = ["store.sqlite", "store.sqlite-wal", "store.sqlite-shm", "members/writer/lock", "members/writer/cursor"]
+        files += try FileManager.default.contentsOfDirectory(atPath: group + "/members/writer")
+            .filter { $0.hasSuffix(".json") }.map { "members/writer/" + $0 }
+        XCTAssertGreaterThan(files.count, 5, "no payload file was published")
+        for file in files {
+            XCTAssertEqual(try mode(group + "/" + file) & 0o777, 0o660, "mode of \(file)")
+        }
+    }
+
+    func testMemberFolderReplacedBySymlink_isRefused_andNothingIsWrittenThroughIt() throws {
+        let outside = FileManager.default.temporaryDirectory.appendingPathComponent("outside-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: outside) }
+        try open("first").close()
+        try FileManager.default.createSymbolicLink(atPath: group + "/members/victim", withDestinationPath: outside)
+
+        XCTAssertThrowsError(try open("victim")) { error in
+            XCTAssertEqual((error as? GroupStoreError)?.code, .unsafePath, "\(error)")
+            XCTAssertTrue("\(error)".contains(group + "/members/victim"), "\(error)")
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: outside), [])
+    }
+
+    func testDatabaseReplacedBySymlink_isRefused() throws {
+        try FileManager.default.createDirectory(atPath: group, withIntermediateDirectories: true)
+        let target = group + "/elsewhere.sqlite"
+        _ = FileManager.default.createFile(atPath: target, contents: nil)
+        try FileManager.default.createSymbolicLink(atPath: group + "/store.sqlite", withDestinationPath: target)
+        XCTAssertThrowsError(try open("member")) { error in
+            XCTAssertEqual((error as? GroupStoreError)?.code, .unsafePath, "\(error)")
+        }
+    }
+
+    func testMissingGroup_withoutCreate_throwsGroupNotFound() {
+        XCTAssertThrowsError(try open("member") { $0.createIfMissing = false }) { error in
+            XCTAssertEqual((error as? GroupStoreError)?.code, .groupNotFound)
+            XCTAssertTrue("\(error)".contains(group), "\(error)")
+        }
+    }
+
+    func testPayloadFile_followsTheDocumentedFormat() throws {
+        let store = try open("writer")
+        try store.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v)") }
+        try store.write { db in try db.execute(sql: "INSERT INTO t(id, v) VALUES (7, 'x')") }
+        store.flushPublications()
+        let path = group + "/members/writer/00000000000000000001.v1.json"
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
+        XCTAssertEqual(object?["format"] as? Int, 1)
+        XCTAssertEqual(object?["seq"] as? Int, 1)
+        XCTAssertEqual(object?["author"] as? String, "writer")
+        XCTAssertEqual(object?["truncated"] as? Bool, false)
+        XCTAssertNotNil(object?["committedAt"] as? Double)
+        let changes = object?["changes"] as? [[String: Any]]
+        XCTAssertEqual(changes?.first?["entity"] as? String, "t")
+        XCTAssertEqual(changes?.first?["inserted"] as? [Int], [7])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: group + "/tmp/writer.1.\(getpid()).tmp"), "temp file left behind")
+    }
+
+    func testLargeTransaction_payloadIsTruncated_butEveryKeyIsDelivered() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        let reader = try open("reader")
+        let saves = reader.saves()
+        try reader.start()
+        try await writer.write { db in
+            try db.execute(sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO t SELECT i FROM n")
+        }
+        writer.flushPublications()
+        let save = try await first(1, of: saves)[0]
+        XCTAssertEqual(save.change(of: "t")?.inserted.count, 20_000)
+        let payload = try String(contentsOfFile: group + "/members/writer/00000000000000000001.v1.json", encoding: .utf8)
+        XCTAssertTrue(payload.contains(#""truncated":true"#))
+    }
+
+    func testClose_finishesSaveStreams_andLaterWritesThrowClosed() async throws {
+        let store = try open("member")
+        let saves = store.saves()
+        try store.start()
+        store.close()
+        var count = 0
+        for await _ in saves { count += 1 }
+        XCTAssertEqual(count, 0)
+        do {
+            try await store.write { _ in }
+            XCTFail("a closed store accepted a write")
+        } catch {
+            XCTAssertEqual((error as? GroupStoreError)?.code, .closed)
+        }
+    }
+
+    func testPrune_removesWhatEveryMemberConsumed_andKeepsTheRest() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        let reader = try open("reader") { $0.cursorFlushInterval = 0 }
+        let saves = reader.saves()
+        try reader.start()
+        for id in 1...4 { try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (\(id))") } }
+        _ = try await first(4, of: saves)
+        reader.close()  // persists its cursor (4)
+        writer.close()
+        let janitor = try open("janitor")
+        // The writer's own cursor predates its writes, so it pins them: nothing yet.
+        XCTAssertEqual(try janitor.prune().transactionsRemoved, 0)
+        // Once the writer has consumed up to 4 too (as after watching), all of it goes.
+        try "4\n".write(toFile: group + "/members/writer/cursor", atomically: true, encoding: .utf8)
+        let report = try janitor.prune()
+        XCTAssertEqual(report.prunedThrough, 4)
+        XCTAssertEqual(report.transactionsRemoved, 4)
+        XCTAssertEqual(report.payloadFilesRemoved, 4)
+    }
+}
