@@ -85,7 +85,8 @@ struct PeerCommand: AsyncParsableCommand {
                 continuation.resume()
             }
         }
-        _ = signals
+        // The signal sources must live until here.
+        withExtendedLifetime(signals) {}
         store.close()
         await reader.value
     }
