@@ -6,6 +6,16 @@ let upcomingFeatures: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+let exampleDaemonDependencies: [Target.Dependency] = [
+    "GroupStore",
+    "JobQueue",
+    .product(name: "GRDB", package: "GRDB.swift"),
+    .product(name: "Logging", package: "swift-log"),
+    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+    .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+    .product(name: "ArgumentParser", package: "swift-argument-parser"),
+]
+
 let package = Package(
     name: "GroupStore",
     platforms: [.macOS(.v15)],
@@ -14,6 +24,10 @@ let package = Package(
         .library(name: "FolderWatching", targets: ["FolderWatching"]),
         .executable(name: "groupstore", targets: ["GroupStoreCLI"]),
         .executable(name: "groupstore-peer", targets: ["GroupStorePeer"]),
+        .executable(name: "groupstore-demo", targets: ["groupstore-demo"]),
+        .executable(name: "counter", targets: ["counter"]),
+        .executable(name: "job-producer", targets: ["job-producer"]),
+        .executable(name: "job-worker", targets: ["job-worker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -62,6 +76,41 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        // Examples: one executable per folder.
+        .executableTarget(
+            name: "groupstore-demo",
+            path: "Examples/Demo",
+            swiftSettings: upcomingFeatures
+        ),
+        .executableTarget(
+            name: "counter",
+            dependencies: [
+                "GroupStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/Counter",
+            swiftSettings: upcomingFeatures
+        ),
+        .target(
+            name: "JobQueue",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            path: "Examples/JobQueue",
+            swiftSettings: upcomingFeatures
+        ),
+        .executableTarget(
+            name: "job-producer",
+            dependencies: exampleDaemonDependencies,
+            path: "Examples/JobProducer",
+            swiftSettings: upcomingFeatures
+        ),
+        .executableTarget(
+            name: "job-worker",
+            dependencies: exampleDaemonDependencies,
+            path: "Examples/JobWorker",
+            swiftSettings: upcomingFeatures
+        ),
         .testTarget(
             name: "FolderWatchingTests",
             dependencies: ["FolderWatching"],
@@ -83,6 +132,10 @@ let package = Package(
                 "GroupStore",
                 "GroupStoreCLI",
                 "GroupStorePeer",
+                "groupstore-demo",
+                "counter",
+                "job-producer",
+                "job-worker",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: upcomingFeatures

@@ -90,8 +90,9 @@ enum StandardOutput {
 
 extension Save {
     /// `seq 42 by collector, 0.21 ms after commit: items +[1] ~[2](name) -[3]`
-    func textLine(receivedAt: Date) -> String {
-        let delay = String(format: "%.2f ms", receivedAt.timeIntervalSince(committedAt) * 1000)
+    func textLine(receivedAt: Date?) -> String {
+        let when = receivedAt.map { String(format: "%.2f ms after commit", $0.timeIntervalSince(committedAt) * 1000) }
+            ?? "committed \(committedAt)"
         if kind == .resync {
             return "seq \(seq) resync: history before this was pruned; refetch"
         }
@@ -105,6 +106,6 @@ extension Save {
             if !change.deleted.isEmpty { text += " -[\(change.deleted.map(\.json).joined(separator: ","))]" }
             return text
         }
-        return "seq \(seq) by \(author), \(delay) after commit: \(parts.joined(separator: "; "))"
+        return "seq \(seq) by \(author), \(when): \(parts.joined(separator: "; "))"
     }
 }

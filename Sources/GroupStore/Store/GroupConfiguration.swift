@@ -49,8 +49,16 @@ public struct GroupConfiguration: Sendable {
     /// because SQLite's default sleeps a millisecond or more between tries and
     /// contending writers then wait for seconds.
     var databaseConfiguration: Configuration {
+        var configuration = Self.sharedDatabaseConfiguration(label: "GroupStore.\(member)", busyTimeout: busyTimeout)
+        let prepare = prepareDatabase
+        configuration.prepareDatabase { db in try prepare?(db) }
+        return configuration
+    }
+
+    /// The settings every connection to a shared database uses.
+    static func sharedDatabaseConfiguration(label: String, busyTimeout: TimeInterval) -> Configuration {
         var configuration = Configuration()
-        configuration.label = "GroupStore.\(member)"
+        configuration.label = label
         let deadlineTries = Int(busyTimeout / 0.0005) + 16
         configuration.busyMode = .callback { tries in
             guard tries < deadlineTries else { return false }
@@ -58,8 +66,6 @@ public struct GroupConfiguration: Sendable {
             usleep(UInt32(min(20 << min(tries, 5), 500)))
             return true
         }
-        let prepare = prepareDatabase
-        configuration.prepareDatabase { db in try prepare?(db) }
         return configuration
     }
 }

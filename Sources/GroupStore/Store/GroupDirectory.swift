@@ -77,6 +77,18 @@ final class GroupDirectory: Sendable {
         }
     }
 
+    /// Runs `body` holding an exclusive `flock` on the group directory, so
+    /// processes opening the group at the same time set the database up one
+    /// after another (switching a new database to WAL fails with `SQLITE_BUSY`
+    /// without calling the busy handler, and migrations are best run once).
+    func withSetupLock<T>(_ body: () throws -> T) throws -> T {
+        guard retryingEINTR({ flock(root.fd, LOCK_EX) }) == 0 else {
+            throw GroupStoreError.system("cannot lock", path: path, errno: errno)
+        }
+        defer { _ = flock(root.fd, LOCK_UN) }
+        return try body()
+    }
+
     /// The folder of `member`, created when missing.
     func memberFolder(_ member: MemberName, create: Bool) throws(GroupStoreError) -> DirectoryHandle {
         if create { try members.makeDirectory(member.rawValue) }

@@ -69,15 +69,18 @@ public final class GroupStore: Sendable {
         let lock = try MemberLock(member: member, folder: folder, group: directory.path)
         try directory.prepareDatabaseFile()
 
-        let pool: DatabasePool
-        do {
-            pool = try DatabasePool(path: directory.databasePath, configuration: configuration.databaseConfiguration)
-        } catch {
-            throw GroupStoreError(.database, "cannot open database \(directory.databasePath): \(error)", path: directory.databasePath)
-        }
         let installer = TriggerInstaller(tracked: configuration.trackedTables)
-        let (cursor, sealed) = try Self.prepareSchema(
-            pool: pool, installer: installer, configuration: configuration, folder: folder, directory: directory)
+        let (pool, cursor, sealed) = try directory.withSetupLock {
+            let pool: DatabasePool
+            do {
+                pool = try DatabasePool(path: directory.databasePath, configuration: configuration.databaseConfiguration)
+            } catch {
+                throw GroupStoreError(.database, "cannot open database \(directory.databasePath): \(error)", path: directory.databasePath)
+            }
+            let (cursor, sealed) = try Self.prepareSchema(
+                pool: pool, installer: installer, configuration: configuration, folder: folder, directory: directory)
+            return (pool, cursor, sealed)
+        }
 
         let broadcaster = SaveBroadcaster()
         let publisher = Publisher(pool: pool, member: member, directory: directory, folder: folder, logger: logger)

@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import GroupStore
+
+/// `groupstore history`: the committed transactions still in the history.
+struct HistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "Print the transactions in the history after a sequence number, oldest first.",
+        discussion: """
+            Lines have the shape of `watch`, without receivedAt.
+
+            Example:
+              groupstore history --group /tmp/demo --since 40 --format jsonl
+            """
+    )
+
+    @OptionGroup var options: GroupOption
+
+    @Option(name: .long, help: ArgumentHelp("Only transactions after this sequence number.", valueName: "seq"))
+    var since: Int64 = 0
+
+    @Option(name: .long, help: "Output format: text or jsonl.")
+    var format: OutputFormat = .text
+
+    func validate() throws {
+        guard format != .json else { throw ValidationError("history prints text or jsonl") }
+        guard since >= 0 else { throw ValidationError("--since must be 0 or more") }
+    }
+
+    func run() async throws {
+        do {
+            try await reportingFailure {
+                let inspector = try GroupInspector(directory: options.group)
+                var cursor = since
+                while true {
+                    let saves = try inspector.history(after: cursor)
+                    guard let last = saves.last else { break }
+                    for save in saves {
+                        StandardOutput.writeLine(format == .jsonl ? save.jsonLine() : save.textLine(receivedAt: nil))
+                    }
+                    cursor = last.seq
+                }
+            }
+        } catch let failure as CommandFailure {
+            CommandFailure.exit(failure)
+        }
+    }
+}
