@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `groupstore-demo`: two pairs of processes sharing one SQLite database on a
@@ -65,7 +65,8 @@ struct Demo {
             guard !delays.isEmpty else { throw DemoFailure("no save was delivered") }
             say(
                 String(
-                    format: "\nSummary: %d saves delivered between processes; delay from commit to delivery median %.2f ms, p99 %.2f ms (%.1f s in all).",
+                    format:
+                        "\nSummary: %d saves delivered between processes; delay from commit to delivery median %.2f ms, p99 %.2f ms (%.1f s in all).",
                     delays.count, percentile(delays, 0.5), percentile(delays, 0.99), Date().timeIntervalSince(started)))
         } catch {
             say("demo failed: \(error)")

@@ -69,15 +69,19 @@ struct ProducerService: Service {
             for await save in saves where save.author != store.member.rawValue {
                 guard let updated = save.change(of: "job")?.updated, !updated.isEmpty else { continue }
                 let ids = updated.compactMap(\.integerValue)
-                let finished = (try? await store.pool.read { db in
-                    try Row.fetchAll(
-                        db,
-                        sql: "SELECT id, worker, result, enqueued_at, done_at FROM job WHERE state = 'done' AND id IN (\(ids.map(String.init).joined(separator: ",")))")
-                }) ?? []
+                let finished =
+                    (try? await store.pool.read { db in
+                        try Row.fetchAll(
+                            db,
+                            sql:
+                                "SELECT id, worker, result, enqueued_at, done_at FROM job WHERE state = 'done' AND id IN (\(ids.map(String.init).joined(separator: ",")))"
+                        )
+                    }) ?? []
                 for row in finished where done.insert(row["id"]).inserted {
                     let delay = (Date().timeIntervalSince1970 - (row["done_at"] as Double)) * 1000
                     printLine(
-                        "producer saw job \(row["id"] as Int64) done by \(row["worker"] as String) (result \(row["result"] as String)) after \(String(format: "%.3f", delay)) ms")
+                        "producer saw job \(row["id"] as Int64) done by \(row["worker"] as String) (result \(row["result"] as String)) after \(String(format: "%.3f", delay)) ms"
+                    )
                 }
                 if jobs > 0 && done.count >= jobs { break }
             }

@@ -91,7 +91,8 @@ enum StandardOutput {
 extension Save {
     /// `seq 42 by collector, 0.21 ms after commit: items +[1] ~[2](name) -[3]`
     func textLine(receivedAt: Date?) -> String {
-        let when = receivedAt.map { String(format: "%.2f ms after commit", $0.timeIntervalSince(committedAt) * 1000) }
+        let when =
+            receivedAt.map { String(format: "%.2f ms after commit", $0.timeIntervalSince(committedAt) * 1000) }
             ?? "committed \(committedAt)"
         if kind == .resync {
             return "seq \(seq) resync: history before this was pruned; refetch"

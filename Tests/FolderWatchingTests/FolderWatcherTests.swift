@@ -3,7 +3,7 @@ import Foundation
 import XCTest
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 final class FolderWatcherTests: XCTestCase {
@@ -69,8 +69,10 @@ final class FolderWatcherTests: XCTestCase {
 
     func testReportsOverflow_whenTheHandlerFallsBehindTheKernelQueue() throws {
         let folder = try makeFolder("busy")
-        let limit = Int((try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
-            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16384
+        let limit =
+            Int(
+                (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16384
         let events = EventLog()
         let firstBatch = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)

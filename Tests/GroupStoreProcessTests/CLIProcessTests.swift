@@ -7,7 +7,8 @@ final class CLIProcessTests: ProcessTestCase {
         try exec("tool", "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes VALUES (1, 'a'), (2, 'b')")
         let watchers = try ["left", "right"].map { try watch($0) }
         let before = Date().timeIntervalSince1970
-        let printed = try exec("tool", "INSERT INTO notes VALUES (3, 'c'); UPDATE notes SET body = 'A' WHERE id = 1; DELETE FROM notes WHERE id = 2")
+        let printed = try exec(
+            "tool", "INSERT INTO notes VALUES (3, 'c'); UPDATE notes SET body = 'A' WHERE id = 1; DELETE FROM notes WHERE id = 2")
         XCTAssertEqual(printed, "seq 2")
         for watcher in watchers {
             let line = try watcher.waitForLines(1)[0]

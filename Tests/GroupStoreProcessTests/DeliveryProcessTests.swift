@@ -118,7 +118,9 @@ final class ValueRecorder<Value: Sendable>: @unchecked Sendable {
         }
     }
 
-    func waitFor(_ what: String, timeout: TimeInterval = 30, file: StaticString = #filePath, line: UInt = #line, _ predicate: ([Value]) -> Bool) throws {
+    func waitFor(
+        _ what: String, timeout: TimeInterval = 30, file: StaticString = #filePath, line: UInt = #line, _ predicate: ([Value]) -> Bool
+    ) throws {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }

@@ -7,7 +7,9 @@ final class ExampleProcessTests: ProcessTestCase {
     func testCounterPair_eachSeesEveryIncrementOfTheOther() throws {
         let increments = 6
         let counters = try ["app", "extension"].map { member in
-            try spawn("counter", ["--group", group, "--member", member, "--increments", "\(increments)", "--interval-ms", "20", "--wait-for-go"], name: member)
+            try spawn(
+                "counter", ["--group", group, "--member", member, "--increments", "\(increments)", "--interval-ms", "20", "--wait-for-go"],
+                name: member)
         }
         for counter in counters { try counter.waitForStderr("ready") }
         for counter in counters { counter.writeLine("go") }

@@ -63,7 +63,9 @@ final class FaultProcessTests: ProcessTestCase {
         try drop("00000000000000000100.v1.json", (0..<4096).map { _ in UInt8.random(in: 0...255) })
         try drop("00000000000000000101.v1.json", Array(#"{"format":1,"seq":101,"author":"ev"#.utf8))
         try drop("00000000000000000102.v9.json", Array(#"{"format":9,"seq":102}"#.utf8))
-        try drop("00000000000000000103.v1.json", Array(#"{"format":1,"seq":103,"author":"evil","committedAt":1,"changes":[{"entity":"notes","inserted":[999]}]}"#.utf8))
+        try drop(
+            "00000000000000000103.v1.json",
+            Array(#"{"format":1,"seq":103,"author":"evil","committedAt":1,"changes":[{"entity":"notes","inserted":[999]}]}"#.utf8))
         try drop("notes.txt", Array("hello".utf8), in: group + "/members/writer")
 
         try watcher.waitForStderr("not a JSON object")
@@ -90,7 +92,9 @@ final class FaultProcessTests: ProcessTestCase {
         // Creating an empty table records nothing; each insert is one transaction.
         let written: Int64 = 5
         for n in 1...written { try exec("writer", "INSERT INTO notes(id) VALUES (\(n))") }
-        let payloads = { try FileManager.default.contentsOfDirectory(atPath: self.group + "/members/writer").filter { $0.hasSuffix(".json") } }
+        let payloads = {
+            try FileManager.default.contentsOfDirectory(atPath: self.group + "/members/writer").filter { $0.hasSuffix(".json") }
+        }
         XCTAssertEqual(try payloads().count, Int(written))
 
         var configuration = GroupConfiguration(directory: group, member: try MemberName("janitor"))

@@ -45,7 +45,8 @@ class ProcessTestCase: XCTestCase {
     private var children: [ChildProcess] = []
 
     override func setUpWithError() throws {
-        group = FileManager.default.temporaryDirectory
+        group =
+            FileManager.default.temporaryDirectory
             .appendingPathComponent("groupstore-test-\(UUID().uuidString.prefix(8))").path
     }
 

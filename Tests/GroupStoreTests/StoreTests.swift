@@ -4,7 +4,7 @@ import GroupStore
 import XCTest
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 final class StoreTests: StoreTestCase {
@@ -121,7 +121,8 @@ final class StoreTests: StoreTestCase {
         let saves = reader.saves()
         try reader.start()
         try await writer.write { db in
-            try db.execute(sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO t SELECT i FROM n")
+            try db.execute(
+                sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO t SELECT i FROM n")
         }
         writer.flushPublications()
         let save = try await first(1, of: saves)[0]

@@ -74,7 +74,9 @@ public struct EntityChange: Hashable, Sendable {
     /// Columns whose values changed in updated rows.
     public var updatedColumns: [String]
 
-    public init(entity: String, inserted: [KeyValue] = [], updated: [KeyValue] = [], deleted: [KeyValue] = [], updatedColumns: [String] = []) {
+    public init(
+        entity: String, inserted: [KeyValue] = [], updated: [KeyValue] = [], deleted: [KeyValue] = [], updatedColumns: [String] = []
+    ) {
         self.entity = entity
         self.inserted = inserted
         self.updated = updated

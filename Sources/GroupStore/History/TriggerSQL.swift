@@ -1,4 +1,5 @@
 import Foundation
+
 /// Generates the SQL of the history triggers of one table.
 ///
 /// The text is deterministic, so comparing it with `sqlite_master.sql` tells

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The group directory on disk:
@@ -72,7 +72,7 @@ final class GroupDirectory: Sendable {
         do {
             let fd = try root.openFile(Self.databaseFileName, flags: O_RDWR | O_CREAT | O_EXCL)
             close(fd)
-        } catch where error.errno == EEXIST {
+        } catch  where error.errno == EEXIST {
             // Another member created it first.
         }
     }

@@ -3,7 +3,7 @@ import GRDB
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Looks into an existing group without joining it: no member name, no lock,
@@ -26,7 +26,9 @@ public final class GroupInspector: Sendable {
         }
         do {
             pool = try directory.withSetupLock {
-                try DatabasePool(path: directory.databasePath, configuration: GroupConfiguration.sharedDatabaseConfiguration(label: "GroupInspector", busyTimeout: 10))
+                try DatabasePool(
+                    path: directory.databasePath,
+                    configuration: GroupConfiguration.sharedDatabaseConfiguration(label: "GroupInspector", busyTimeout: 10))
             }
             let hasHistory = try pool.read { db in try db.tableExists(HistorySchema.transactionTable) }
             guard hasHistory else {
@@ -51,10 +53,11 @@ public final class GroupInspector: Sendable {
         var members: [GroupStatus.Member] = []
         for name in try directory.memberNames() {
             guard let folder = try? directory.memberFolder(name, create: false) else { continue }
-            let payloads = (try? folder.entries())?.filter {
-                if case .payload = PayloadFileName.parse($0) { return true }
-                return false
-            }.count ?? 0
+            let payloads =
+                (try? folder.entries())?.filter {
+                    if case .payload = PayloadFileName.parse($0) { return true }
+                    return false
+                }.count ?? 0
             members.append(
                 GroupStatus.Member(
                     name: name.rawValue, live: MemberLock.isHeld(in: folder), cursor: CursorFile.read(in: folder),

@@ -68,7 +68,7 @@ final class GroupWatch: @unchecked Sendable {
     private func watchWAL() {
         do {
             try watcher?.watch(directory.walPath, for: .modified, target: .file)
-        } catch where error.code == .pathNotFound {
+        } catch  where error.code == .pathNotFound {
             // Not there yet; the group directory watch reports its creation.
         } catch {
             logger.info("cannot watch the database's -wal file", metadata: ["error": "\(error)"])

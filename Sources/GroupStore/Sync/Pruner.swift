@@ -3,7 +3,7 @@ import GRDB
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What one pruning pass removed.

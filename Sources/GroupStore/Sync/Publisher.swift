@@ -5,7 +5,7 @@ import Logging
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Writes this member's payload file after each local commit, off the
@@ -63,7 +63,7 @@ final class Publisher: Sendable {
         let temp = "\(member).\(seq).\(getpid()).tmp"
         do {
             try write(bytes, name: name, temp: temp)
-        } catch where error.errno == ENOENT || error.errno == ESTALE || error.errno == ENOTDIR {
+        } catch  where error.errno == ENOENT || error.errno == ESTALE || error.errno == ENOTDIR {
             // The member folder was removed under us: make it again, once.
             do {
                 let fresh = try directory.memberFolder(member, create: true)
