@@ -25,6 +25,7 @@ let package = Package(
         .executable(name: "groupstore", targets: ["GroupStoreCLI"]),
         .executable(name: "groupstore-peer", targets: ["GroupStorePeer"]),
         .executable(name: "groupstore-demo", targets: ["groupstore-demo"]),
+        .executable(name: "groupstore-bench", targets: ["GroupStoreBench"]),
         .executable(name: "counter", targets: ["counter"]),
         .executable(name: "job-producer", targets: ["job-producer"]),
         .executable(name: "job-worker", targets: ["job-worker"]),
@@ -52,6 +53,11 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        // Child processes with collected output: for the demo, the benchmark and the tests.
+        .target(
+            name: "Subprocesses",
+            swiftSettings: upcomingFeatures
+        ),
         // The `groupstore` command-line tool.
         .executableTarget(
             name: "GroupStoreCLI",
@@ -76,9 +82,22 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        // Benchmarks: `swift run -c release groupstore-bench`.
+        .executableTarget(
+            name: "GroupStoreBench",
+            dependencies: [
+                "GroupStore",
+                "Subprocesses",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
         // Examples: one executable per folder.
         .executableTarget(
             name: "groupstore-demo",
+            dependencies: ["Subprocesses"],
             path: "Examples/Demo",
             swiftSettings: upcomingFeatures
         ),
@@ -130,6 +149,7 @@ let package = Package(
             name: "GroupStoreProcessTests",
             dependencies: [
                 "GroupStore",
+                "Subprocesses",
                 "GroupStoreCLI",
                 "GroupStorePeer",
                 "groupstore-demo",

@@ -1,4 +1,5 @@
 import Foundation
+import Subprocesses
 
 #if canImport(Glibc)
     import Glibc
@@ -18,7 +19,7 @@ struct Demo {
         let started = Date()
         say("GroupStore demo: processes sharing \(group)/store.sqlite and seeing each other's saves live.\n")
         var ok = true
-        var children: [DemoChild] = []
+        var children: [Subprocess] = []
         defer {
             for child in children { child.stop() }
             if !keep { try? FileManager.default.removeItem(atPath: group) }
@@ -27,35 +28,35 @@ struct Demo {
             // 1. Counter pair.
             say("1. The CDShare counter: an app and its extension increment one shared counter.")
             let counters = try ["app", "extension"].map { member in
-                try DemoChild(
+                try start(
                     "counter", ["--group", group, "--member", member, "--increments", "8", "--interval-ms", "120", "--wait-for-go"],
-                    label: member, echo: say)
+                    label: member)
             }
             children += counters
-            for counter in counters where !counter.waitForStderr("ready", timeout: 20) {
-                throw DemoFailure("\(counter.label) did not start: \(counter.errorOutput.joined(separator: "; "))")
+            for counter in counters where !counter.waitForError(containing: "ready", timeout: 20) {
+                throw DemoFailure("\(counter.name) did not start: \(counter.errors.joined(separator: "; "))")
             }
             for counter in counters { counter.writeLine("go") }
             for counter in counters {
                 guard let status = counter.waitForExit(timeout: 30), status == 0 else {
-                    throw DemoFailure("\(counter.label) failed: \(counter.errorOutput.suffix(3).joined(separator: "; "))")
+                    throw DemoFailure("\(counter.name) failed: \(counter.errors.suffix(3).joined(separator: "; "))")
                 }
             }
 
             // 2. Job pair.
             say("\n2. A job queue: a producer daemon enqueues, a worker daemon claims and completes, no polling.")
-            let worker = try DemoChild("job-worker", ["--group", group, "--member", "worker"], label: "worker", echo: say)
+            let worker = try start("job-worker", ["--group", group, "--member", "worker"], label: "worker")
             children.append(worker)
-            guard worker.waitForStderr("worker started", timeout: 20) else { throw DemoFailure("the worker did not start") }
-            let producer = try DemoChild(
+            guard worker.waitForError(containing: "worker started", timeout: 20) else { throw DemoFailure("the worker did not start") }
+            let producer = try start(
                 "job-producer", ["--group", group, "--member", "producer", "--jobs", "12", "--interval-ms", "80"],
-                label: "producer", echo: say)
+                label: "producer")
             children.append(producer)
             guard let status = producer.waitForExit(timeout: 30), status == 0 else {
-                throw DemoFailure("the producer failed: \(producer.errorOutput.suffix(3).joined(separator: "; "))")
+                throw DemoFailure("the producer failed: \(producer.errors.suffix(3).joined(separator: "; "))")
             }
             worker.send(SIGTERM)
-            guard worker.waitForExit(timeout: 10) == 0, worker.errorOutput.contains(where: { $0.contains("worker stopped cleanly") }) else {
+            guard worker.waitForExit(timeout: 10) == 0, worker.errors.contains(where: { $0.contains("worker stopped cleanly") }) else {
                 throw DemoFailure("the worker did not stop cleanly on SIGTERM")
             }
             say("[worker] stopped cleanly on SIGTERM")
@@ -73,6 +74,13 @@ struct Demo {
             ok = false
         }
         exit(ok ? 0 : 1)
+    }
+
+    /// Starts a sibling example executable; its stdout is echoed with a label.
+    static func start(_ executable: String, _ arguments: [String], label: String) throws -> Subprocess {
+        try Subprocess(Subprocess.productsDirectory.appendingPathComponent(executable), arguments, name: label) { stream, line in
+            if stream == .output { say("[\(label)] \(line)") }
+        }
     }
 
     static func makeGroupDirectory() -> String {

@@ -70,7 +70,8 @@ final class CLIProcessTests: ProcessTestCase {
         let gc = try spawn("groupstore", ["gc", "--group", group, "--retention", "0", "--format", "json"])
         XCTAssertEqual(try gc.waitForExit(), 0, "\(gc.errors)")
         let report = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(gc.output.joined().utf8)) as? [String: Any])
-        XCTAssertEqual(report["transactionsRemoved"] as? Int, 3)
+        XCTAssertEqual(report["prunedThrough"] as? Int, 3)
+        XCTAssertEqual(report["transactionsRemoved"] as? Int, 2, "the newest row stays as the high-water mark")
         XCTAssertEqual(report["payloadFilesRemoved"] as? Int, 3)
         let payloads = try FileManager.default.contentsOfDirectory(atPath: group + "/members/tool").filter { $0.hasSuffix(".json") }
         XCTAssertEqual(payloads, [])

@@ -3,64 +3,68 @@ import GRDB
 
 /// Committed transactions read from the history, after a cursor.
 struct HistoryBatch: Sendable {
-    /// Closed transactions, in sequence order.
+    /// Transactions, in sequence order.
     var saves: [Save] = []
-    /// A transaction committed by a writer outside the library that is still
-    /// open: it must be closed (under the write lock) before it is delivered.
-    var openSeq: Int64?
+    /// Changes a writer outside the library committed follow the last
+    /// transaction: they must be closed into a transaction (under the write
+    /// lock) before they are delivered.
+    var hasOpenChanges = false
     /// Transactions up to here were pruned.
     var prunedThrough: Int64 = 0
-    /// More closed transactions follow the ones read.
+    /// More transactions follow the ones read.
     var hasMore = false
 }
 
 /// Reads the history tables into ``Save`` values.
 enum HistoryReader {
-    /// Reads up to `limit` closed transactions after `cursor`, with their changes.
+    /// Reads up to `limit` transactions after `cursor`, with their changes.
     static func read(_ db: Database, after cursor: Int64, limit: Int) throws -> HistoryBatch {
         var batch = HistoryBatch()
         batch.prunedThrough = try HistorySchema.prunedThrough(db)
+        // The cursor's transaction ends where the next one's changes start.
+        var sealedUpTo =
+            try Int64.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT last_change FROM \(HistorySchema.transactionTable) WHERE seq <= ? ORDER BY seq DESC LIMIT 1"),
+                arguments: [cursor]) ?? 0
         let heads = try Row.fetchCursor(
             db.cachedStatement(
                 sql: """
-                    SELECT seq, author, committed_at, open, first_change FROM \(HistorySchema.transactionTable)
+                    SELECT seq, author, committed_at, last_change FROM \(HistorySchema.transactionTable)
                     WHERE seq > ? ORDER BY seq LIMIT ?
                     """),
             arguments: [cursor, limit + 1])
-        var closed: [(seq: Int64, author: String, committedAt: Date, firstChange: Int64)] = []
-        var upperBound = Int64.max
+        var transactions: [(seq: Int64, author: String, committedAt: Date, lastChange: Int64)] = []
         while let row = try heads.next() {
-            let seq: Int64 = row[0]
-            let firstChange: Int64 = row[4]
-            if row[3] as Bool {
-                batch.openSeq = seq
-                upperBound = firstChange
-                break
-            }
-            if closed.count == limit {
+            if transactions.count == limit {
                 batch.hasMore = true
-                upperBound = firstChange
                 break
             }
             let author: String? = row[1]
-            closed.append((seq, author ?? Save.externalAuthor, Date(timeIntervalSince1970: row[2]), firstChange))
+            transactions.append((row[0], author ?? Save.externalAuthor, Date(timeIntervalSince1970: row[2]), row[3]))
         }
-        guard let first = closed.first else { return batch }
+        let lowerBound = sealedUpTo
+        if let last = transactions.last { sealedUpTo = last.lastChange }
+        if !batch.hasMore {
+            let newestChange = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM \(HistorySchema.changeTable)")) ?? 0
+            batch.hasOpenChanges = newestChange > sealedUpTo
+        }
+        guard !transactions.isEmpty else { return batch }
 
-        var accumulators = closed.map { _ in ChangeAccumulator() }
+        var accumulators = transactions.map { _ in ChangeAccumulator() }
         let changes = try Row.fetchCursor(
             db.cachedStatement(
-                sql: "SELECT id, entity, op, key, columns FROM \(HistorySchema.changeTable) WHERE id >= ? AND id < ? ORDER BY id"),
-            arguments: [first.firstChange, upperBound])
+                sql: "SELECT id, entity, op, key, columns FROM \(HistorySchema.changeTable) WHERE id > ? AND id <= ? ORDER BY id"),
+            arguments: [lowerBound, sealedUpTo])
         var index = 0
         while let row = try changes.next() {
             let id: Int64 = row[0]
-            while index + 1 < closed.count && id >= closed[index + 1].firstChange { index += 1 }
+            while index < transactions.count - 1 && id > transactions[index].lastChange { index += 1 }
             guard let operation = HistorySchema.Operation(rawValue: row[2]) else { continue }
             accumulators[index].add(
                 entity: row[1], operation: operation, key: keyValue(row[3] as DatabaseValue), columns: row[4] as String?)
         }
-        batch.saves = zip(closed, accumulators).map { head, accumulator in
+        batch.saves = zip(transactions, accumulators).map { head, accumulator in
             Save(seq: head.seq, author: head.author, committedAt: head.committedAt, changes: accumulator.changes)
         }
         return batch

@@ -26,23 +26,22 @@ struct TriggerSQL {
 
     private func create(_ kind: Kind) -> String {
         let name = quoteIdentifier(TriggerSQL.name(of: table.name, kind))
-        let open = HistorySchema.openTransactionSQL()
         let changes = HistorySchema.changeTable
         switch kind {
         case .insert:
             return """
-                CREATE TRIGGER \(name) AFTER INSERT ON \(quotedTable) BEGIN \(open) \
+                CREATE TRIGGER \(name) AFTER INSERT ON \(quotedTable) BEGIN \
                 INSERT INTO \(changes)(entity, op, key) VALUES (\(entityLiteral), 1, \(key("NEW"))); END
                 """
         case .delete:
             return """
-                CREATE TRIGGER \(name) AFTER DELETE ON \(quotedTable) BEGIN \(open) \
+                CREATE TRIGGER \(name) AFTER DELETE ON \(quotedTable) BEGIN \
                 INSERT INTO \(changes)(entity, op, key) VALUES (\(entityLiteral), 3, \(key("OLD"))); END
                 """
         case .update:
             let sameKey = "\(key("OLD")) IS \(key("NEW"))"
             return """
-                CREATE TRIGGER \(name) AFTER UPDATE ON \(quotedTable) WHEN \(anyColumnChanged) BEGIN \(open) \
+                CREATE TRIGGER \(name) AFTER UPDATE ON \(quotedTable) WHEN \(anyColumnChanged) BEGIN \
                 INSERT INTO \(changes)(entity, op, key, columns) SELECT \(entityLiteral), 2, \(key("NEW")), \(changedColumns) WHERE \(sameKey); \
                 INSERT INTO \(changes)(entity, op, key) SELECT \(entityLiteral), 3, \(key("OLD")) WHERE NOT (\(sameKey)); \
                 INSERT INTO \(changes)(entity, op, key) SELECT \(entityLiteral), 1, \(key("NEW")) WHERE NOT (\(sameKey)); END
@@ -53,10 +52,7 @@ struct TriggerSQL {
     /// Records every current row as inserted: for a table that starts being
     /// tracked inside the transaction that created it.
     var backfillSQL: String {
-        """
-        \(HistorySchema.openTransactionSQL(when: "EXISTS (SELECT 1 FROM \(quotedTable))")) \
-        INSERT INTO \(HistorySchema.changeTable)(entity, op, key) SELECT \(entityLiteral), 1, \(key(quotedTable)) FROM \(quotedTable);
-        """
+        "INSERT INTO \(HistorySchema.changeTable)(entity, op, key) SELECT \(entityLiteral), 1, \(key(quotedTable)) FROM \(quotedTable)"
     }
 
     /// The key of the row `alias` as stored in `groupstore_change.key`: the

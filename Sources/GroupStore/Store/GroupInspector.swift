@@ -45,7 +45,7 @@ public final class GroupInspector: Sendable {
     public func status() throws -> GroupStatus {
         let (head, pruned, transactions, changes) = try pool.read { db in
             (
-                try HistorySchema.lastClosedSeq(db), try HistorySchema.prunedThrough(db),
+                try HistorySchema.lastSeq(db), try HistorySchema.prunedThrough(db),
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM \(HistorySchema.transactionTable)") ?? 0,
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM \(HistorySchema.changeTable)") ?? 0
             )

@@ -32,13 +32,19 @@ extension GroupStore {
     /// The body of every library write, inside the write transaction.
     fileprivate func recordedTransaction<T>(_ db: Database, _ updates: (Database) throws -> T) throws -> (T, Int64?) {
         // Changes a foreign writer committed are their own transaction, not ours.
-        try HistorySchema.closeOpenTransaction(db)
-        let schemaBefore = try Merger.schemaVersion(db)
-        let value = try updates(db)
-        if try Merger.schemaVersion(db) != schemaBefore {
-            try TriggerInstaller(tracked: configuration.trackedTables).refresh(db, backfill: { _ in true })
+        let before = try HistorySchema.state(db)
+        if before.unsealedChanges {
+            _ = try HistorySchema.insertTransaction(db, author: nil, committedAt: Date(), lastChange: before.newestChange)
         }
-        let seq = try HistorySchema.seal(db, author: member, committedAt: Date())
+        let value = try updates(db)
+        var after = try HistorySchema.state(db)
+        if after.schemaVersion != before.schemaVersion {
+            // Tables created here are tracked at once, their rows recorded.
+            try TriggerInstaller(tracked: configuration.trackedTables).refresh(db, backfill: { _ in true })
+            after = try HistorySchema.state(db)
+        }
+        guard after.unsealedChanges else { return (value, nil) }
+        let seq = try HistorySchema.insertTransaction(db, author: member, committedAt: Date(), lastChange: after.newestChange)
         return (value, seq)
     }
 

@@ -141,7 +141,7 @@ public final class GroupStore: Sendable {
                 // published; pre-existing tables are adopted without replay.
                 try installer.refresh(db, backfill: { !tablesBefore.contains($0) })
                 let sealed = try HistorySchema.seal(db, author: configuration.member, committedAt: Date())
-                return (sealed, try HistorySchema.lastClosedSeq(db))
+                return (sealed, try HistorySchema.lastSeq(db))
             }
             if let cursor = CursorFile.read(in: folder) { return (cursor, sealed) }
             // A new member starts at the present (its own migration included).

@@ -141,10 +141,12 @@ final class GroupWatch: @unchecked Sendable {
                                 "skipping payload of unknown format version",
                                 metadata: ["path": "\(event.path)/\(name)", "format": "\(format)"])
                         } else if seq > merger.cursor {
+                            // Not delivered yet (usually the -wal wake-up has
+                            // already delivered it, and nothing needs doing).
                             payloads.append((folder, name, seq))
+                            needsMerge = true
+                            walOnly = false
                         }
-                        needsMerge = true
-                        walOnly = false
                     case .bookkeeping:
                         break
                     case .foreign:

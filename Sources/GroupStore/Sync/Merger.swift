@@ -6,9 +6,9 @@ import Logging
 /// Turns wake-ups into ordered deliveries.
 ///
 /// On each wake-up it reads the closed transactions after its cursor from the
-/// history (one read snapshot), notifies this process's GRDB observers of the
-/// changed tables inside a deferred transaction (which never takes SQLite's
-/// write lock), delivers the in-scope saves of other members in sequence
+/// history and notifies this process's GRDB observers of the changed tables,
+/// both in one deferred transaction (one snapshot, and SQLite's write lock is
+/// never taken), then delivers the in-scope saves of other members in sequence
 /// order, and advances the cursor, persisting it in batches. Payload files are
 /// only wake-ups: what is delivered always comes from the history, so a lost,
 /// garbage or hostile payload can delay a change but never lose or forge one.
@@ -73,9 +73,7 @@ final class Merger: @unchecked Sendable {
             let batch: HistoryBatch
             let version: Int
             do {
-                (batch, version) = try pool.read { db in
-                    (try HistoryReader.read(db, after: cursor, limit: settings.batchSize), try Self.schemaVersion(db))
-                }
+                (batch, version) = try readAndNotify()
             } catch {
                 logger.info("cannot read the history; will retry", metadata: ["error": "\(error)"])
                 return foundAny
@@ -92,7 +90,7 @@ final class Merger: @unchecked Sendable {
             if batch.saves.isEmpty {
                 // A foreign writer's transaction is committed but still open:
                 // close it (once per merge) and read again.
-                if batch.openSeq != nil && !closedOpenTransaction {
+                if batch.hasOpenChanges && !closedOpenTransaction {
                     closedOpenTransaction = true
                     closeOpenTransaction()
                     continue
@@ -101,20 +99,42 @@ final class Merger: @unchecked Sendable {
             }
             foundAny = true
             deliver(batch.saves)
-            if !batch.hasMore && batch.openSeq == nil { return true }
-            if batch.openSeq != nil && closedOpenTransaction { return true }
+            if !batch.hasMore && !batch.hasOpenChanges { return true }
+            if batch.hasOpenChanges && closedOpenTransaction { return true }
         }
         // Plenty left: yield the queue to pending events, then go on.
         queue.async { self.merge() }
         return foundAny
     }
 
-    private func deliver(_ saves: [Save]) {
-        var tables = Set<String>()
-        for save in saves where save.author != settings.member.rawValue {
-            tables.formUnion(save.entityNames)
+    /// Reads the next batch and notifies this process's GRDB observers of the
+    /// tables it changed, in one deferred transaction on the pool's writer
+    /// connection: one snapshot, and no write lock is ever taken, so it never
+    /// waits for another process's writer (only for this process's own).
+    private func readAndNotify() throws -> (HistoryBatch, Int) {
+        try pool.writeWithoutTransaction { db in
+            var result: (HistoryBatch, Int)?
+            try db.inTransaction(.deferred) {
+                let batch = try HistoryReader.read(db, after: cursor, limit: settings.batchSize)
+                result = (batch, try Self.schemaVersion(db))
+                var tables = Set<String>()
+                for save in batch.saves where save.author != settings.member.rawValue {
+                    tables.formUnion(save.entityNames)
+                }
+                for table in tables {
+                    do {
+                        try db.notifyChanges(in: Table(table))
+                    } catch {
+                        // The table was dropped since: nothing observes it.
+                    }
+                }
+                return .commit
+            }
+            return result!
         }
-        if !tables.isEmpty { notifyObservers(of: tables) }
+    }
+
+    private func deliver(_ saves: [Save]) {
         for save in saves {
             guard save.author != settings.member.rawValue, let visible = save.restricted(to: settings.inScopeEntityNames) else {
                 continue
@@ -137,28 +157,6 @@ final class Merger: @unchecked Sendable {
         post(save)
         cursor = seq
         scheduleCursorFlush()
-    }
-
-    /// Refreshes GRDB observations of `tables` in this process, from a
-    /// deferred transaction that writes nothing and so never waits for
-    /// another connection's write lock.
-    private func notifyObservers(of tables: Set<String>) {
-        do {
-            try pool.writeWithoutTransaction { db in
-                try db.inTransaction(.deferred) {
-                    for table in tables {
-                        do {
-                            try db.notifyChanges(in: Table(table))
-                        } catch {
-                            // The table was dropped since: nothing observes it.
-                        }
-                    }
-                    return .commit
-                }
-            }
-        } catch {
-            logger.info("cannot notify database observers", metadata: ["error": "\(error)"])
-        }
     }
 
     private func closeOpenTransaction() {

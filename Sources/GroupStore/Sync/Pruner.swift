@@ -46,25 +46,30 @@ struct Pruner: Sendable {
         let report = try pool.write { db -> PruneReport in
             let expired =
                 try Int64.fetchOne(
-                    db, sql: "SELECT max(seq) FROM \(HistorySchema.transactionTable) WHERE open = 0 AND committed_at < ?",
+                    db, sql: "SELECT max(seq) FROM \(HistorySchema.transactionTable) WHERE committed_at < ?",
                     arguments: [cutoff]) ?? 0
             let previous = try HistorySchema.prunedThrough(db)
-            let horizon = min(max(consumed, expired), try HistorySchema.lastClosedSeq(db))
+            let horizon = min(max(consumed, expired), try HistorySchema.lastSeq(db))
             var report = PruneReport(
                 prunedThrough: max(previous, horizon), transactionsRemoved: 0, changesRemoved: 0, payloadFilesRemoved: 0,
                 temporaryFilesRemoved: 0)
             guard horizon > previous else { return report }
-            // Changes are stored in commit order: everything before the first
-            // change of the oldest remaining transaction goes.
-            let keepFrom = try Int64.fetchOne(
-                db, sql: "SELECT min(first_change) FROM \(HistorySchema.transactionTable) WHERE seq > ?", arguments: [horizon])
-            if let keepFrom {
-                try db.execute(sql: "DELETE FROM \(HistorySchema.changeTable) WHERE id < ?", arguments: [keepFrom])
-            } else {
-                try db.execute(sql: "DELETE FROM \(HistorySchema.changeTable)")
-            }
+            // Changes are stored in commit order: everything up to the last
+            // change of the horizon's transaction goes, but for the newest row
+            // (ids continue from the largest one left, and must never go back).
+            try db.execute(
+                sql: """
+                    DELETE FROM \(HistorySchema.changeTable) WHERE id <= (
+                      SELECT last_change FROM \(HistorySchema.transactionTable) WHERE seq <= ? ORDER BY seq DESC LIMIT 1)
+                    AND id < (SELECT max(id) FROM \(HistorySchema.changeTable))
+                    """, arguments: [horizon])
             report.changesRemoved = db.changesCount
-            try db.execute(sql: "DELETE FROM \(HistorySchema.transactionTable) WHERE seq <= ?", arguments: [horizon])
+            // The newest row stays, as the high-water mark of sequence numbers
+            // (rowids continue from the largest one left).
+            try db.execute(
+                sql:
+                    "DELETE FROM \(HistorySchema.transactionTable) WHERE seq <= ? AND seq < (SELECT max(seq) FROM \(HistorySchema.transactionTable))",
+                arguments: [horizon])
             report.transactionsRemoved = db.changesCount
             try HistorySchema.setPrunedThrough(db, horizon)
             return report

@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+
+/// `groupstore-bench`: propagation latency, throughput and overhead of
+/// GroupStore, each beside its reference measured in the same run.
+///
+///     swift run -c release groupstore-bench [--json results.json] [--quick]
+///
+/// Spawns itself in hidden roles (member, writer, inotify-writer,
+/// inotify-reader, poller) so every measurement crosses real processes.
+@main
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "groupstore-bench",
+        abstract: "Measure GroupStore against bare inotify, polling and plain GRDB, and print a table.",
+        subcommands: [
+            RunCommand.self, MemberRole.self, WriterRole.self, InotifyWriterRole.self, InotifyReaderRole.self, PollerRole.self,
+        ],
+        defaultSubcommand: RunCommand.self
+    )
+}
+
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "run", abstract: "Run every scenario and print the table.")
+
+    @Option(help: "Also write the figures as JSON to this file.") var json: String?
+    @Flag(help: "Fewer samples (a smoke run, not for quoting).") var quick = false
+    @Option(help: "Only these sections (comma-separated: latency,polling,throughput,overhead,foreign,catchup,memory,bulk).")
+    var only: String?
+
+    func run() async throws {
+        let bench = Bench(quick: quick)
+        defer { bench.cleanUp() }
+        let wanted = only.map { Set($0.split(separator: ",").map(String.init)) }
+        var rows: [TableRow] = []
+        func section(_ name: String, _ body: () throws -> [TableRow]) rethrows {
+            guard wanted?.contains(name) ?? true else { return }
+            let started = Date()
+            FileHandle.standardError.write(Data("bench: \(name)…\n".utf8))
+            rows += try body()
+            FileHandle.standardError.write(Data(String(format: "bench: %@ done in %.1f s\n", name, Date().timeIntervalSince(started)).utf8))
+        }
+        let latency = LatencyScenario(bench: bench)
+        var reference: Distribution?
+        try section("latency") {
+            let result = try latency.run()
+            reference = result.twoMembersTmpfs
+            return result.rows
+        }
+        try section("polling") { try PollingScenario(bench: bench, groupStoreLatency: reference).run() }
+        try section("throughput") { try ThroughputScenario(bench: bench).run() }
+        try section("overhead") { try OverheadScenario(bench: bench).run() }
+        try section("foreign") { try ForeignWriterScenario(bench: bench).run() }
+        try section("catchup") { try CatchUpScenario(bench: bench).run() }
+        try section("memory") { try MemoryScenario(bench: bench).run() }
+        try section("bulk") { try BulkScenario(bench: bench).run() }
+
+        print("GroupStore benchmark — \(Report.machine)\(quick ? " (quick run: few samples)" : "")\n")
+        print(Report.table(rows))
+        if let json { try Report.writeJSON(rows, machine: Report.machine, to: json) }
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import Subprocesses
+
+/// Row 6: the resident memory of a member while it merges 1,000,000
+/// transactions, sampled every 100,000.
+struct MemoryScenario {
+    let bench: Bench
+
+    func run() throws -> [TableRow] {
+        let count = bench.quick ? 200_000 : 1_000_000
+        let group = try bench.directory("memory")
+        let member = try bench.spawn("member", ["--group", group, "--member", "follower", "--expect", "\(count)"])
+        try bench.ready(member)
+        let writer = try bench.spawn("writer", ["--group", group, "--count", "\(count)"])
+        try bench.finish(writer, timeout: 600)
+        try bench.finish(member, timeout: 300)
+        let samples = Bench.fields(member.output, "M").compactMap { fields in Double(fields[1]).map { $0 / 1024 } }
+        guard let first = samples.first, let last = samples.last,
+            let done = Bench.fields(member.output, "D").first, let peak = Double(done[3])
+        else { throw BenchFailure("the member did not report memory") }
+        return [
+            TableRow(
+                section: "6. memory", what: "member RSS after merging \(count) transactions", unit: "MB", value: last,
+                reference: String(format: "%.1f MB after the first 100,000; peak %.1f MB", first, peak / 1024),
+                target: "growth ≤ 10 MB"),
+            TableRow(section: "6. memory", what: "RSS growth from 100,000 to \(count)", unit: "MB", value: last - first, target: "≤ 10 MB"),
+        ]
+    }
+}
