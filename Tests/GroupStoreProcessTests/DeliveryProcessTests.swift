@@ -93,6 +93,25 @@ final class DeliveryProcessTests: ProcessTestCase {
         XCTAssertEqual(next.updatedColumns["notes"], ["body"])
     }
 
+    func testTableCreatedBySqlite3Shell_isTrackedByRunningMembers_andItsLaterRowsArrive() throws {
+        try exec("writer", "CREATE TABLE notes(id INTEGER PRIMARY KEY)")
+        let watcher = try watch("dashboard")
+        let create = try spawn("/usr/bin/sqlite3", [group + "/store.sqlite", "CREATE TABLE late(id INTEGER PRIMARY KEY)"])
+        XCTAssertEqual(try create.waitForExit(), 0)
+        // A member installs the new table's triggers on its next schema check
+        // (the one-second tick); no event marks that moment, so look for them.
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while try read({ try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master WHERE name = 'groupstore_late_insert'") }) != 1 {
+            guard Date() < deadline else { return XCTFail("no member installed triggers on the table created by sqlite3") }
+            usleep(20_000)
+        }
+        let insert = try spawn("/usr/bin/sqlite3", [group + "/store.sqlite", "INSERT INTO late(id) VALUES (7)"])
+        XCTAssertEqual(try insert.waitForExit(), 0)
+        let save = try saves(watcher.waitForLines(1))[0]
+        XCTAssertEqual(save.author, Save.externalAuthor)
+        XCTAssertEqual(save.inserted["late"], [7])
+    }
+
     func testEntitiesOption_deliversOnlySavesTouchingInScopeEntities() throws {
         try exec("writer", "CREATE TABLE a(id INTEGER PRIMARY KEY); CREATE TABLE b(id INTEGER PRIMARY KEY)")
         let watcher = try watch("only-b", extra: ["--entities", "b"])

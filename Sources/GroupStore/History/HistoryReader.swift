@@ -9,8 +9,11 @@ struct HistoryBatch: Sendable {
     /// transaction: they must be closed into a transaction (under the write
     /// lock) before they are delivered.
     var hasOpenChanges = false
-    /// Transactions up to here were pruned.
+    /// Transactions up to here were pruned (read only when the transactions
+    /// after the cursor do not start right after it).
     var prunedThrough: Int64 = 0
+    /// The last change id of the last transaction read (or of the cursor's).
+    var lastChange: Int64 = 0
     /// More transactions follow the ones read.
     var hasMore = false
 }
@@ -18,15 +21,22 @@ struct HistoryBatch: Sendable {
 /// Reads the history tables into ``Save`` values.
 enum HistoryReader {
     /// Reads up to `limit` transactions after `cursor`, with their changes.
-    static func read(_ db: Database, after cursor: Int64, limit: Int) throws -> HistoryBatch {
+    ///
+    /// - Parameter cursorLastChange: the last change id of the cursor's
+    ///   transaction, when the caller knows it (saves a query).
+    static func read(_ db: Database, after cursor: Int64, cursorLastChange: Int64? = nil, limit: Int) throws -> HistoryBatch {
         var batch = HistoryBatch()
-        batch.prunedThrough = try HistorySchema.prunedThrough(db)
         // The cursor's transaction ends where the next one's changes start.
-        var sealedUpTo =
-            try Int64.fetchOne(
-                db.cachedStatement(
-                    sql: "SELECT last_change FROM \(HistorySchema.transactionTable) WHERE seq <= ? ORDER BY seq DESC LIMIT 1"),
-                arguments: [cursor]) ?? 0
+        var sealedUpTo: Int64
+        if let cursorLastChange {
+            sealedUpTo = cursorLastChange
+        } else {
+            sealedUpTo =
+                try Int64.fetchOne(
+                    db.cachedStatement(
+                        sql: "SELECT last_change FROM \(HistorySchema.transactionTable) WHERE seq <= ? ORDER BY seq DESC LIMIT 1"),
+                    arguments: [cursor]) ?? 0
+        }
         let heads = try Row.fetchCursor(
             db.cachedStatement(
                 sql: """
@@ -43,8 +53,13 @@ enum HistoryReader {
             let author: String? = row[1]
             transactions.append((row[0], author ?? Save.externalAuthor, Date(timeIntervalSince1970: row[2]), row[3]))
         }
+        // Sequence numbers are consecutive unless pruning removed some.
+        if transactions.first.map({ $0.seq != cursor + 1 }) ?? false {
+            batch.prunedThrough = try HistorySchema.prunedThrough(db)
+        }
         let lowerBound = sealedUpTo
         if let last = transactions.last { sealedUpTo = last.lastChange }
+        batch.lastChange = sealedUpTo
         if !batch.hasMore {
             let newestChange = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM \(HistorySchema.changeTable)")) ?? 0
             batch.hasOpenChanges = newestChange > sealedUpTo

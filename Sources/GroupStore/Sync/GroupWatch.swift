@@ -15,7 +15,9 @@ import Logging
 ///
 /// `@unchecked Sendable`: mutable state is touched on the merger's queue only.
 final class GroupWatch: @unchecked Sendable {
-    static let recheckDelay: TimeInterval = 0.002
+    /// After a `-wal` wake-up that found nothing (the commit not visible yet):
+    /// look again after these delays.
+    static let recheckDelays: [TimeInterval] = [0.0001, 0.002]
     static let safetyInterval: TimeInterval = 1.0
     /// Payload files checked per wake-up at most (checking is for the log only).
     static let payloadChecksPerWake = 8
@@ -47,11 +49,11 @@ final class GroupWatch: @unchecked Sendable {
         watchWAL()
         queue.async {
             self.rescanMembers()
-            self.merger.merge()
+            self.merger.merge(checkSchema: true)
         }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + Self.safetyInterval, repeating: Self.safetyInterval, leeway: .milliseconds(100))
-        timer.setEventHandler { [weak self] in self?.merger.merge() }
+        timer.setEventHandler { [weak self] in self?.merger.merge(checkSchema: true) }
         timer.activate()
         safetyTimer = timer
         watcher.start()
@@ -165,14 +167,18 @@ final class GroupWatch: @unchecked Sendable {
         }
     }
 
-    /// A `-wal` change may be seen before the commit is: look again shortly.
-    private func scheduleRecheck() {
-        guard !recheckPending else { return }
+    /// A `-wal` change may be seen before the commit is: look again shortly,
+    /// then a little later.
+    private func scheduleRecheck(stage: Int = 0) {
+        guard stage < Self.recheckDelays.count, stage > 0 || !recheckPending else { return }
         recheckPending = true
-        queue.asyncAfter(deadline: .now() + Self.recheckDelay) { [weak self] in
+        queue.asyncAfter(deadline: .now() + Self.recheckDelays[stage]) { [weak self] in
             guard let self else { return }
-            self.recheckPending = false
-            self.merger.merge()
+            if self.merger.merge() || stage + 1 == Self.recheckDelays.count {
+                self.recheckPending = false
+            } else {
+                self.scheduleRecheck(stage: stage + 1)
+            }
         }
     }
 

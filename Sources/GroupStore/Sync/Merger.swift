@@ -35,6 +35,8 @@ final class Merger: @unchecked Sendable {
 
     // State confined to `queue`.
     private(set) var cursor: Int64
+    /// The last change id of the cursor's transaction, once known.
+    private var cursorLastChange: Int64?
     private var persistedCursor: Int64
     private var cursorFlushScheduled = false
     private var schemaVersion: Int?
@@ -63,22 +65,25 @@ final class Merger: @unchecked Sendable {
     /// Delivers everything committed after the cursor. Runs on `queue`.
     ///
     /// - Returns: whether anything new was found.
+    /// - Parameter checkSchema: also look for tables created by writers
+    ///   outside the library and install their triggers (done on the slow
+    ///   safety tick, not on every wake-up).
     @discardableResult
-    func merge() -> Bool {
+    func merge(checkSchema: Bool = false) -> Bool {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !closed else { return false }
         var foundAny = false
         var closedOpenTransaction = false
-        for _ in 0..<64 {
+        for round in 0..<64 {
             let batch: HistoryBatch
-            let version: Int
+            let version: Int?
             do {
-                (batch, version) = try readAndNotify()
+                (batch, version) = try readAndNotify(checkSchema: checkSchema && round == 0)
             } catch {
                 logger.info("cannot read the history; will retry", metadata: ["error": "\(error)"])
                 return foundAny
             }
-            if version != schemaVersion {
+            if let version, version != schemaVersion {
                 schemaVersion = version
                 refreshTriggersIfNeeded()
             }
@@ -99,6 +104,7 @@ final class Merger: @unchecked Sendable {
             }
             foundAny = true
             deliver(batch.saves)
+            cursorLastChange = batch.lastChange
             if !batch.hasMore && !batch.hasOpenChanges { return true }
             if batch.hasOpenChanges && closedOpenTransaction { return true }
         }
@@ -111,12 +117,13 @@ final class Merger: @unchecked Sendable {
     /// tables it changed, in one deferred transaction on the pool's writer
     /// connection: one snapshot, and no write lock is ever taken, so it never
     /// waits for another process's writer (only for this process's own).
-    private func readAndNotify() throws -> (HistoryBatch, Int) {
+    private func readAndNotify(checkSchema: Bool) throws -> (HistoryBatch, Int?) {
         try pool.writeWithoutTransaction { db in
-            var result: (HistoryBatch, Int)?
+            var result: (HistoryBatch, Int?)?
             try db.inTransaction(.deferred) {
-                let batch = try HistoryReader.read(db, after: cursor, limit: settings.batchSize)
-                result = (batch, try Self.schemaVersion(db))
+                let batch = try HistoryReader.read(
+                    db, after: cursor, cursorLastChange: cursorLastChange, limit: settings.batchSize)
+                result = (batch, checkSchema ? try Self.schemaVersion(db) : nil)
                 var tables = Set<String>()
                 for save in batch.saves where save.author != settings.member.rawValue {
                     tables.formUnion(save.entityNames)
@@ -156,6 +163,7 @@ final class Merger: @unchecked Sendable {
         broadcaster.deliver(save)
         post(save)
         cursor = seq
+        cursorLastChange = nil
         scheduleCursorFlush()
     }
 
