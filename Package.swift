@@ -26,6 +26,7 @@ let package = Package(
         .executable(name: "groupstore-peer", targets: ["GroupStorePeer"]),
         .executable(name: "groupstore-demo", targets: ["groupstore-demo"]),
         .executable(name: "groupstore-bench", targets: ["GroupStoreBench"]),
+        .executable(name: "groupstore-faults", targets: ["GroupStoreFaults"]),
         .executable(name: "counter", targets: ["counter"]),
         .executable(name: "job-producer", targets: ["job-producer"]),
         .executable(name: "job-worker", targets: ["job-worker"]),
@@ -94,6 +95,16 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        // The fault and abuse suite: `swift build && .build/debug/groupstore-faults`.
+        .executableTarget(
+            name: "GroupStoreFaults",
+            dependencies: [
+                "Subprocesses",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
         // Examples: one executable per folder.
         .executableTarget(
             name: "groupstore-demo",
@@ -153,6 +164,7 @@ let package = Package(
                 "GroupStoreCLI",
                 "GroupStorePeer",
                 "groupstore-demo",
+                "GroupStoreFaults",
                 "counter",
                 "job-producer",
                 "job-worker",

@@ -33,27 +33,31 @@ struct RunCommand: AsyncParsableCommand {
         defer { bench.cleanUp() }
         let wanted = only.map { Set($0.split(separator: ",").map(String.init)) }
         var rows: [TableRow] = []
-        func section(_ name: String, _ body: () throws -> [TableRow]) rethrows {
+        func section(_ name: String, _ body: () throws -> [TableRow]) {
             guard wanted?.contains(name) ?? true else { return }
             let started = Date()
             FileHandle.standardError.write(Data("bench: \(name)…\n".utf8))
-            rows += try body()
+            do {
+                rows += try body()
+            } catch {
+                rows.append(TableRow(section: name, what: "FAILED: \(error)", unit: ""))
+            }
             FileHandle.standardError.write(Data(String(format: "bench: %@ done in %.1f s\n", name, Date().timeIntervalSince(started)).utf8))
         }
         let latency = LatencyScenario(bench: bench)
         var reference: Distribution?
-        try section("latency") {
+        section("latency") {
             let result = try latency.run()
             reference = result.twoMembersTmpfs
             return result.rows
         }
-        try section("polling") { try PollingScenario(bench: bench, groupStoreLatency: reference).run() }
-        try section("throughput") { try ThroughputScenario(bench: bench).run() }
-        try section("overhead") { try OverheadScenario(bench: bench).run() }
-        try section("foreign") { try ForeignWriterScenario(bench: bench).run() }
-        try section("catchup") { try CatchUpScenario(bench: bench).run() }
-        try section("memory") { try MemoryScenario(bench: bench).run() }
-        try section("bulk") { try BulkScenario(bench: bench).run() }
+        section("polling") { try PollingScenario(bench: bench, groupStoreLatency: reference).run() }
+        section("throughput") { try ThroughputScenario(bench: bench).run() }
+        section("overhead") { try OverheadScenario(bench: bench).run() }
+        section("foreign") { try ForeignWriterScenario(bench: bench).run() }
+        section("catchup") { try CatchUpScenario(bench: bench).run() }
+        section("memory") { try MemoryScenario(bench: bench).run() }
+        section("bulk") { try BulkScenario(bench: bench).run() }
 
         print("GroupStore benchmark — \(Report.machine)\(quick ? " (quick run: few samples)" : "")\n")
         print(Report.table(rows))

@@ -78,6 +78,8 @@ struct WatchService: Service {
             // Closing finishes `saves`, which ends the loop above.
             store.closeInBackground()
         }
+        // The stream also ends when the group is replaced under this member.
+        if let error = store.groupReplacedError { throw error }
     }
 }
 

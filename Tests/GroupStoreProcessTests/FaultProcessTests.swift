@@ -33,6 +33,9 @@ final class FaultProcessTests: ProcessTestCase {
     /// Requirement 3.
     func testStoppedMember_receivesAll50000Transactions_afterContinue() throws {
         let count = 50_000
+        // The writer's folder exists first, so the stopped member queues its
+        // payload events too: far more than the kernel's 16,384.
+        try exec("writer", "SELECT 1")
         let sleeper = try watch("sleeper")
         sleeper.send(SIGSTOP)
         let writer = try peer("writer", ["--writes", "\(count)", "--log-level", "warning"])
@@ -45,6 +48,7 @@ final class FaultProcessTests: ProcessTestCase {
         let keys = received.flatMap { $0.inserted["items"] ?? [] }
         let committed = try read { db in try Int64.fetchAll(db, sql: "SELECT id FROM items ORDER BY id") }
         XCTAssertEqual(keys, committed)
+        XCTAssertTrue(sleeper.errors.contains { $0.contains("inotify queue overflowed") }, "the overflow path was not exercised")
     }
 
     /// Requirement 4.

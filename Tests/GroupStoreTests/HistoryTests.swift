@@ -132,6 +132,11 @@ final class HistoryTests: StoreTestCase {
         for value in values {
             XCTAssertEqual(KeyValue(json: value.json), value, value.json)
         }
+        // Found by the fuzzer: an integral real must read back as a real, and
+        // numbers outside JSON's grammar are not keys.
+        XCTAssertEqual(KeyValue(json: KeyValue.real(1500).json), .real(1500))
+        XCTAssertEqual(KeyValue(json: "1.5e3"), .real(1500))
+        for invalid in ["00042", "42.", "-", "1e", ".5", "+1"] { XCTAssertNil(KeyValue(json: invalid), invalid) }
         XCTAssertNil(KeyValue(json: "{\"object\":1}"))
         XCTAssertNil(KeyValue(json: "[1,"))
         XCTAssertEqual(KeyValue(json: #""\ud83d\udc22""#), .text("🐢"))

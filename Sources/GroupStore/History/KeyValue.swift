@@ -21,7 +21,11 @@ public enum KeyValue: Hashable, Sendable, CustomStringConvertible {
     public var json: String {
         switch self {
         case .integer(let value): return String(value)
-        case .real(let value): return JSONText.number(value)
+        case .real(let value):
+            // Always with a fraction or an exponent, so it reads back as a real.
+            guard value.isFinite else { return "null" }
+            let text = "\(value)"
+            return text.contains(".") || text.contains("e") ? text : text + ".0"
         case .text(let value): return JSONText.string(value)
         case .null: return "null"
         case .composite(let values): return "[" + values.map(\.json).joined(separator: ",") + "]"

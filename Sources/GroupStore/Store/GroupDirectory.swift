@@ -89,6 +89,19 @@ final class GroupDirectory: Sendable {
         return try body()
     }
 
+    /// Whether the group's path still names the directory this process opened.
+    func rootIsInPlace() -> Bool {
+        var opened = stat()
+        var current = stat()
+        guard fstat(root.fd, &opened) == 0, stat(path, &current) == 0 else { return false }
+        return opened.st_ino == current.st_ino && opened.st_dev == current.st_dev && opened.st_nlink > 0
+    }
+
+    /// The inode of `store.sqlite` now, or `nil` if it is missing.
+    func databaseInode() -> UInt64? {
+        (try? root.status(of: Self.databaseFileName)).flatMap { $0 }.map { UInt64($0.st_ino) }
+    }
+
     /// The folder of `member`, created when missing.
     func memberFolder(_ member: MemberName, create: Bool) throws(GroupStoreError) -> DirectoryHandle {
         if create { try members.makeDirectory(member.rawValue) }

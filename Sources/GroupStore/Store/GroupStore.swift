@@ -52,6 +52,8 @@ public final class GroupStore: Sendable {
     private let pruner: Pruner
     private let lock: Mutex<MemberLock?>
     private let phase = Mutex(Phase.opened)
+    /// Set when the group directory or database was replaced under this member.
+    private let detachment = Mutex<GroupStoreError?>(nil)
     private let pruneTimer = Mutex<TimerBox?>(nil)
     private let logger: Logger
 
@@ -104,7 +106,11 @@ public final class GroupStore: Sendable {
         self.directory = directory
         self.publisher = publisher
         self.merger = merger
-        self.watch = GroupWatch(merger: merger, directory: directory, member: member, logger: logger)
+        self.watch = GroupWatch(
+            merger: merger, directory: directory, member: member, logger: logger,
+            hooks: GroupWatch.Hooks(
+                groupReplaced: { reason in box.store?.detach(reason) },
+                ownFolderRemoved: { box.store?.repairOwnFolder() }))
         self.broadcaster = broadcaster
         self.pruner = Pruner(pool: pool, directory: directory, retention: configuration.retention, logger: logger)
         self.lock = Mutex(lock)
@@ -145,7 +151,13 @@ public final class GroupStore: Sendable {
             }
             if let cursor = CursorFile.read(in: folder) { return (cursor, sealed) }
             // A new member starts at the present (its own migration included).
-            try CursorFile.write(lastClosed, member: configuration.member, in: folder, staging: directory.staging)
+            do {
+                try CursorFile.write(lastClosed, member: configuration.member, in: folder, staging: directory.staging)
+            } catch {
+                // A full or read-only disk: the cursor is written again with
+                // the next delivery; until then this member pins nothing.
+                configuration.logger.info("cannot write the cursor yet", metadata: ["error": "\(error.message)"])
+            }
             return (lastClosed, sealed)
         } catch let error as GroupStoreError {
             throw error
@@ -210,10 +222,22 @@ public final class GroupStore: Sendable {
         close()
     }
 
+    /// Whether this member's lock file is still the one in its folder.
+    private func lockStillLinked() -> Bool {
+        lock.withLock { $0?.isLinked(in: directory.members, member: member) ?? false }
+    }
+
     /// A stream of the saves delivered from now on (every subscriber gets
     /// each). It finishes when the store closes.
     public func saves() -> AsyncStream<Save> {
         broadcaster.subscribe()
+    }
+
+    /// Why this store left the group, if the group directory or its database
+    /// was removed or replaced while it ran (then writes throw it, and the
+    /// ``saves()`` streams have finished).
+    public var groupReplacedError: GroupStoreError? {
+        detachment.withLock { $0 }
     }
 
     /// The last sequence number delivered (or skipped as out of scope).
@@ -236,6 +260,49 @@ public final class GroupStore: Sendable {
 
     func checkOpen() throws(GroupStoreError) {
         if phase.withLock({ $0 == .closed }) { throw closedError }
+        if let detached = detachment.withLock({ $0 }) { throw detached }
+    }
+
+    /// The group directory or database was removed or replaced under this
+    /// member: stop merging, end the save streams, refuse further writes
+    /// (they would land in a file no other member sees). Runs on the merger's queue.
+    func detach(_ reason: String) {
+        let error = GroupStoreError(
+            .groupReplaced, "\(reason) while member '\(member)' ran; reopen the store", path: directory.path)
+        guard
+            detachment.withLock({ current -> Bool in
+                defer { if current == nil { current = error } }
+                return current == nil
+            })
+        else { return }
+        logger.info("left the group: \(error.message)")
+        watch.stop()
+        merger.close()
+        broadcaster.finish()
+    }
+
+    /// This member's folder was removed while it ran: make it again and take
+    /// the lock in it again, so no other process can claim the name. A folder
+    /// replaced by a symbolic link is not followed: payloads stop (peers read
+    /// the history) until it is a directory again. Runs on the merger's queue.
+    func repairOwnFolder() {
+        // Several events may report one removal; repair once.
+        if (try? directory.members.status(of: member.rawValue)) != nil, lockStillLinked() { return }
+        do {
+            let folder = try directory.memberFolder(member, create: true)
+            let newLock = try MemberLock(member: member, folder: folder, group: directory.path)
+            lock.withLock { $0 = newLock }
+            publisher.replaceFolder(folder)
+            merger.replaceFolder(folder)
+            watch.watchOwnFolder()
+            logger.info("this member's folder was removed; re-created it", metadata: ["path": "\(folder.path)"])
+        } catch let error as GroupStoreError where error.code == .memberAlreadyLive {
+            detach("another process took member name '\(member)' after its folder was removed")
+        } catch {
+            logger.info(
+                "this member's folder was removed and cannot be re-created; payloads are not published, peers read the history",
+                metadata: ["error": "\(error)"])
+        }
     }
 
     private var closedError: GroupStoreError {

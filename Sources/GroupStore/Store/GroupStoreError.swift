@@ -42,6 +42,10 @@ public struct GroupStoreError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let database = Code("database")
         /// The store was closed.
         public static let closed = Code("closed")
+        /// The group directory, or its database file, was removed or replaced
+        /// while this member ran: writes are refused (they would go to a file
+        /// no other member sees). Open the store again.
+        public static let groupReplaced = Code("groupReplaced")
         /// A configuration value is out of range.
         public static let invalidConfiguration = Code("invalidConfiguration")
 
@@ -62,6 +66,7 @@ public struct GroupStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     public static let fileSystem = Code.fileSystem
     public static let database = Code.database
     public static let closed = Code.closed
+    public static let groupReplaced = Code.groupReplaced
     public static let invalidConfiguration = Code.invalidConfiguration
 
     /// What went wrong.

@@ -36,6 +36,17 @@ final class MemberLock: Sendable {
 
     deinit { _ = close(fd) }
 
+    /// Whether the locked file is still `members/<member>/lock` (and not a
+    /// file that was deleted or replaced since).
+    func isLinked(in members: DirectoryHandle, member: MemberName) -> Bool {
+        var held = stat()
+        guard fstat(fd, &held) == 0, held.st_nlink > 0,
+            let folder = try? DirectoryHandle(name: member.rawValue, in: members),
+            let current = try? folder.status(of: Self.fileName)
+        else { return false }
+        return current.st_ino == held.st_ino && current.st_dev == held.st_dev
+    }
+
     /// Whether a live process holds the lock in `folder`.
     static func isHeld(in folder: DirectoryHandle) -> Bool {
         guard let fd = try? folder.openFile(fileName, flags: O_RDONLY) else { return false }

@@ -3,6 +3,10 @@ import FolderWatching
 import Foundation
 import Logging
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Watches the group with one ``FolderWatcher`` and wakes the ``Merger``.
 ///
 /// Watched: every other member's folder (payloads renamed in), `members/`
@@ -15,6 +19,15 @@ import Logging
 ///
 /// `@unchecked Sendable`: mutable state is touched on the merger's queue only.
 final class GroupWatch: @unchecked Sendable {
+    /// What the store does about changes to the group's own structure. Called
+    /// on the merger's queue.
+    struct Hooks: Sendable {
+        /// The group directory or its database was removed or replaced.
+        var groupReplaced: @Sendable (String) -> Void
+        /// This member's own folder was removed.
+        var ownFolderRemoved: @Sendable () -> Void
+    }
+
     /// After a `-wal` wake-up that found nothing (the commit not visible yet):
     /// look again after these delays.
     static let recheckDelays: [TimeInterval] = [0.0001, 0.002]
@@ -30,13 +43,19 @@ final class GroupWatch: @unchecked Sendable {
     private var safetyTimer: (any DispatchSourceTimer)?
     private var recheckPending = false
     private var reportedForeignFiles = Set<String>()
+    private let hooks: Hooks
+    private let databaseInode: UInt64?
 
-    init(merger: Merger, directory: GroupDirectory, member: MemberName, logger: Logger) {
+    init(merger: Merger, directory: GroupDirectory, member: MemberName, logger: Logger, hooks: Hooks) {
         self.merger = merger
         self.directory = directory
         self.member = member
         self.logger = logger
+        self.hooks = hooks
+        databaseInode = directory.databaseInode()
     }
+
+    private var ownFolderPath: String { directory.membersPath + "/" + member.rawValue }
 
     private var queue: DispatchQueue { merger.queue }
 
@@ -44,13 +63,16 @@ final class GroupWatch: @unchecked Sendable {
     func start() throws(FolderWatcherError) {
         let watcher = try FolderWatcher(queue: queue) { [weak self] events in self?.handle(events) }
         self.watcher = watcher
-        try watcher.watch(directory.path, for: [.created, .movedIn])
-        try watcher.watch(directory.membersPath, for: [.created, .movedIn])
+        try watcher.watch(directory.path, for: [.created, .movedIn, .deleted, .movedOut])
+        // Removals are seen here: a folder's own IN_DELETE_SELF comes only once
+        // nobody holds it open, and this member does hold its folder open.
+        try watcher.watch(directory.membersPath, for: [.created, .movedIn, .deleted, .movedOut])
+        watchOwnFolder()
         watchWAL()
-        queue.async {
-            self.rescanMembers()
-            self.merger.merge(checkSchema: true)
-        }
+        // Before the handler can run, so every member folder that exists now is
+        // watched when start() returns.
+        rescanMembers()
+        queue.async { self.merger.merge(checkSchema: true) }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + Self.safetyInterval, repeating: Self.safetyInterval, leeway: .milliseconds(100))
         timer.setEventHandler { [weak self] in self?.merger.merge(checkSchema: true) }
@@ -74,6 +96,15 @@ final class GroupWatch: @unchecked Sendable {
             // Not there yet; the group directory watch reports its creation.
         } catch {
             logger.info("cannot watch the database's -wal file", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Watches this member's own folder for its removal only.
+    func watchOwnFolder() {
+        do {
+            try watcher?.watch(ownFolderPath, for: [])
+        } catch {
+            logger.info("cannot watch this member's folder", metadata: ["path": "\(ownFolderPath)", "error": "\(error)"])
         }
     }
 
@@ -111,16 +142,28 @@ final class GroupWatch: @unchecked Sendable {
                 walOnly = false
             case .watchEnded:
                 if event.path == directory.path {
-                    logger.info("the group directory was removed", metadata: ["path": "\(event.path)"])
+                    hooks.groupReplaced("the group directory \(directory.path) was removed or moved")
+                    return
+                } else if event.path == ownFolderPath {
+                    hooks.ownFolderRemoved()
                 } else if event.path == membersPath {
                     logger.info("the members folder was removed", metadata: ["path": "\(event.path)"])
+                }
+            case .deleted, .movedOut:
+                if event.path == directory.path, event.name == GroupDirectory.databaseFileName, databaseWasReplaced() {
+                    return
+                }
+                if event.path == membersPath, event.name == member.rawValue {
+                    hooks.ownFolderRemoved()
                 }
             case .modified where event.path == directory.walPath:
                 needsMerge = true
             case .created, .movedIn:
                 guard let name = event.name else { continue }
                 if event.path == directory.path {
-                    if name == GroupDirectory.databaseFileName + "-wal" {
+                    if name == GroupDirectory.databaseFileName, databaseWasReplaced() {
+                        return
+                    } else if name == GroupDirectory.databaseFileName + "-wal" {
                         watchWAL()
                         needsMerge = true
                     } else if name == GroupDirectory.membersFolderName {
@@ -167,6 +210,18 @@ final class GroupWatch: @unchecked Sendable {
         }
     }
 
+    /// Whether `store.sqlite` is no longer the file this member opened; tells
+    /// the store if so.
+    private func databaseWasReplaced() -> Bool {
+        if !directory.rootIsInPlace() {
+            hooks.groupReplaced("the group directory \(directory.path) was removed or moved")
+            return true
+        }
+        guard directory.databaseInode() != databaseInode else { return false }
+        hooks.groupReplaced("the database \(directory.databasePath) was removed or replaced")
+        return true
+    }
+
     /// A `-wal` change may be seen before the commit is: look again shortly,
     /// then a little later.
     private func scheduleRecheck(stage: Int = 0) {
@@ -195,6 +250,9 @@ final class GroupWatch: @unchecked Sendable {
         let bytes: [UInt8]?
         do {
             bytes = try FileIO.read(payload.name, in: folder, limit: PayloadValidator.maximumSize)
+        } catch  where error.errno == ELOOP {
+            logger.info("skipping a payload that is a symbolic link (not followed)", metadata: ["path": "\(path)"])
+            return
         } catch {
             // Pruned already, or unreadable: nothing to report about its contents.
             return

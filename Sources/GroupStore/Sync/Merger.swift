@@ -27,7 +27,7 @@ final class Merger: @unchecked Sendable {
     private let pool: DatabasePool
     private let settings: Settings
     private let directory: GroupDirectory
-    private let folder: DirectoryHandle
+    private var folder: DirectoryHandle
     private let installer: TriggerInstaller
     private let broadcaster: SaveBroadcaster
     private let post: @Sendable (Save) -> Void
@@ -212,6 +212,14 @@ final class Merger: @unchecked Sendable {
         } catch {
             logger.info("cannot persist the cursor", metadata: ["error": "\(error.message)"])
         }
+    }
+
+    /// Keeps the cursor in `folder` from now on, and writes it there now.
+    /// Runs on `queue`.
+    func replaceFolder(_ folder: DirectoryHandle) {
+        self.folder = folder
+        persistedCursor = -1
+        flushCursor()
     }
 
     /// Stops merging and persists the cursor. Runs on `queue`.

@@ -40,6 +40,11 @@ final class Publisher: Sendable {
         queue.async { self.publishNow(seq) }
     }
 
+    /// Publishes into `folder` from now on (the member folder was re-created).
+    func replaceFolder(_ folder: DirectoryHandle) {
+        self.folder.withLock { $0 = folder }
+    }
+
     /// Waits until everything enqueued so far is published.
     func flush() {
         queue.sync {}

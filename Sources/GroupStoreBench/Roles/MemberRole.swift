@@ -16,12 +16,18 @@ struct MemberRole: AsyncParsableCommand {
     @Option var expect: Int = 0
     @Flag var printEach = false
     @Option var idleSeconds: Double = 0
+    /// Join (creating the cursor) and leave at once.
+    @Flag var joinOnly = false
 
     func run() async throws {
         var configuration = GroupConfiguration(directory: group, member: try MemberName(member), logger: Logger(label: member))
         configuration.migrator = BenchSchema.migrator
         configuration.pruneInterval = 5
         let store = try await GroupStore.open(configuration)
+        if joinOnly {
+            store.close()
+            return
+        }
         let saves = store.saves()
         try store.start()
         if idleSeconds > 0 {

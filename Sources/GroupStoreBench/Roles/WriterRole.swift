@@ -26,6 +26,7 @@ struct WriterRole: AsyncParsableCommand {
         var store: GroupStore?
         if plain {
             let pool = try DatabasePool(path: group + "/store.sqlite")
+            try await pool.write { try $0.execute(sql: BenchSchema.createSQL) }
             write = { n in try pool.write { db in try Self.insert(db, n: n, rows: rows, author: "plain") } }
         } else {
             var configuration = GroupConfiguration(directory: group, member: try MemberName(member), logger: Logger(label: member))

@@ -10,9 +10,7 @@ struct CatchUpScenario {
         let count = bench.quick ? 20_000 : 100_000
         let group = try bench.directory("catchup")
         // Join once so the member has a cursor, then leave.
-        let first = try bench.spawn("member", ["--group", group, "--member", "late"])
-        try bench.ready(first)
-        first.send(SIGTERM)
+        let first = try bench.spawn("member", ["--group", group, "--member", "late", "--join-only"])
         try bench.finish(first)
         let writer = try bench.spawn("writer", ["--group", group, "--count", "\(count)"])
         try bench.finish(writer)

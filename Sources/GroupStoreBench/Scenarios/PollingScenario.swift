@@ -28,7 +28,12 @@ struct PollingScenario {
                     "\(interval * 700)",
                 ])
             try bench.finish(writer)
-            try bench.finish(poller, timeout: 120)
+            // Two commits inside one polling interval look like one change, so
+            // the poller may see fewer than were made: stop it after the last
+            // commit has had time to be seen, and use what it printed.
+            _ = poller.wait(timeout: interval / 1000 * 3 + 0.2) { lines, _, _ in lines.count > samples ? true : nil }
+            poller.send(SIGTERM)
+            _ = poller.waitForExit(timeout: 30)
             let latency = Distribution(Bench.fields(poller.output, "L").compactMap { Double($0[0]) })
             let idle = Bench.fields(poller.output, "C").first.flatMap { Double($0[0]) } ?? .nan
             pollingIdleCPU[interval] = idle / 2 * 100

@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import Subprocesses
+
+/// `groupstore-faults`: the fault and abuse suite. Real processes, real
+/// inotify, real signals; prints a table of what was tried and what held.
+///
+///     swift build && .build/debug/groupstore-faults            # the long form (release checks)
+///     swift build && .build/debug/groupstore-faults --ci       # the bounded form CI runs
+///     .build/debug/groupstore-faults --only soak --soak 1800   # the 30-minute soak
+@main
+struct FaultsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "groupstore-faults",
+        abstract: "Kill, stall, flood and abuse a running group; check that nothing is lost.")
+
+    @Flag(help: "The bounded form for CI (a few minutes).") var ci = false
+    @Option(help: "Crash trials (default 500; 50 with --ci).") var trials: Int?
+    @Option(help: "Soak duration in seconds (0: no soak).") var soak = 0
+    @Option(help: "Only these sections (comma-separated: crash,overload,garbage,hostile,access,soak).") var only: String?
+    @Option(help: "Also write the table as JSON to this file.") var json: String?
+
+    func run() throws {
+        let suite = FaultSuite()
+        defer { suite.cleanUp() }
+        let wanted = only.map { Set($0.split(separator: ",").map(String.init)) }
+        func section(_ name: String, _ body: () throws -> [Outcome]) {
+            guard wanted?.contains(name) ?? (name != "soak" || soak > 0) else { return }
+            let started = Date()
+            FileHandle.standardError.write(Data("faults: \(name)…\n".utf8))
+            do {
+                suite.outcomes += try body()
+            } catch {
+                suite.outcomes.append(Outcome(fault: name, trials: 0, passed: false, figures: "aborted: \(error)"))
+            }
+            FileHandle.standardError.write(
+                Data(String(format: "faults: %@ done in %.1f s\n", name, Date().timeIntervalSince(started)).utf8))
+        }
+        section("crash") { try CrashTrials(suite: suite).run(trials: trials ?? (ci ? 50 : 500)) }
+        section("overload") { try OverloadTrial(suite: suite).run(transactions: ci ? 50_000 : 200_000) }
+        section("garbage") { try GarbageTrial(suite: suite).run(files: ci ? 2_000 : 20_000) }
+        section("hostile") { try HostileFileSystem(suite: suite).run() }
+        section("access") {
+            var trial = AccessTrial(suite: suite)
+            return try trial.run()
+        }
+        section("soak") { try SoakTrial(suite: suite).run(seconds: max(soak, 60)) }
+
+        print("GroupStore fault suite\(ci ? " (bounded CI form)" : "")\n")
+        print(Outcome.table(suite.outcomes))
+        if let json {
+            let rows = suite.outcomes.map {
+                ["fault": $0.fault, "trials": $0.trials, "passed": $0.passed, "figures": $0.figures] as [String: Any]
+            }
+            try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted]).write(to: URL(fileURLWithPath: json))
+        }
+        let failed = suite.outcomes.filter { !$0.passed }
+        print("\n\(suite.outcomes.count - failed.count) passed, \(failed.count) failed")
+        if !failed.isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// One line of the report.
+struct Outcome {
+    var fault: String
+    var trials: Int
+    var passed: Bool
+    var figures: String
+
+    static func table(_ outcomes: [Outcome]) -> String {
+        var lines = ["| fault | trials | outcome | figures |", "|---|---|---|---|"]
+        for outcome in outcomes {
+            lines.append("| \(outcome.fault) | \(outcome.trials) | \(outcome.passed ? "held" : "**FAILED**") | \(outcome.figures) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
