@@ -153,7 +153,10 @@ final class StoreTests: StoreTestCase {
         let reader = try open("reader") { $0.cursorFlushInterval = 0 }
         let saves = reader.saves()
         try reader.start()
-        for id in 1...4 { try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (\(id))") } }
+        for id in 1...4 {
+            try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (\(id))") }
+            writer.flushPublications()  // one payload each (back-to-back writes may share one)
+        }
         _ = try await first(4, of: saves)
         reader.close()  // persists its cursor (4)
         writer.close()
@@ -166,5 +169,21 @@ final class StoreTests: StoreTestCase {
         XCTAssertEqual(report.prunedThrough, 4)
         XCTAssertEqual(report.transactionsRemoved, 3, "the newest row stays as the high-water mark")
         XCTAssertEqual(report.payloadFilesRemoved, 4)
+    }
+
+    func testBurstOfWrites_publishesTheNewestPayload_andSkipsNoChange() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        let reader = try open("reader")
+        let saves = reader.saves()
+        try reader.start()
+        let count = 2_000
+        for id in 1...count { try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (\(id))") } }
+        writer.flushPublications()
+        let received = try await first(count, of: saves)
+        XCTAssertEqual(received.flatMap { $0.change(of: "t")?.inserted ?? [] }, (1...count).map { KeyValue.integer(Int64($0)) })
+        let payloads = try FileManager.default.contentsOfDirectory(atPath: group + "/members/writer").filter { $0.hasSuffix(".json") }
+        XCTAssertTrue(payloads.contains("\(String(repeating: "0", count: 16))\(count).v1.json"), "the newest payload was not published")
+        XCTAssertLessThanOrEqual(payloads.count, count)
     }
 }

@@ -15,6 +15,11 @@ import Synchronization
 /// (not watched) and renamed into `members/<me>/`, so watchers see one
 /// `IN_MOVED_TO` for a complete file. A failure to publish (disk full, folder
 /// removed) is logged and costs peers latency only: they read the history.
+///
+/// When commits come faster than payloads can be written, the publisher does
+/// not queue a backlog: it publishes the newest pending transaction and skips
+/// the older ones. Peers only need the wake-up (they read every transaction
+/// from the history), and the format says payloads may be missing.
 final class Publisher: Sendable {
     /// Keys listed in one payload at most; past it the payload says `"truncated":true`.
     static let keyLimit = 10_000
@@ -26,6 +31,10 @@ final class Publisher: Sendable {
     private let folder: Mutex<DirectoryHandle>
     private let logger: Logger
     private let published = Atomic<Int64>(0)
+    private let skipped = Atomic<Int64>(0)
+    /// Sequence numbers committed and not yet published; a drain is scheduled
+    /// whenever this goes from empty to not empty.
+    private let pending = Mutex<[Int64]>([])
 
     init(pool: DatabasePool, member: MemberName, directory: GroupDirectory, folder: DirectoryHandle, logger: Logger) {
         self.pool = pool
@@ -37,7 +46,22 @@ final class Publisher: Sendable {
 
     /// Publishes transaction `seq` soon.
     func publish(_ seq: Int64) {
-        queue.async { self.publishNow(seq) }
+        let first = pending.withLock { pending -> Bool in
+            pending.append(seq)
+            return pending.count == 1
+        }
+        if first { queue.async { self.drain() } }
+    }
+
+    /// Publishes the newest pending transaction; older ones pending with it are skipped.
+    private func drain() {
+        let seqs = pending.withLock { pending -> [Int64] in
+            defer { pending.removeAll(keepingCapacity: true) }
+            return pending
+        }
+        guard let newest = seqs.max() else { return }
+        if seqs.count > 1 { skipped.add(Int64(seqs.count - 1), ordering: .relaxed) }
+        publishNow(newest)
     }
 
     /// Publishes into `folder` from now on (the member folder was re-created).
@@ -52,6 +76,9 @@ final class Publisher: Sendable {
 
     /// The number of payload files written.
     var publishedCount: Int64 { published.load(ordering: .relaxed) }
+
+    /// Transactions whose payload was skipped because a newer one was pending.
+    var skippedCount: Int64 { skipped.load(ordering: .relaxed) }
 
     private func publishNow(_ seq: Int64) {
         let save: Save?

@@ -5,7 +5,7 @@ import GroupStore
 import Logging
 
 /// A group member that reports each delivered save:
-/// `R <seq> <receivedAt µs> <committedAt µs> <first key>`, then
+/// `R <seq> <receivedAt µs> <committedAt µs> <inserted keys, comma-separated>`, then
 /// `D <count> <first delivery µs> <last delivery µs> <VmHWM kB> <VmRSS kB>` once
 /// it has `--expect` saves, and `M <count> <VmRSS kB>` every 100,000.
 struct MemberRole: AsyncParsableCommand {
@@ -44,8 +44,8 @@ struct MemberRole: AsyncParsableCommand {
             count += 1
             if count == 1 { first = received }
             if printEach {
-                let key = save.changes.first?.inserted.first?.json ?? "-"
-                emit("R \(save.seq) \(received) \(save.committedAt.timeIntervalSince1970 * 1e6) \(key)")
+                let keys = save.changes.first?.inserted.map(\.json).joined(separator: ",") ?? ""
+                emit("R \(save.seq) \(received) \(save.committedAt.timeIntervalSince1970 * 1e6) \(keys.isEmpty ? "-" : keys)")
             }
             if count % 100_000 == 0 { emit("M \(count) \(ProcessFacts.memoryKB("VmRSS"))") }
             if count == expect {
