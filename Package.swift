@@ -150,6 +150,7 @@ let package = Package(
             name: "GroupStoreTests",
             dependencies: [
                 "GroupStore",
+                "Subprocesses",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

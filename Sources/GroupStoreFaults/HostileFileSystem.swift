@@ -106,14 +106,7 @@ struct HostileFileSystem {
         let (group, watcher, writer) = try running("group-removed", writes: 100_000)
         try FileManager.default.removeItem(atPath: group)
         try FileManager.default.createDirectory(atPath: group, withIntermediateDirectories: false)
-        guard writer.waitForError(containing: "reopen the store", timeout: 30) else {
-            throw FaultFailure("the writer did not refuse writes: \(writer.errors.suffix(3))")
-        }
-        guard watcher.waitForExit(timeout: 30) == 1, watcher.errors.last?.contains("reopen the store") == true else {
-            throw FaultFailure("the watcher did not stop with a clear error: \(watcher.errors.suffix(2))")
-        }
-        writer.send(SIGTERM)
-        _ = writer.waitForExit(timeout: 30)
+        try expectRefusal(writer: writer, watcher: watcher)
         // The re-created directory is a new group that works.
         let fresh = try suite.watch(group, "fresh")
         let (status, _) = try suite.exec(group, "tool", "CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1)")
@@ -124,11 +117,9 @@ struct HostileFileSystem {
             "running members refuse further writes (GroupStoreError.groupReplaced) and end their streams with a one-line error; the re-created directory works as a new group"
     }
 
-    private func databaseReplaced() throws -> String {
-        let (group, watcher, writer) = try running("database-replaced", writes: 100_000)
-        let database = group + "/store.sqlite"
-        try FileManager.default.copyItem(atPath: database, toPath: group + "/copy.sqlite")
-        rename(group + "/copy.sqlite", database)
+    /// The writer refuses further writes and the watcher stops, both saying
+    /// to reopen the store.
+    private func expectRefusal(writer: Subprocess, watcher: Subprocess) throws {
         guard writer.waitForError(containing: "reopen the store", timeout: 30) else {
             throw FaultFailure("the writer did not refuse writes: \(writer.errors.suffix(3))")
         }
@@ -137,6 +128,14 @@ struct HostileFileSystem {
         }
         writer.send(SIGTERM)
         _ = writer.waitForExit(timeout: 30)
+    }
+
+    private func databaseReplaced() throws -> String {
+        let (group, watcher, writer) = try running("database-replaced", writes: 100_000)
+        let database = group + "/store.sqlite"
+        try FileManager.default.copyItem(atPath: database, toPath: group + "/copy.sqlite")
+        rename(group + "/copy.sqlite", database)
+        try expectRefusal(writer: writer, watcher: watcher)
         return "running members notice the new inode, refuse further writes (they would go to the old file) and stop with a one-line error"
     }
 

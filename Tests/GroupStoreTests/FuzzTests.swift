@@ -1,4 +1,5 @@
 import Foundation
+import Subprocesses
 import XCTest
 
 @testable import GroupStore
@@ -19,7 +20,7 @@ final class FuzzTests: XCTestCase {
     ]
 
     func testParsersSurviveRandomAndMutatedInputs() {
-        var generator = SplitMix(seed: 0x0067_726F_7570)
+        var generator = SeededGenerator(seed: 0x0067_726F_7570)
         var accepted = (names: 0, payloads: 0, keys: 0)
         let started = Date()
         for index in 0..<inputs {
@@ -42,7 +43,7 @@ final class FuzzTests: XCTestCase {
     }
 
     /// Random bytes, or a seed with a few bytes flipped, inserted, deleted or cut.
-    private func input(_ index: Int, _ generator: inout SplitMix) -> [UInt8] {
+    private func input(_ index: Int, _ generator: inout SeededGenerator) -> [UInt8] {
         if index % 4 == 0 {
             return (0..<Int.random(in: 0...64, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
         }
@@ -58,18 +59,5 @@ final class FuzzTests: XCTestCase {
             }
         }
         return bytes
-    }
-}
-
-/// SplitMix64: deterministic, so a failing input can be replayed from its index.
-struct SplitMix: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
