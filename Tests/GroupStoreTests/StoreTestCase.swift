@@ -28,7 +28,7 @@ class StoreTestCase: XCTestCase {
     }
 
     /// The first `count` saves of `stream`, or a failure after `timeout`.
-    func first(_ count: Int, of stream: AsyncStream<Save>, timeout: TimeInterval = 20) async throws -> [Save] {
+    func first(_ count: Int, of stream: SaveStream, timeout: TimeInterval = 20) async throws -> [Save] {
         try await withThrowingTaskGroup(of: [Save]?.self) { group in
             group.addTask {
                 var saves: [Save] = []

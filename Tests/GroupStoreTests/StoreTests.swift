@@ -186,4 +186,27 @@ final class StoreTests: StoreTestCase {
         XCTAssertTrue(payloads.contains("\(String(repeating: "0", count: 16))\(count).v1.json"), "the newest payload was not published")
         XCTAssertLessThanOrEqual(payloads.count, count)
     }
+
+    func testSaveInHandWhenTheStoreCloses_isDeliveredAgainAfterReopening() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        let reader = try open("reader")
+        var iterator = reader.saves().makeAsyncIterator()
+        try reader.start()
+        for id in 1...3 { try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (\(id))") } }
+        // Take the first save and the second, and stop in the middle of the second.
+        let firstSave = await iterator.next()
+        let secondSave = await iterator.next()
+        XCTAssertEqual([firstSave?.seq, secondSave?.seq], [1, 2])
+        // The process "dies" now: everything was delivered to the stream, but
+        // only the first save was processed.
+        reader.close()
+        XCTAssertEqual(try String(contentsOfFile: group + "/members/reader/cursor", encoding: .utf8), "1\n")
+
+        let again = try open("reader")
+        let saves = again.saves()
+        try again.start()
+        let redelivered = try await first(2, of: saves)
+        XCTAssertEqual(redelivered.map(\.seq), [2, 3], "the save in hand and the one after must come again, and only those")
+    }
 }

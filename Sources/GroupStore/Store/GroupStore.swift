@@ -228,8 +228,10 @@ public final class GroupStore: Sendable {
     }
 
     /// A stream of the saves delivered from now on (every subscriber gets
-    /// each). It finishes when the store closes.
-    public func saves() -> AsyncStream<Save> {
+    /// each). It finishes when the store closes. The member's durable cursor
+    /// only moves past a save once every subscriber has processed it (asked
+    /// for the next one), so saves in hand when the process dies come again.
+    public func saves() -> SaveStream {
         broadcaster.subscribe()
     }
 

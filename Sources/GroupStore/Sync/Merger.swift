@@ -142,12 +142,14 @@ final class Merger: @unchecked Sendable {
     }
 
     private func deliver(_ saves: [Save]) {
+        var before = cursor
         for save in saves {
+            defer { before = save.seq }
             guard save.author != settings.member.rawValue, let visible = save.restricted(to: settings.inScopeEntityNames) else {
                 continue
             }
             deliveredCount += 1
-            broadcaster.deliver(visible)
+            broadcaster.deliver(visible, cursorBefore: before)
             post(visible)
         }
         cursor = saves[saves.count - 1].seq
@@ -160,7 +162,7 @@ final class Merger: @unchecked Sendable {
             metadata: ["cursor": "\(cursor)", "prunedThrough": "\(seq)"])
         let save = Save(kind: .resync, seq: seq, author: Save.externalAuthor, committedAt: Date(), changes: [])
         deliveredCount += 1
-        broadcaster.deliver(save)
+        broadcaster.deliver(save, cursorBefore: cursor)
         post(save)
         cursor = seq
         cursorLastChange = nil
@@ -203,12 +205,15 @@ final class Merger: @unchecked Sendable {
         }
     }
 
-    /// Writes the cursor file if the cursor moved. Runs on `queue`.
+    /// Writes the cursor file if it moved: as far as every subscriber has
+    /// processed (see ``SaveStream``). Runs on `queue`.
     func flushCursor() {
-        guard cursor != persistedCursor else { return }
+        let safe = broadcaster.safeCursor(cursor)
+        if safe < cursor && !closed { scheduleCursorFlush() }
+        guard safe != persistedCursor else { return }
         do {
-            try CursorFile.write(cursor, member: settings.member, in: folder, staging: directory.staging)
-            persistedCursor = cursor
+            try CursorFile.write(safe, member: settings.member, in: folder, staging: directory.staging)
+            persistedCursor = safe
         } catch {
             logger.info("cannot persist the cursor", metadata: ["error": "\(error.message)"])
         }
