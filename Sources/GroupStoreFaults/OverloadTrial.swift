@@ -42,7 +42,7 @@ struct OverloadTrial {
                 fault: "member stopped (SIGSTOP) during \(transactions) commits, then continued", trials: 1, passed: passed,
                 figures: String(
                     format:
-                        "%d of %d delivered in order, none twice; inotify overflow %@%@; written in %.1f s, caught up in %.1f s; peak RSS %.1f MB",
+                        "%ld of %ld delivered in order, none twice; inotify overflow %@%@; written in %.1f s, caught up in %.1f s; peak RSS %.1f MB",
                     keys.count, committed.count, overflowed ? "reported and rescanned" : "not reached",
                     small ? " (queue limit lowered to 1,024 for this member)" : "", writing, catchUp, memory))
         ]

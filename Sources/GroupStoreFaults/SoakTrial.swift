@@ -8,8 +8,9 @@ struct SoakTrial {
 
     func run(seconds: Int) throws -> [Outcome] {
         let group = suite.newGroup("soak")
-        var configuration = ["--writes", "100000000", "--interval-us", "20000"]  // 50 transactions/s each
-        configuration += []
+        // 50 transactions/s each; all join before anyone writes (a member is owed
+        // only what is committed after it joined).
+        let configuration = ["--writes", "100000000", "--interval-us", "20000", "--wait-for-go", "--stop-on-stdin"]
         let members = try (1...4).map { index in
             try suite.spawn(
                 "groupstore-peer", ["--group", group, "--member", "m\(index)", "--log-level", "warning"] + configuration,
@@ -18,6 +19,7 @@ struct SoakTrial {
         for member in members where !member.waitForError(containing: "peer: ready", timeout: 30) {
             throw FaultFailure("\(member.name) did not start")
         }
+        for member in members { member.writeLine("go") }
         var samples: [(disk: Double, payloads: Int, memory: Double)] = []
         let end = Date(timeIntervalSinceNow: TimeInterval(seconds))
         while Date() < end {
@@ -32,18 +34,26 @@ struct SoakTrial {
             let memory = members.map { Self.residentMB($0.pid) }.max() ?? .nan
             samples.append((bytes / 1_048_576, payloads, memory))
         }
-        for member in members { member.send(SIGTERM) }
-        for member in members { _ = member.waitForExit(timeout: 60) }
+        // Stop writing everywhere, let every member receive everything, then check exactly.
+        for member in members { member.writeLine("stop") }
+        for member in members where !member.waitForError(containing: "peer: wrote", timeout: 60) {
+            throw FaultFailure("\(member.name) did not stop writing")
+        }
         let committed = try suite.committedItems(group)
         var losses = 0
+        var duplicates = 0
         for (index, member) in members.enumerated() {
             let author = "m\(index + 1)"
             let expected = Set(committed.filter { $0.1 != author }.map(\.0))
-            let seen = Set(FaultSuite.saves(member.output).flatMap(\.keys))
-            // Rows committed in the last instants before SIGTERM may not have been delivered yet: count only older ones.
-            let settled = expected.filter { $0 <= (committed.dropLast(16).last?.0 ?? 0) }
-            losses += settled.subtracting(seen).count
+            _ = member.wait(timeout: 120) { lines, _, _ in
+                expected.isSubset(of: Set(FaultSuite.saves(lines).flatMap(\.keys))) ? true : nil
+            }
+            let keys = FaultSuite.saves(member.output).flatMap(\.keys)
+            losses += expected.subtracting(keys).count
+            duplicates += keys.count - Set(keys).count
         }
+        for member in members { member.send(SIGTERM) }
+        for member in members { _ = member.waitForExit(timeout: 60) }
         guard let first = samples.dropFirst().first, let last = samples.last else { throw FaultFailure("too short to sample") }
         let maxDisk = samples.map(\.disk).max() ?? .nan
         let maxPayloads = samples.map(\.payloads).max() ?? 0
@@ -51,11 +61,12 @@ struct SoakTrial {
         return [
             Outcome(
                 fault: "soak: 4 members × 50 transactions/s for \(seconds) s", trials: committed.count,
-                passed: losses == 0 && flat,
+                passed: losses == 0 && duplicates == 0 && flat,
                 figures: String(
                     format:
-                        "%d transactions, %d lost; disk %.1f → %.1f MB (max %.1f); payload files %d → %d (max %d); max member RSS %.1f → %.1f MB",
-                    committed.count, losses, first.disk, last.disk, maxDisk, first.payloads, last.payloads, maxPayloads, first.memory,
+                        "%ld transactions, %ld lost, %ld duplicated; disk %.1f → %.1f MB (max %.1f); payload files %ld → %ld (max %ld); max member RSS %.1f → %.1f MB",
+                    committed.count, losses, duplicates, first.disk, last.disk, maxDisk, first.payloads, last.payloads, maxPayloads,
+                    first.memory,
                     last.memory))
         ]
     }

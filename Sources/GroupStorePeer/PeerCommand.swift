@@ -25,6 +25,7 @@ struct PeerCommand: AsyncParsableCommand {
     @Option(help: "Pause between writes, in microseconds.") var intervalUs = 0
     @Option(help: "Exit after this many saves from others were delivered.") var expect: Int?
     @Flag(help: "Wait for a line on stdin before writing.") var waitForGo = false
+    @Flag(help: "Stop writing (and keep receiving) when a line 'stop' arrives on stdin.") var stopOnStdin = false
     @Option(help: "Only saves touching these entities (comma-separated).") var entities: String?
     @Option(help: "Log level on stderr.") var logLevel: String = "info"
 
@@ -48,18 +49,30 @@ struct PeerCommand: AsyncParsableCommand {
         let signals = Self.onTermination { stop.signal() }
         Self.report("ready cursor=\(store.cursor)")
         let (writes, intervalUs, waitForGo, member) = (writes, intervalUs, waitForGo, member)
+        let stopWriting = Atomic<Bool>(false)
+        let stopOnStdin = self.stopOnStdin
         // Writes run on their own thread: the synchronous writes block it, not the concurrency pool.
         let writer = Thread {
             if waitForGo { _ = readLine() }
+            if stopOnStdin {
+                // Started after "go", so the two never read the same line.
+                Thread {
+                    while let line = readLine(), line != "stop" {}
+                    stopWriting.store(true, ordering: .releasing)
+                }.start()
+            }
             do {
+                var written = 0
                 for n in 0..<writes {
+                    if stopWriting.load(ordering: .acquiring) { break }
+                    written += 1
                     try store.write { db in
                         try db.execute(sql: "INSERT INTO items(author, n) VALUES (?, ?)", arguments: [member, n])
                     }
                     if intervalUs > 0 { usleep(UInt32(intervalUs)) }
                 }
                 store.flushPublications()
-                Self.report("wrote \(writes)")
+                Self.report("wrote \(written)")
             } catch {
                 Self.report("write failed: \(error)")
             }
