@@ -23,10 +23,7 @@ extension GroupStore {
     /// under this member's name and publishes it to the group.
     @discardableResult
     public func write<T: Sendable>(_ updates: @Sendable (Database) throws -> T) async throws -> T {
-        try checkOpen()
-        let (value, seq) = try await pool.write { db in try self.recordedTransaction(db, updates) }
-        if let seq { publisher.publish(seq) }
-        return value
+        try await writeWithSequence(updates).value
     }
 
     /// The body of every library write, inside the write transaction.

@@ -25,12 +25,6 @@ enum JSONText {
         return out + "\""
     }
 
-    /// A finite double as JSON (`null` for NaN and infinities, which JSON lacks).
-    static func number(_ value: Double) -> String {
-        guard value.isFinite else { return "null" }
-        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
-        return "\(value)"
-    }
 }
 
 /// A small JSON parser for key values: scalars and arrays (objects are

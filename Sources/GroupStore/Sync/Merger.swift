@@ -41,8 +41,6 @@ final class Merger: @unchecked Sendable {
     private var cursorFlushScheduled = false
     private var schemaVersion: Int?
     private var closed = false
-    /// Saves delivered since start (for tests and status).
-    private(set) var deliveredCount = 0
 
     init(
         queue: DispatchQueue, pool: DatabasePool, settings: Settings, directory: GroupDirectory, folder: DirectoryHandle,
@@ -148,7 +146,6 @@ final class Merger: @unchecked Sendable {
             guard save.author != settings.member.rawValue, let visible = save.restricted(to: settings.inScopeEntityNames) else {
                 continue
             }
-            deliveredCount += 1
             broadcaster.deliver(visible, cursorBefore: before)
             post(visible)
         }
@@ -161,7 +158,6 @@ final class Merger: @unchecked Sendable {
             "cursor fell behind the pruned history; delivering a resync",
             metadata: ["cursor": "\(cursor)", "prunedThrough": "\(seq)"])
         let save = Save(kind: .resync, seq: seq, author: Save.externalAuthor, committedAt: Date(), changes: [])
-        deliveredCount += 1
         broadcaster.deliver(save, cursorBefore: cursor)
         post(save)
         cursor = seq

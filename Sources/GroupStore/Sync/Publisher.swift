@@ -30,8 +30,6 @@ final class Publisher: Sendable {
     private let directory: GroupDirectory
     private let folder: Mutex<DirectoryHandle>
     private let logger: Logger
-    private let published = Atomic<Int64>(0)
-    private let skipped = Atomic<Int64>(0)
     /// Sequence numbers committed and not yet published; a drain is scheduled
     /// whenever this goes from empty to not empty.
     private let pending = Mutex<[Int64]>([])
@@ -60,7 +58,6 @@ final class Publisher: Sendable {
             return pending
         }
         guard let newest = seqs.max() else { return }
-        if seqs.count > 1 { skipped.add(Int64(seqs.count - 1), ordering: .relaxed) }
         publishNow(newest)
     }
 
@@ -73,12 +70,6 @@ final class Publisher: Sendable {
     func flush() {
         queue.sync {}
     }
-
-    /// The number of payload files written.
-    var publishedCount: Int64 { published.load(ordering: .relaxed) }
-
-    /// Transactions whose payload was skipped because a newer one was pending.
-    var skippedCount: Int64 { skipped.load(ordering: .relaxed) }
 
     private func publishNow(_ seq: Int64) {
         let save: Save?
@@ -112,7 +103,6 @@ final class Publisher: Sendable {
     private func write(_ bytes: [UInt8], name: String, temp: String) throws(GroupStoreError) {
         let folder = self.folder.withLock { $0 }
         try FileIO.publish(bytes, as: name, in: folder, staging: directory.staging, tempName: temp)
-        published.add(1, ordering: .relaxed)
     }
 
     private func logFailure(_ error: GroupStoreError, seq: Int64) {
