@@ -104,7 +104,10 @@ struct HostileFileSystem {
 
     private func groupRemoved() throws -> String {
         let (group, watcher, writer) = try running("group-removed", writes: 100_000)
-        try FileManager.default.removeItem(atPath: group)
+        // Moved away in one step, then deleted: members still write into it
+        // meanwhile, which a recursive delete in place would race with.
+        let away = suite.newGroup("removed")
+        guard rename(group, away) == 0 else { throw FaultFailure("cannot move the group away") }
         try FileManager.default.createDirectory(atPath: group, withIntermediateDirectories: false)
         try expectRefusal(writer: writer, watcher: watcher)
         // The re-created directory is a new group that works.
