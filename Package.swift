@@ -99,6 +99,7 @@ let package = Package(
         .executableTarget(
             name: "GroupStoreFaults",
             dependencies: [
+                "GroupStore",
                 "Subprocesses",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

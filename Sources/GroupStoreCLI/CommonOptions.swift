@@ -5,7 +5,8 @@ import Logging
 
 /// Options every subcommand that joins a group takes.
 struct MemberOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The group directory.", valueName: "dir"))
+    /// Absolute and normalised (see ``GroupPath``).
+    @Option(name: .long, help: GroupPath.help, transform: GroupPath.absolute)
     var group: String
 
     @Option(name: .long, help: ArgumentHelp("This process's member name (A-Z a-z 0-9 . _ - @ +).", valueName: "name"))

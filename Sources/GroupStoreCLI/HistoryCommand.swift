@@ -20,11 +20,14 @@ struct HistoryCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Only transactions after this sequence number.", valueName: "seq"))
     var since: Int64 = 0
 
-    @Option(name: .long, help: "Output format: text or jsonl.")
-    var format: OutputFormat = .text
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, jsonl
+    }
+
+    @Option(name: .long, help: "Output format (jsonl: one JSON object per line).")
+    var format: Format = .text
 
     func validate() throws {
-        guard format != .json else { throw ValidationError("history prints text or jsonl") }
         guard since >= 0 else { throw ValidationError("--since must be 0 or more") }
     }
 

@@ -19,12 +19,12 @@ struct StatusCommand: AsyncParsableCommand {
 
     @OptionGroup var options: GroupOption
 
-    @Option(name: .long, help: "Output format: text or json.")
-    var format: OutputFormat = .text
-
-    func validate() throws {
-        guard format != .jsonl else { throw ValidationError("status prints text or json") }
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, json
     }
+
+    @Option(name: .long, help: "Output format.")
+    var format: Format = .text
 
     func run() async throws {
         do {

@@ -13,7 +13,7 @@ struct WatchCommand: AsyncParsableCommand {
         discussion: """
             Saves committed while this member was down are printed first.
             In jsonl format each line is one JSON object:
-              {"seq":…,"author":…,"committedAt":…,"receivedAt":…,"changes":[{"entity":…,"inserted":[…],"updated":[…],"deleted":[…],"updatedColumns":[…]}]}
+              {"seq":…,"author":…,"committedAt":…,"receivedAt":…,"changes":[{"entity":…,"inserted":[…],"updated":[…],"deleted":[…],"reset":…}]}
 
             Example:
               groupstore watch --group /tmp/demo --member dashboard --entities notes --format jsonl
@@ -29,7 +29,7 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Only saves touching these entities (comma-separated).", valueName: "A,B"))
     var entities: String?
 
-    @Option(name: .long, help: "Output format.")
+    @Option(name: .long, help: "Output format (jsonl: one JSON object per line).")
     var format: Format = .text
 
     func run() async throws {
@@ -104,9 +104,9 @@ extension Save {
             if !change.inserted.isEmpty { text += " +[\(change.inserted.map(\.json).joined(separator: ","))]" }
             if !change.updated.isEmpty {
                 text += " ~[\(change.updated.map(\.json).joined(separator: ","))]"
-                if !change.updatedColumns.isEmpty { text += "(\(change.updatedColumns.joined(separator: ",")))" }
             }
             if !change.deleted.isEmpty { text += " -[\(change.deleted.map(\.json).joined(separator: ","))]" }
+            if change.reset { text += " (reset)" }
             return text
         }
         return "seq \(seq) by \(author), \(when): \(parts.joined(separator: "; "))"

@@ -17,7 +17,9 @@ struct FaultsCommand: ParsableCommand {
     @Flag(help: "The bounded form for CI (a few minutes).") var ci = false
     @Option(help: "Crash trials (default 500; 50 with --ci).") var trials: Int?
     @Option(help: "Soak duration in seconds (0: no soak).") var soak = 0
-    @Option(help: "Only these sections (comma-separated: crash,overload,garbage,hostile,access,soak).") var only: String?
+    @Option(help: "Only these sections (comma-separated: capture,crash,overload,garbage,hostile,access,soak).") var only: String?
+    @Option(help: "Transactions of random SQL in the capture trial (default 5,000; 700 with --ci).") var steps: Int?
+    @Option(help: "Seed of the capture trial's random SQL.") var seed: UInt64 = 0x6361_7074_7572_65
     @Option(help: "Also write the table as JSON to this file.") var json: String?
 
     func run() throws {
@@ -36,6 +38,7 @@ struct FaultsCommand: ParsableCommand {
             FileHandle.standardError.write(
                 Data(String(format: "faults: %@ done in %.1f s\n", name, Date().timeIntervalSince(started)).utf8))
         }
+        section("capture") { try CaptureTrial(suite: suite).run(steps: steps ?? (ci ? 700 : 5_000), seed: seed) }
         section("crash") { try CrashTrials(suite: suite).run(trials: trials ?? (ci ? 50 : 500)) }
         section("overload") { try OverloadTrial(suite: suite).run(transactions: ci ? 50_000 : 200_000) }
         section("garbage") { try GarbageTrial(suite: suite).run(files: ci ? 2_000 : 20_000) }

@@ -15,7 +15,7 @@ struct GarbageTrial {
         var generator = SeededGenerator(seed: 0x6172_6261_6765)
         let folders = ["writer", "watcher", "intruder"]
         let sample = Array(
-            #"{"format":1,"seq":7,"author":"writer","committedAt":1.5,"truncated":false,"changes":[{"entity":"items","inserted":[7],"updated":[],"deleted":[],"updatedColumns":[]}]}"#
+            #"{"format":2,"seq":7,"author":"writer","committedAt":1.5,"truncated":false,"changes":[{"entity":"items","inserted":[7],"updated":[],"deleted":[],"updatedColumns":[]}]}"#
                 .utf8)
         for index in 0..<files {
             let name: String

@@ -55,7 +55,7 @@ struct HostileFileSystem {
         let outside = try outsideDirectory() + "/secret"
         try "secret\n".write(toFile: outside, atomically: false, encoding: .utf8)
         try FileManager.default.createSymbolicLink(atPath: group + "/tmp/link", withDestinationPath: outside)
-        rename(group + "/tmp/link", group + "/members/writer/00000000000000099999.v1.json")
+        rename(group + "/tmp/link", group + "/members/writer/00000000000000099999.v2.json")
         guard watcher.waitForError(containing: "symbolic link (not followed)", timeout: 30) else {
             throw FaultFailure("the symbolic link was not reported")
         }

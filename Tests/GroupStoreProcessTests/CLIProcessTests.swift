@@ -42,24 +42,25 @@ final class CLIProcessTests: ProcessTestCase {
         XCTAssertEqual(try status.waitForExit(), 0, "\(status.errors)")
         XCTAssertEqual(status.output.count, 1, "one JSON object expected")
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(status.output[0].utf8)) as? [String: Any])
-        XCTAssertEqual(object["head"] as? Int, 2)
+        XCTAssertEqual(object["head"] as? Int, 3, "the table's creation, then two inserts")
         let members = try XCTUnwrap(object["members"] as? [[String: Any]])
         let byName = Dictionary(uniqueKeysWithValues: members.map { ($0["name"] as! String, $0) })
         XCTAssertEqual(Set(byName.keys), ["gone", "live", "tool"])
         XCTAssertEqual(byName["live"]?["live"] as? Bool, true)
         XCTAssertEqual(byName["gone"]?["live"] as? Bool, false)
         XCTAssertEqual(byName["tool"]?["live"] as? Bool, false)
-        XCTAssertEqual(byName["gone"]?["cursor"] as? Int, 0, "the dead member's cursor is where it left")
+        XCTAssertEqual(byName["gone"]?["cursor"] as? Int, 1, "the dead member's cursor is where it left")
         XCTAssertNotNil(byName["live"]?["cursor"] as? Int)
     }
 
     func testHistory_printsTheTransactionsAfterSince_inTheWatchShapeWithoutReceivedAt() throws {
         try exec("tool", "CREATE TABLE t(id INTEGER PRIMARY KEY)")
         for id in 1...3 { try exec("tool", "INSERT INTO t VALUES (\(id))") }
-        let history = try spawn("groupstore", ["history", "--group", group, "--since", "1", "--format", "jsonl"])
+        // Seq 1 announced the table; 2-4 are the inserts.
+        let history = try spawn("groupstore", ["history", "--group", group, "--since", "2", "--format", "jsonl"])
         XCTAssertEqual(try history.waitForExit(), 0, "\(history.errors)")
         let printed = try saves(history.output)
-        XCTAssertEqual(printed.map(\.seq), [2, 3])
+        XCTAssertEqual(printed.map(\.seq), [3, 4])
         XCTAssertEqual(printed.map { $0.inserted["t"] ?? [] }, [[2], [3]])
         XCTAssertTrue(printed.allSatisfy { $0.receivedAt == nil })
     }
@@ -70,9 +71,10 @@ final class CLIProcessTests: ProcessTestCase {
         let gc = try spawn("groupstore", ["gc", "--group", group, "--retention", "0", "--format", "json"])
         XCTAssertEqual(try gc.waitForExit(), 0, "\(gc.errors)")
         let report = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(gc.output.joined().utf8)) as? [String: Any])
-        XCTAssertEqual(report["prunedThrough"] as? Int, 3)
-        XCTAssertEqual(report["transactionsRemoved"] as? Int, 2, "the newest row stays as the high-water mark")
-        XCTAssertEqual(report["payloadFilesRemoved"] as? Int, 3)
+        // Seq 1 announced the table; 2-4 are the inserts.
+        XCTAssertEqual(report["prunedThrough"] as? Int, 4)
+        XCTAssertEqual(report["transactionsRemoved"] as? Int, 3, "the newest row stays as the high-water mark")
+        XCTAssertEqual(report["payloadFilesRemoved"] as? Int, 4)
         let payloads = try FileManager.default.contentsOfDirectory(atPath: group + "/members/tool").filter { $0.hasSuffix(".json") }
         XCTAssertEqual(payloads, [])
     }

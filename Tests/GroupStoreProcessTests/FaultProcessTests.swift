@@ -10,14 +10,17 @@ final class FaultProcessTests: ProcessTestCase {
     func testWriterKilledMidStream_everyCommittedTransactionReachesEveryPeer_andNothingElse() throws {
         let watchers = try ["w1", "w2"].map { try watch($0) }
         let writer = try peer("writer", ["--writes", "1000000", "--log-level", "warning"])
-        try watchers[0].waitForLines(300, timeout: 60)
+        try watchers[0].waitForLines(301, timeout: 60)  // the table's creation, then 300 inserts
         writer.send(SIGKILL)
         XCTAssertEqual(try writer.waitForExit(), SIGKILL)
 
         let committed = try read { db in try Int64.fetchAll(db, sql: "SELECT id FROM items WHERE author = 'writer' ORDER BY id") }
         XCTAssertGreaterThanOrEqual(committed.count, 300)
         for watcher in watchers {
-            let received = try saves(watcher.waitForLines(committed.count, timeout: 60))
+            // The first save announces the table the writer created.
+            let all = try saves(watcher.waitForLines(committed.count + 1, timeout: 60))
+            XCTAssertTrue(all[0].isOnlyReset, "\(watcher.name): \(all[0])")
+            let received = Array(all.dropFirst())
             assertInOrderOnce(received, watcher.name)
             let keys = received.flatMap { $0.inserted["items"] ?? [] }
             XCTAssertEqual(keys, committed, "\(watcher.name): delivered keys differ from the committed rows")
@@ -25,8 +28,8 @@ final class FaultProcessTests: ProcessTestCase {
         // Nothing more arrives: re-check after another commit that the stream ends where the data ends.
         try exec("closer", "INSERT INTO items(author, n) VALUES ('closer', 0)")
         for watcher in watchers {
-            let all = try saves(watcher.waitForLines(committed.count + 1, timeout: 30))
-            XCTAssertEqual(all.count, committed.count + 1)
+            let all = try saves(watcher.waitForLines(committed.count + 2, timeout: 30))
+            XCTAssertEqual(all.count, committed.count + 2)
             XCTAssertEqual(all.last?.author, "closer")
         }
     }
@@ -47,7 +50,8 @@ final class FaultProcessTests: ProcessTestCase {
         XCTAssertEqual(try writer.waitForExit(timeout: 600), 0, "writer failed: \(writer.errors)")
         sleeper.send(SIGCONT)
 
-        let received = try saves(sleeper.waitForLines(count, timeout: 300))
+        // The first save announces the table the writer created.
+        let received = try saves(sleeper.waitForLines(count + 1, timeout: 300)).filter { !$0.isOnlyReset }
         XCTAssertEqual(received.count, count)
         assertInOrderOnce(received, "sleeper")
         let keys = received.flatMap { $0.inserted["items"] ?? [] }
@@ -71,12 +75,12 @@ final class FaultProcessTests: ProcessTestCase {
             _ = FileManager.default.createFile(atPath: temp, contents: Data(bytes))
             try FileManager.default.moveItem(atPath: temp, toPath: folder + "/" + name)
         }
-        try drop("00000000000000000100.v1.json", (0..<4096).map { _ in UInt8.random(in: 0...255) })
-        try drop("00000000000000000101.v1.json", Array(#"{"format":1,"seq":101,"author":"ev"#.utf8))
+        try drop("00000000000000000100.v2.json", (0..<4096).map { _ in UInt8.random(in: 0...255) })
+        try drop("00000000000000000101.v2.json", Array(#"{"format":2,"seq":101,"author":"ev"#.utf8))
         try drop("00000000000000000102.v9.json", Array(#"{"format":9,"seq":102}"#.utf8))
         try drop(
-            "00000000000000000103.v1.json",
-            Array(#"{"format":1,"seq":103,"author":"evil","committedAt":1,"changes":[{"entity":"notes","inserted":[999]}]}"#.utf8))
+            "00000000000000000103.v2.json",
+            Array(#"{"format":2,"seq":103,"author":"evil","committedAt":1,"changes":[{"entity":"notes","inserted":[999]}]}"#.utf8))
         try drop("notes.txt", Array("hello".utf8), in: group + "/members/writer")
 
         try watcher.waitForStderr("not a JSON object")
@@ -100,13 +104,14 @@ final class FaultProcessTests: ProcessTestCase {
         let sleeper = try watch("sleeper")
         sleeper.send(SIGTERM)
         XCTAssertEqual(try sleeper.waitForExit(), 0)
-        // Creating an empty table records nothing; each insert is one transaction.
+        // Creating the table is one transaction (seq 1, before the sleeper
+        // joined); each insert is one more.
         let written: Int64 = 5
         for n in 1...written { try exec("writer", "INSERT INTO notes(id) VALUES (\(n))") }
         let payloads = {
             try FileManager.default.contentsOfDirectory(atPath: self.group + "/members/writer").filter { $0.hasSuffix(".json") }
         }
-        XCTAssertEqual(try payloads().count, Int(written))
+        XCTAssertEqual(try payloads().count, Int(written) + 1)
 
         var configuration = GroupConfiguration(directory: group, member: try MemberName("janitor"))
         configuration.retention = 3600
@@ -117,13 +122,13 @@ final class FaultProcessTests: ProcessTestCase {
         // The dead sleeper has consumed nothing since it left: within the retention it pins the history.
         let early = try janitor.prune()
         XCTAssertEqual(early.transactionsRemoved, 0)
-        XCTAssertEqual(try read { try Int64.fetchOne($0, sql: "SELECT count(*) FROM groupstore_transaction") }, written)
+        XCTAssertEqual(try read { try Int64.fetchOne($0, sql: "SELECT count(*) FROM groupstore_transaction") }, written + 1)
 
         // Past the retention it does not.
         let late = try janitor.prune(now: Date().addingTimeInterval(3600 + 60))
-        XCTAssertEqual(late.prunedThrough, written)
+        XCTAssertEqual(late.prunedThrough, written + 1)
         // The newest transaction and change rows stay as the high-water marks of their ids.
-        XCTAssertEqual(late.transactionsRemoved, Int(written) - 1)
+        XCTAssertEqual(late.transactionsRemoved, Int(written))
         XCTAssertEqual(try payloads().count, 0, "payload files outlived the retention")
         XCTAssertEqual(try read { try Int.fetchOne($0, sql: "SELECT count(*) FROM groupstore_change") }, 1)
 
@@ -131,10 +136,10 @@ final class FaultProcessTests: ProcessTestCase {
         let back = try watch("sleeper")
         let first = try saves(back.waitForLines(1))[0]
         XCTAssertTrue(first.resync, "expected a resync save, got \(back.output)")
-        XCTAssertEqual(first.seq, written)
+        XCTAssertEqual(first.seq, written + 1)
         try exec("writer", "INSERT INTO notes(id) VALUES (100)")
         let next = try saves(back.waitForLines(2))[1]
-        XCTAssertEqual(next.seq, written + 1)
+        XCTAssertEqual(next.seq, written + 2)
         XCTAssertEqual(next.inserted["notes"], [100])
     }
 

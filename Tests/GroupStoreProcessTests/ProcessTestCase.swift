@@ -13,7 +13,13 @@ struct PrintedSave {
     var inserted: [String: [Int64]] = [:]
     var updated: [String: [Int64]] = [:]
     var deleted: [String: [Int64]] = [:]
-    var updatedColumns: [String: [String]] = [:]
+    /// Entities reported as reset (created, dropped, renamed, rewritten).
+    var reset: Set<String> = []
+
+    /// Whether it only announces tables created (or otherwise reset), with no key.
+    var isOnlyReset: Bool {
+        !reset.isEmpty && (inserted.values.joined().isEmpty && updated.values.joined().isEmpty && deleted.values.joined().isEmpty)
+    }
 
     init(line: String) throws {
         guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
@@ -33,7 +39,7 @@ struct PrintedSave {
             inserted[entity] = keys("inserted")
             updated[entity] = keys("updated")
             deleted[entity] = keys("deleted")
-            updatedColumns[entity] = change["updatedColumns"] as? [String] ?? []
+            if change["reset"] as? Bool == true { reset.insert(entity) }
         }
     }
 }

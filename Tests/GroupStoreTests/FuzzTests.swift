@@ -14,9 +14,9 @@ final class FuzzTests: XCTestCase {
     }
 
     private let seeds: [String] = [
-        #"{"format":1,"seq":42,"author":"writer","committedAt":1795226965.444476,"truncated":false,"changes":[{"entity":"notes","inserted":[3],"updated":[1],"deleted":[2],"updatedColumns":["body"]}]}"#,
+        #"{"format":2,"seq":42,"author":"writer","committedAt":1795226965.444476,"truncated":false,"changes":[{"entity":"notes","inserted":[3],"updated":[1],"deleted":[2],"updatedColumns":["body"]}]}"#,
         #"[["red",7],"swift \"6\"",-12,1.5e3,null,"\ud83d\udc22",[]]"#,
-        "00000000000000000042.v1.json",
+        "00000000000000000042.v2.json",
     ]
 
     func testParsersSurviveRandomAndMutatedInputs() {

@@ -101,17 +101,18 @@ final class StoreTests: StoreTestCase {
         try store.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v)") }
         try store.write { db in try db.execute(sql: "INSERT INTO t(id, v) VALUES (7, 'x')") }
         store.flushPublications()
-        let path = group + "/members/writer/00000000000000000001.v1.json"
+        // Seq 1 announced the new table; seq 2 is the insert.
+        let path = group + "/members/writer/00000000000000000002.v2.json"
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
-        XCTAssertEqual(object?["format"] as? Int, 1)
-        XCTAssertEqual(object?["seq"] as? Int, 1)
+        XCTAssertEqual(object?["format"] as? Int, 2)
+        XCTAssertEqual(object?["seq"] as? Int, 2)
         XCTAssertEqual(object?["author"] as? String, "writer")
         XCTAssertEqual(object?["truncated"] as? Bool, false)
         XCTAssertNotNil(object?["committedAt"] as? Double)
         let changes = object?["changes"] as? [[String: Any]]
         XCTAssertEqual(changes?.first?["entity"] as? String, "t")
         XCTAssertEqual(changes?.first?["inserted"] as? [Int], [7])
-        XCTAssertFalse(FileManager.default.fileExists(atPath: group + "/tmp/writer.1.\(getpid()).tmp"), "temp file left behind")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: group + "/tmp/writer.2.\(getpid()).tmp"), "temp file left behind")
     }
 
     func testLargeTransaction_payloadIsTruncated_butEveryKeyIsDelivered() async throws {
@@ -127,7 +128,7 @@ final class StoreTests: StoreTestCase {
         writer.flushPublications()
         let save = try await first(1, of: saves)[0]
         XCTAssertEqual(save.change(of: "t")?.inserted.count, 20_000)
-        let payload = try String(contentsOfFile: group + "/members/writer/00000000000000000001.v1.json", encoding: .utf8)
+        let payload = try String(contentsOfFile: group + "/members/writer/00000000000000000002.v2.json", encoding: .utf8)
         XCTAssertTrue(payload.contains(#""truncated":true"#))
     }
 
@@ -158,17 +159,23 @@ final class StoreTests: StoreTestCase {
             writer.flushPublications()  // one payload each (back-to-back writes may share one)
         }
         _ = try await first(4, of: saves)
-        reader.close()  // persists its cursor (4)
+        reader.close()  // persists its cursor
         writer.close()
         let janitor = try open("janitor")
         // The writer's own cursor predates its writes, so it pins them: nothing yet.
         XCTAssertEqual(try janitor.prune().transactionsRemoved, 0)
-        // Once the writer has consumed up to 4 too (as after watching), all of it goes.
-        try "4\n".write(toFile: group + "/members/writer/cursor", atomically: true, encoding: .utf8)
+        // Once the writer has consumed everything too (as after watching), all
+        // the reader processed goes (seq 1 announced the table, 2-5 are the
+        // inserts; the reader's cursor is 4 or 5, as it may still have held
+        // the last save when it closed).
+        try "5\n".write(toFile: group + "/members/writer/cursor", atomically: true, encoding: .utf8)
+        let readerCursor = try XCTUnwrap(
+            Int64(String(contentsOfFile: group + "/members/reader/cursor", encoding: .utf8).split(separator: " ")[0]))
+        XCTAssertTrue([4, 5].contains(readerCursor), "\(readerCursor)")
         let report = try janitor.prune()
-        XCTAssertEqual(report.prunedThrough, 4)
-        XCTAssertEqual(report.transactionsRemoved, 3, "the newest row stays as the high-water mark")
-        XCTAssertEqual(report.payloadFilesRemoved, 4)
+        XCTAssertEqual(report.prunedThrough, readerCursor)
+        XCTAssertEqual(report.transactionsRemoved, 4, "the newest row stays as the high-water mark")
+        XCTAssertEqual(report.payloadFilesRemoved, Int(readerCursor))
     }
 
     func testBurstOfWrites_publishesTheNewestPayload_andSkipsNoChange() async throws {
@@ -183,7 +190,7 @@ final class StoreTests: StoreTestCase {
         let received = try await first(count, of: saves)
         XCTAssertEqual(received.flatMap { $0.change(of: "t")?.inserted ?? [] }, (1...count).map { KeyValue.integer(Int64($0)) })
         let payloads = try FileManager.default.contentsOfDirectory(atPath: group + "/members/writer").filter { $0.hasSuffix(".json") }
-        XCTAssertTrue(payloads.contains("\(String(repeating: "0", count: 16))\(count).v1.json"), "the newest payload was not published")
+        XCTAssertTrue(payloads.contains("\(String(repeating: "0", count: 16))\(count + 1).v2.json"), "the newest payload was not published")
         XCTAssertLessThanOrEqual(payloads.count, count)
     }
 
@@ -197,16 +204,17 @@ final class StoreTests: StoreTestCase {
         // Take the first save and the second, and stop in the middle of the second.
         let firstSave = await iterator.next()
         let secondSave = await iterator.next()
-        XCTAssertEqual([firstSave?.seq, secondSave?.seq], [1, 2])
+        // Seq 1 announced the table (before the reader joined).
+        XCTAssertEqual([firstSave?.seq, secondSave?.seq], [2, 3])
         // The process "dies" now: everything was delivered to the stream, but
         // only the first save was processed.
         reader.close()
-        XCTAssertEqual(try String(contentsOfFile: group + "/members/reader/cursor", encoding: .utf8), "1\n")
+        XCTAssertEqual(try String(contentsOfFile: group + "/members/reader/cursor", encoding: .utf8).split(separator: " ").first, "2")
 
         let again = try open("reader")
         let saves = again.saves()
         try again.start()
         let redelivered = try await first(2, of: saves)
-        XCTAssertEqual(redelivered.map(\.seq), [2, 3], "the save in hand and the one after must come again, and only those")
+        XCTAssertEqual(redelivered.map(\.seq), [3, 4], "the save in hand and the one after must come again, and only those")
     }
 }

@@ -24,7 +24,11 @@ enum HistoryReader {
     ///
     /// - Parameter cursorLastChange: the last change id of the cursor's
     ///   transaction, when the caller knows it (saves a query).
-    static func read(_ db: Database, after cursor: Int64, cursorLastChange: Int64? = nil, limit: Int) throws -> HistoryBatch {
+    /// - Parameter names: the table registry as last read (reloaded here if
+    ///   it changed).
+    static func read(
+        _ db: Database, after cursor: Int64, cursorLastChange: Int64? = nil, limit: Int, names: inout TableNames
+    ) throws -> HistoryBatch {
         var batch = HistoryBatch()
         // The cursor's transaction ends where the next one's changes start.
         var sealedUpTo: Int64
@@ -66,18 +70,35 @@ enum HistoryReader {
         }
         guard !transactions.isEmpty else { return batch }
 
+        names = try names.current(db)
         var accumulators = transactions.map { _ in ChangeAccumulator() }
+        // Text keys are read as bytes: invalid UTF-8 and NUL bytes survive.
         let changes = try Row.fetchCursor(
             db.cachedStatement(
-                sql: "SELECT id, entity, op, key, columns FROM \(HistorySchema.changeTable) WHERE id > ? AND id <= ? ORDER BY id"),
+                sql: """
+                    SELECT id, entity, op, CASE typeof(key) WHEN 'text' THEN CAST(key AS BLOB) ELSE key END, typeof(key) = 'text', rid
+                    FROM \(HistorySchema.changeTable) WHERE id > ? AND id <= ? ORDER BY id
+                    """),
             arguments: [lowerBound, sealedUpTo])
         var index = 0
         while let row = try changes.next() {
             let id: Int64 = row[0]
             while index < transactions.count - 1 && id > transactions[index].lastChange { index += 1 }
+            // Pending (5) and placeholder (0) rows are not changes.
             guard let operation = HistorySchema.Operation(rawValue: row[2]) else { continue }
-            accumulators[index].add(
-                entity: row[1], operation: operation, key: keyValue(row[3] as DatabaseValue), columns: row[4] as String?)
+            let value: DatabaseValue = row[3]
+            if operation == .reset {
+                if case .blob(let data) = value.storage { accumulators[index].reset(entity: String(decoding: data, as: UTF8.self)) }
+                continue
+            }
+            guard let table = names[row[1]] else { continue }
+            let key: KeyValue
+            if let rowid = row[5] as Int64? {
+                key = .rowid(rowid)
+            } else {
+                key = keyValue(value, isText: row[4], composite: table.composite)
+            }
+            accumulators[index].add(entity: table.name, operation: operation, key: key)
         }
         batch.saves = zip(transactions, accumulators).map { head, accumulator in
             Save(seq: head.seq, author: head.author, committedAt: head.committedAt, changes: accumulator.changes)
@@ -87,82 +108,25 @@ enum HistoryReader {
 
     /// One closed transaction, or `nil` if it is not (or no longer) in the history.
     static func transaction(_ db: Database, seq: Int64) throws -> Save? {
-        let batch = try read(db, after: seq - 1, limit: 1)
+        var names = try TableNames.load(db)
+        let batch = try read(db, after: seq - 1, limit: 1, names: &names)
         return batch.saves.first { $0.seq == seq }
     }
 
-    static func keyValue(_ value: DatabaseValue) -> KeyValue {
+    /// A stored key: `isText` says the bytes of `value` were text.
+    static func keyValue(_ value: DatabaseValue, isText: Bool, composite: Bool) -> KeyValue {
         switch value.storage {
         case .int64(let integer): return .integer(integer)
         case .double(let double): return .real(double)
-        case .string(let text): return KeyValue(json: text) ?? .text(text)
-        case .blob(let data): return .text(data.map { String(format: "%02X", $0) }.joined())
+        case .string(let text): return .text(text)
+        case .blob(let data):
+            let bytes = [UInt8](data)
+            guard isText else { return .blob(bytes) }
+            if composite, let key = CompositeKey.decode(bytes) { return key }
+            return .text(bytes: bytes)
         case .null: return .null
         }
     }
 }
 
-/// Folds a transaction's row changes into per-entity key sets, the way Core
-/// Data reports a save: a row inserted then updated is inserted; inserted then
-/// deleted is not reported; deleted then inserted again is updated.
-struct ChangeAccumulator {
-    private enum State { case inserted, updated, deleted, gone }
 
-    private struct Entity {
-        var name: String
-        var order: [KeyValue] = []
-        var states: [KeyValue: State] = [:]
-        /// Changed columns per key, for keys updated in place.
-        var columnsByKey: [KeyValue: [String]] = [:]
-    }
-
-    private var entities: [Entity] = []
-    private var indexByName: [String: Int] = [:]
-
-    mutating func add(entity name: String, operation: HistorySchema.Operation, key: KeyValue, columns: String?) {
-        let index: Int
-        if let existing = indexByName[name] {
-            index = existing
-        } else {
-            index = entities.count
-            indexByName[name] = index
-            entities.append(Entity(name: name))
-        }
-        let previous = entities[index].states[key]
-        if previous == nil { entities[index].order.append(key) }
-        let next: State
-        switch (previous, operation) {
-        case (nil, .insert), (.gone, .insert), (.gone, .update), (.inserted, .insert), (.inserted, .update): next = .inserted
-        case (nil, .update), (.updated, .update), (.updated, .insert), (.deleted, .insert), (.deleted, .update): next = .updated
-        case (nil, .delete), (.updated, .delete), (.deleted, .delete): next = .deleted
-        case (.inserted, .delete), (.gone, .delete): next = .gone
-        }
-        entities[index].states[key] = next
-        if operation == .update, let columns, case .composite(let names)? = KeyValue(json: columns) {
-            for case .text(let column) in names {
-                entities[index].columnsByKey[key, default: []].append(column)
-            }
-        }
-    }
-
-    var changes: [EntityChange] {
-        entities.compactMap { entity in
-            var change = EntityChange(entity: entity.name)
-            var seenColumns = Set<String>()
-            for key in entity.order {
-                switch entity.states[key] {
-                case .inserted: change.inserted.append(key)
-                case .updated:
-                    change.updated.append(key)
-                    // Only rows reported as updated contribute their columns.
-                    for column in entity.columnsByKey[key] ?? [] where seenColumns.insert(column).inserted {
-                        change.updatedColumns.append(column)
-                    }
-                case .deleted: change.deleted.append(key)
-                case .gone, nil: break
-                }
-            }
-            return change.isEmpty ? nil : change
-        }
-    }
-}

@@ -7,66 +7,117 @@ import GRDB
 /// ```
 /// groupstore_change       one row per changed row, in commit order
 ///   id            INTEGER PRIMARY KEY
-///   entity        TEXT      the table
-///   op            INTEGER   1 insert, 2 update, 3 delete
-///   key                     integer rowid, or JSON text
-///   columns       TEXT      JSON array of changed columns (updates only)
+///   entity        INTEGER   the table's id in groupstore_table
+///   op            INTEGER   1 insert, 2 update, 3 delete, 4 table reset
+///                           (key: the table's name), 5 pending (ignored)
+///   key                     the key value (type kept), or a CompositeKey text
+///   rid           INTEGER   rowid, when the declared key holds a NULL
 /// groupstore_transaction  one row per committed transaction, written when it is sealed
 ///   seq           INTEGER PRIMARY KEY   total order across the group, never reused
 ///                 (the newest row is never pruned, so max(seq) + 1 never repeats)
 ///   author        TEXT      member name; NULL for writers outside the library
 ///   committed_at  REAL      Unix seconds
 ///   last_change   INTEGER   id of its last row in groupstore_change
-/// groupstore_meta         key/value: format version, pruned_through
+/// groupstore_table        the tracked tables, by id (ids are never reused)
+///   id, name, key_columns, sql, live
+/// groupstore_meta         key/value: format, pruned_through, epoch,
+///                         schema_version (as last tracked), registry_version
 /// ```
 ///
-/// Triggers on tracked tables add one `groupstore_change` row per changed row,
-/// inside the writer's own transaction (pure SQL, so the `sqlite3` shell is
-/// captured too). SQLite gives a trigger no transaction id, so transactions
-/// are delimited afterwards: the library seals its write by inserting the
+/// Triggers on tracked tables add `groupstore_change` rows inside the
+/// writer's own transaction (pure SQL, so the `sqlite3` shell is captured
+/// too). SQLite gives a trigger no transaction id, so transactions are
+/// delimited afterwards: the library seals its write by inserting the
 /// transaction row before committing, and a transaction's changes are the ids
 /// after the previous transaction's `last_change` up to its own. Change rows
 /// past the newest `last_change` belong to a writer outside the library; the
 /// next library write, or a peer's merger, closes them into a transaction of
-/// their own. So a trigger runs a single insert per row, and a one-row commit
-/// touches two pages more than without the library.
+/// their own.
 enum HistorySchema {
     static let transactionTable = "groupstore_transaction"
     static let changeTable = "groupstore_change"
+    static let tableRegistry = "groupstore_table"
     static let metaTable = "groupstore_meta"
     /// Prefix of every table and trigger the library owns.
     static let reservedPrefix = "groupstore_"
-    static let formatVersion = 1
+    static let formatVersion = 2
 
     enum Operation: Int {
-        case insert = 1, update = 2, delete = 3
+        case insert = 1, update = 2, delete = 3, reset = 4
     }
 
-    /// Creates the history tables when missing.
-    /// - Returns: whether they were created now (a brand-new history).
+    /// What a read of the history's shape found.
+    enum Status: Equatable {
+        case missing
+        case current
+        /// An older format, upgraded by ``create(_:)``.
+        case outdated(Int)
+    }
+
+    static func status(_ db: Database) throws -> Status {
+        guard try db.tableExists(metaTable) else { return .missing }
+        let format = try Int.fetchOne(db, sql: "SELECT value FROM \(metaTable) WHERE key = 'format'") ?? 1
+        return format == formatVersion ? .current : .outdated(format)
+    }
+
+    /// Creates the history tables when missing, or upgrades an older format.
+    /// - Returns: whether the history is new (so existing tables are adopted
+    ///   without listing their rows).
     @discardableResult
     static func create(_ db: Database) throws -> Bool {
-        let exists = try db.tableExists(transactionTable)
-        if exists { return false }
+        switch try status(db) {
+        case .current: return false
+        case .outdated(let format): try upgrade(db, from: format)
+        case .missing: break
+        }
+        let epoch = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         try db.execute(
             sql: """
-                CREATE TABLE \(changeTable) (
+                CREATE TABLE IF NOT EXISTS \(changeTable) (
                   id INTEGER PRIMARY KEY,
-                  entity TEXT NOT NULL,
+                  entity INTEGER NOT NULL,
                   op INTEGER NOT NULL,
-                  key NOT NULL,
-                  columns TEXT
+                  key,
+                  rid INTEGER
                 );
-                CREATE TABLE \(transactionTable) (
+                CREATE INDEX IF NOT EXISTS \(reservedPrefix)change_pending ON \(changeTable)(entity) WHERE op = \(TriggerSQL.pendingOperation);
+                CREATE TABLE IF NOT EXISTS \(transactionTable) (
                   seq INTEGER PRIMARY KEY,
                   author TEXT,
                   committed_at REAL NOT NULL,
                   last_change INTEGER NOT NULL
                 );
-                CREATE TABLE \(metaTable) (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
-                INSERT INTO \(metaTable)(key, value) VALUES ('format', \(formatVersion)), ('pruned_through', 0);
+                CREATE TABLE IF NOT EXISTS \(tableRegistry) (
+                  id INTEGER PRIMARY KEY,
+                  name TEXT NOT NULL,
+                  key_columns INTEGER NOT NULL,
+                  sql TEXT NOT NULL,
+                  live INTEGER NOT NULL DEFAULT 1
+                );
+                CREATE TABLE IF NOT EXISTS \(metaTable) (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+                INSERT OR IGNORE INTO \(metaTable)(key, value) VALUES ('pruned_through', 0), ('schema_version', -1), ('registry_version', 0);
+                INSERT OR REPLACE INTO \(metaTable)(key, value) VALUES ('format', \(formatVersion)), ('epoch', '\(epoch)');
                 """)
         return true
+    }
+
+    /// Format 1 keyed changes by table name and JSON text. Its rows cannot be
+    /// read as format 2: they are dropped and counted as pruned (so members
+    /// behind get a resync), keeping the ids' high-water mark.
+    private static func upgrade(_ db: Database, from format: Int) throws {
+        for name in try String.fetchAll(
+            db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'groupstore\\_%' ESCAPE '\\'")
+        {
+            try db.execute(sql: "DROP TRIGGER \(quoteIdentifier(name))")
+        }
+        let newestChange = try Int64.fetchOne(db, sql: "SELECT max(id) FROM \(changeTable)") ?? 0
+        try db.execute(sql: "DROP TABLE IF EXISTS \(changeTable)")
+        try db.execute(
+            sql: "CREATE TABLE \(changeTable) (id INTEGER PRIMARY KEY, entity INTEGER NOT NULL, op INTEGER NOT NULL, key, rid INTEGER)")
+        // A placeholder keeps ids above every old transaction's last_change.
+        try db.execute(sql: "INSERT INTO \(changeTable)(id, entity, op) VALUES (?, 0, 0)", arguments: [newestChange])
+        try db.execute(
+            sql: "UPDATE \(metaTable) SET value = (SELECT coalesce(max(seq), 0) FROM \(transactionTable)) WHERE key = 'pruned_through'")
     }
 
     /// Closes the changes a writer outside the library committed into a
@@ -91,16 +142,32 @@ enum HistorySchema {
     /// Where the history stands, read in one statement: the newest change,
     /// whether changes follow the newest transaction, and the schema version
     /// (so a write can tell whether it created or altered tables).
-    static func state(_ db: Database) throws -> (newestChange: Int64, unsealedChanges: Bool, schemaVersion: Int) {
+    static func state(_ db: Database) throws -> State {
         let row = try Row.fetchOne(
             db.cachedStatement(
                 sql: """
                     SELECT coalesce((SELECT max(id) FROM \(changeTable)), 0),
-                           coalesce((SELECT last_change FROM \(transactionTable) ORDER BY seq DESC LIMIT 1), 0)
+                           coalesce((SELECT last_change FROM \(transactionTable) ORDER BY seq DESC LIMIT 1), 0),
+                           (SELECT value FROM \(metaTable) WHERE key = 'schema_version')
                     """))!
         let newest: Int64 = row[0]
-        let version = try Int.fetchOne(db.cachedStatement(sql: "PRAGMA schema_version")) ?? 0
-        return (newest, newest > row[1] as Int64, version)
+        let version = try schemaVersion(db)
+        return State(
+            newestChange: newest, unsealedChanges: newest > row[1] as Int64, schemaVersion: version,
+            schemaIsTracked: (row[2] as Int?) == version)
+    }
+
+    struct State {
+        var newestChange: Int64
+        /// Changes follow the newest transaction (a writer outside the library).
+        var unsealedChanges: Bool
+        var schemaVersion: Int
+        /// The tracked tables are those of this schema version.
+        var schemaIsTracked: Bool
+    }
+
+    static func schemaVersion(_ db: Database) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: "PRAGMA schema_version")) ?? 0
     }
 
     static func insertTransaction(_ db: Database, author: MemberName?, committedAt: Date, lastChange: Int64) throws -> Int64 {
@@ -122,6 +189,15 @@ enum HistorySchema {
     static func setPrunedThrough(_ db: Database, _ seq: Int64) throws {
         try db.execute(
             sql: "UPDATE \(metaTable) SET value = max(value, ?) WHERE key = 'pruned_through'", arguments: [seq])
+    }
+
+    static func meta(_ db: Database, _ key: String) throws -> DatabaseValue {
+        try DatabaseValue.fetchOne(db.cachedStatement(sql: "SELECT value FROM \(metaTable) WHERE key = ?"), arguments: [key])
+            ?? .null
+    }
+
+    static func setMeta(_ db: Database, _ key: String, _ value: some DatabaseValueConvertible) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO \(metaTable)(key, value) VALUES (?, ?)", arguments: [key, value])
     }
 
     /// Whether `table` belongs to the library or to SQLite/GRDB and is never tracked.

@@ -46,14 +46,15 @@ public struct Save: Hashable, Sendable, Identifiable {
     /// The names of the entities this save changed.
     public var entityNames: [String] { changes.map(\.entity) }
 
-    /// The change of `entity`, if this save touched it.
+    /// The change of `entity` (compared as SQLite compares table names,
+    /// ignoring ASCII case), if this save touched it.
     public func change(of entity: String) -> EntityChange? {
-        changes.first { $0.entity == entity }
+        changes.first { EntityName.same($0.entity, entity) }
     }
 
-    /// This save restricted to `entities`, or `nil` if it touches none of them.
-    /// A resync always passes.
-    func restricted(to entities: Set<String>?) -> Save? {
+    /// This save restricted to `entities` (SQLite's case-insensitive names),
+    /// or `nil` if it touches none of them. A resync always passes.
+    func restricted(to entities: EntityNameSet?) -> Save? {
         guard let entities, kind == .transaction else { return self }
         var copy = self
         copy.changes = changes.filter { entities.contains($0.entity) }
@@ -62,30 +63,58 @@ public struct Save: Hashable, Sendable, Identifiable {
 }
 
 /// What one transaction changed in one entity (table).
+///
+/// Keys are folded per row the way Core Data reports a save: inserted then
+/// updated is inserted; inserted then deleted is not listed; deleted then
+/// inserted again (a `REPLACE`) is updated.
 public struct EntityChange: Hashable, Sendable {
-    /// The table name.
+    /// The table name (its name when the save was read: a table renamed since
+    /// is reported under its new name).
     public var entity: String
     /// Keys of rows inserted (and not deleted again in the same transaction).
     public var inserted: [KeyValue]
-    /// Keys of rows updated.
+    /// Keys of rows updated (or replaced).
     public var updated: [KeyValue]
     /// Keys of rows deleted.
     public var deleted: [KeyValue]
-    /// Columns whose values changed in updated rows.
-    public var updatedColumns: [String]
+    /// The table was created, dropped, renamed, or rewritten (`VACUUM`
+    /// renumbering rowids) in this transaction: keys of rows that were there
+    /// before are not listed. Refetch what you derive from it (if it no longer
+    /// exists, it was dropped or renamed away).
+    public var reset: Bool
 
     public init(
-        entity: String, inserted: [KeyValue] = [], updated: [KeyValue] = [], deleted: [KeyValue] = [], updatedColumns: [String] = []
+        entity: String, inserted: [KeyValue] = [], updated: [KeyValue] = [], deleted: [KeyValue] = [], reset: Bool = false
     ) {
         self.entity = entity
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
-        self.updatedColumns = updatedColumns
+        self.reset = reset
     }
 
-    /// Whether it lists no key at all.
-    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+    /// Whether it says nothing at all.
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && !reset }
+}
+
+/// SQLite compares table names ignoring ASCII case.
+enum EntityName {
+    static func same(_ a: String, _ b: String) -> Bool { key(a) == key(b) }
+    static func key(_ name: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in name.unicodeScalars {
+            // A-Z to a-z; everything else as it is.
+            scalars.append((65...90).contains(scalar.value) ? Unicode.Scalar(UInt8(scalar.value + 32)) : scalar)
+        }
+        return String(scalars)
+    }
+}
+
+/// A set of table names matched the way SQLite matches them.
+struct EntityNameSet: Sendable, Hashable {
+    private let keys: Set<String>
+    init<S: Sequence>(_ names: S) where S.Element == String { keys = Set(names.map(EntityName.key)) }
+    func contains(_ name: String) -> Bool { keys.contains(EntityName.key(name)) }
 }
 
 extension Notification.Name {

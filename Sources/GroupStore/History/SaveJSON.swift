@@ -4,7 +4,7 @@ import Foundation
 /// --format jsonl` and `history`, and the payload file (see `docs/PAYLOAD-FORMAT.md`).
 extension Save {
     /// One line of JSON (no newline):
-    /// `{"seq":…,"author":…,"committedAt":…,["receivedAt":…,]"changes":[{"entity":…,"inserted":[…],"updated":[…],"deleted":[…],"updatedColumns":[…]}]}`;
+    /// `{"seq":…,"author":…,"committedAt":…,["receivedAt":…,]"changes":[{"entity":…,"inserted":[…],"updated":[…],"deleted":[…],"reset":…}]}`;
     /// a resync adds `"resync":true`.
     public func jsonLine(receivedAt: Date? = nil) -> String {
         var out = "{\"seq\":\(seq),\"author\":\(JSONText.string(author)),\"committedAt\":\(Self.seconds(committedAt))"
@@ -33,7 +33,7 @@ extension Save {
         }
         let items = changes.map { change in
             "{\"entity\":\(JSONText.string(change.entity)),\"inserted\":\(keys(change.inserted)),\"updated\":\(keys(change.updated)),"
-                + "\"deleted\":\(keys(change.deleted)),\"updatedColumns\":[\(change.updatedColumns.map(JSONText.string).joined(separator: ","))]}"
+                + "\"deleted\":\(keys(change.deleted)),\"reset\":\(change.reset)}"
         }
         return ("[" + items.joined(separator: ",") + "]", truncated)
     }

@@ -1,89 +1,188 @@
 import Foundation
 
-/// Generates the SQL of the history triggers of one table.
+/// Generates the history triggers of one table (registered as `id`).
 ///
-/// The text is deterministic, so comparing it with `sqlite_master.sql` tells
-/// whether a table's triggers are current (a column added by a migration
-/// changes the update trigger).
+/// Every changed row becomes one `groupstore_change` row `(entity, op, key,
+/// rid)`, written inside the writer's own transaction, whoever the writer is:
+///
+/// | trigger | fires | records |
+/// |---|---|---|
+/// | `bi` | before insert | rows a `REPLACE` may delete, as pending (op 5) |
+/// | `ai` | after insert | pending rows that are gone as deleted (3); the insert (1) |
+/// | `ad` | after delete | the delete (3) |
+/// | `bu` | before an update of key or unique columns | rows a `REPLACE` may delete, as pending |
+/// | `au` | after an update keeping key and unique values | the update (2) |
+/// | `ax` | after an update of unique columns only | pending rows that are gone; the update |
+/// | `am` | after an update of the key | pending rows that are gone; delete of the old key, insert of the new |
+///
+/// SQLite skips delete triggers for rows a `REPLACE` removes (unless
+/// `recursive_triggers` is on, which other writers do not set), so `bi`/`bu`
+/// note every row the new values collide with, and the after trigger keeps
+/// those that are gone. A statement that ignores the row (`OR IGNORE`,
+/// `DO NOTHING`) fires no after trigger: its pending rows stay pending and
+/// are never reported (the next `bi`/`bu` of the table clears them).
+///
+/// Only key and unique-constraint columns are named, so `ADD`, `RENAME` and
+/// `DROP COLUMN` keep working, and the triggers of a 2,000-column table are
+/// as small as any. `entity` is the table's id, not its name, so a renamed
+/// table is reported under its new name.
 struct TriggerSQL {
     let table: TrackedTable
+    let id: Int64
 
     enum Kind: String, CaseIterable {
-        case insert, update, delete
+        case bi, ai, ad, bu, au, ax, am
     }
 
-    static func name(of table: String, _ kind: Kind) -> String {
-        "\(HistorySchema.reservedPrefix)\(table)_\(kind.rawValue)"
+    static let pendingOperation = 5
+
+    static func name(id: Int64, _ kind: Kind) -> String {
+        "\(HistorySchema.reservedPrefix)\(id)_\(kind.rawValue)"
     }
 
-    /// The three `CREATE TRIGGER` statements, by trigger name.
+    /// The table id a trigger name carries, if it is one of ours.
+    static func id(fromTriggerName name: String) -> Int64? {
+        guard name.hasPrefix(HistorySchema.reservedPrefix) else { return nil }
+        let rest = name.dropFirst(HistorySchema.reservedPrefix.count)
+        guard let underscore = rest.firstIndex(of: "_"), Kind(rawValue: String(rest[rest.index(after: underscore)...])) != nil
+        else { return nil }
+        return Int64(rest[..<underscore])
+    }
+
+    /// The `CREATE TRIGGER` statements, by trigger name.
     var statements: [(name: String, sql: String)] {
-        Kind.allCases.map { kind in (TriggerSQL.name(of: table.name, kind), create(kind)) }
+        Kind.allCases.compactMap { kind in create(kind).map { (TriggerSQL.name(id: id, kind), $0) } }
     }
 
+    private var changes: String { HistorySchema.changeTable }
     private var quotedTable: String { quoteIdentifier(table.name) }
-    private var entityLiteral: String { quoteLiteral(table.name) }
 
-    private func create(_ kind: Kind) -> String {
-        let name = quoteIdentifier(TriggerSQL.name(of: table.name, kind))
-        let changes = HistorySchema.changeTable
+    private func create(_ kind: Kind) -> String? {
+        let name = quoteIdentifier(TriggerSQL.name(id: id, kind))
+        let record = "INSERT INTO \(changes)(entity, op, key, rid) VALUES"
         switch kind {
-        case .insert:
+        case .bi:
+            return "CREATE TRIGGER \(name) BEFORE INSERT ON \(quotedTable) BEGIN \(clearPending) \(notePending(colliding: conflict("NEW"))) END"
+        case .ai:
+            return "CREATE TRIGGER \(name) AFTER INSERT ON \(quotedTable) BEGIN \(settlePending) \(record) (\(id), 1, \(key("NEW")), \(rid("NEW"))); END"
+        case .ad:
+            return "CREATE TRIGGER \(name) AFTER DELETE ON \(quotedTable) BEGIN \(record) (\(id), 3, \(key("OLD")), \(rid("OLD"))); END"
+        case .bu:
             return """
-                CREATE TRIGGER \(name) AFTER INSERT ON \(quotedTable) BEGIN \
-                INSERT INTO \(changes)(entity, op, key) VALUES (\(entityLiteral), 1, \(key("NEW"))); END
+                CREATE TRIGGER \(name) BEFORE UPDATE ON \(quotedTable) WHEN NOT (\(sameValues(keyColumns + uniqueColumns))) \
+                BEGIN \(clearPending) \(notePending(colliding: "(\(conflict("NEW"))) AND NOT (\(sameRow("OLD")))")) END
                 """
-        case .delete:
+        case .au:
+            let unchanged = uniqueColumns.isEmpty ? sameKey : "\(sameKey) AND \(sameValues(uniqueColumns))"
+            return "CREATE TRIGGER \(name) AFTER UPDATE ON \(quotedTable) WHEN \(unchanged) BEGIN \(record) (\(id), 2, \(key("NEW")), \(rid("NEW"))); END"
+        case .ax:
+            guard !uniqueColumns.isEmpty else { return nil }
             return """
-                CREATE TRIGGER \(name) AFTER DELETE ON \(quotedTable) BEGIN \
-                INSERT INTO \(changes)(entity, op, key) VALUES (\(entityLiteral), 3, \(key("OLD"))); END
+                CREATE TRIGGER \(name) AFTER UPDATE ON \(quotedTable) WHEN \(sameKey) AND NOT (\(sameValues(uniqueColumns))) \
+                BEGIN \(settlePending) \(record) (\(id), 2, \(key("NEW")), \(rid("NEW"))); END
                 """
-        case .update:
-            let sameKey = "\(key("OLD")) IS \(key("NEW"))"
+        case .am:
             return """
-                CREATE TRIGGER \(name) AFTER UPDATE ON \(quotedTable) WHEN \(anyColumnChanged) BEGIN \
-                INSERT INTO \(changes)(entity, op, key, columns) SELECT \(entityLiteral), 2, \(key("NEW")), \(changedColumns) WHERE \(sameKey); \
-                INSERT INTO \(changes)(entity, op, key) SELECT \(entityLiteral), 3, \(key("OLD")) WHERE NOT (\(sameKey)); \
-                INSERT INTO \(changes)(entity, op, key) SELECT \(entityLiteral), 1, \(key("NEW")) WHERE NOT (\(sameKey)); END
+                CREATE TRIGGER \(name) AFTER UPDATE ON \(quotedTable) WHEN NOT (\(sameKey)) BEGIN \(settlePending) \
+                \(record) (\(id), 3, \(key("OLD")), \(rid("OLD"))); \(record) (\(id), 1, \(key("NEW")), \(rid("NEW"))); END
                 """
         }
     }
 
     /// Records every current row as inserted: for a table that starts being
-    /// tracked inside the transaction that created it.
+    /// tracked after rows were written into it.
     var backfillSQL: String {
-        "INSERT INTO \(HistorySchema.changeTable)(entity, op, key) SELECT \(entityLiteral), 1, \(key(quotedTable)) FROM \(quotedTable)"
+        "INSERT INTO \(changes)(entity, op, key, rid) SELECT \(id), 1, \(key("c")), \(rid("c")) FROM \(quotedTable) AS c"
+    }
+
+    // MARK: - REPLACE
+
+    private var clearPending: String {
+        "DELETE FROM \(changes) WHERE op = \(Self.pendingOperation) AND entity = \(id);"
+    }
+
+    private func notePending(colliding condition: String) -> String {
+        "INSERT INTO \(changes)(entity, op, key, rid) SELECT \(id), \(Self.pendingOperation), \(key("c")), \(rid("c")) FROM \(quotedTable) AS c WHERE \(condition);"
+    }
+
+    /// Pending rows still in the table were not replaced: forget them; the
+    /// rest were deleted by the statement's conflict resolution.
+    private var settlePending: String {
+        """
+        DELETE FROM \(changes) WHERE op = \(Self.pendingOperation) AND entity = \(id) AND EXISTS (SELECT 1 FROM \(quotedTable) AS c \
+        WHERE (\(conflict("NEW"))) AND NOT (\(sameRow("NEW"))) AND \(key("c")) IS \(changes).key AND \(rid("c")) IS \(changes).rid); \
+        UPDATE \(changes) SET op = 3 WHERE op = \(Self.pendingOperation) AND entity = \(id);
+        """
+    }
+
+    /// Rows `c` whose key or unique values collide with the row `alias`.
+    private func conflict(_ alias: String) -> String {
+        var terms: [String] = []
+        switch table.key {
+        case .rowidAlias(let column): terms.append("c.\(quoteIdentifier(column)) = \(alias).\(quoteIdentifier(column))")
+        case .implicitRowid: terms.append("c.\(table.rowidName!) = \(alias).\(table.rowidName!)")
+        case .declared(let columns): terms.append(equal(columns, alias))
+        }
+        for constraint in table.uniqueConstraints { terms.append(equal(constraint, alias)) }
+        return terms.map { "(\($0))" }.joined(separator: " OR ")
+    }
+
+    private func equal(_ columns: [TrackedTable.Column], _ alias: String) -> String {
+        columns.map { column in
+            let collate = column.collation.uppercased() == "BINARY" ? "" : " COLLATE \(quoteIdentifier(column.collation))"
+            return "c.\(quoteIdentifier(column.name)) = \(alias).\(quoteIdentifier(column.name))\(collate)"
+        }.joined(separator: " AND ")
+    }
+
+    /// Whether `c` is the row `alias` itself.
+    private func sameRow(_ alias: String) -> String {
+        if let rowid = table.rowidName { return "c.\(rowid) = \(alias).\(rowid)" }
+        return keyColumns.map { "c.\(quoteIdentifier($0)) IS \(alias).\(quoteIdentifier($0))" }.joined(separator: " AND ")
+    }
+
+    // MARK: - Keys
+
+    private var keyColumns: [String] {
+        switch table.key {
+        case .rowidAlias(let column): return [column]
+        case .implicitRowid: return []
+        case .declared(let columns): return columns.map(\.name)
+        }
+    }
+
+    private var uniqueColumns: [String] {
+        var seen = Set<String>()
+        return table.uniqueConstraints.flatMap { $0.map(\.name) }.filter { seen.insert($0.lowercased()).inserted }
+    }
+
+    private var sameKey: String {
+        "\(key("OLD")) IS \(key("NEW")) AND \(rid("OLD")) IS \(rid("NEW"))"
+    }
+
+    private func sameValues(_ columns: [String]) -> String {
+        var terms = columns.map { "OLD.\(quoteIdentifier($0)) IS NEW.\(quoteIdentifier($0))" }
+        if case .implicitRowid = table.key { terms.append("OLD.\(table.rowidName!) IS NEW.\(table.rowidName!)") }
+        return terms.isEmpty ? "1" : terms.joined(separator: " AND ")
     }
 
     /// The key of the row `alias` as stored in `groupstore_change.key`: the
-    /// integer rowid, or JSON text (a scalar, or an array for a composite key;
-    /// blobs as hex strings).
+    /// value itself for a single-column key (type kept), or for a composite
+    /// key a text of tagged components (see ``CompositeKey``).
     func key(_ alias: String) -> String {
-        if table.keyIsRowID {
-            return table.primaryKey.first.map { "\(alias).\(quoteIdentifier($0))" } ?? "\(alias).rowid"
+        switch table.key {
+        case .rowidAlias(let column): return "\(alias).\(quoteIdentifier(column))"
+        case .implicitRowid: return "\(alias).\(table.rowidName!)"
+        case .declared(let columns) where columns.count == 1: return "\(alias).\(quoteIdentifier(columns[0].name))"
+        case .declared(let columns): return CompositeKey.sql(columns.map { "\(alias).\(quoteIdentifier($0.name))" })
         }
-        let values = table.primaryKey.map { column -> String in
-            let value = "\(alias).\(quoteIdentifier(column))"
-            return "CASE typeof(\(value)) WHEN 'blob' THEN hex(\(value)) ELSE \(value) END"
-        }
-        if values.count == 1 { return "json_quote(\(values[0]))" }
-        return "json_array(\(values.joined(separator: ", ")))"
     }
 
-    private var anyColumnChanged: String {
-        let columns = table.columns.isEmpty ? ["rowid"] : table.columns
-        return columns.map { "OLD.\(quoteIdentifier($0)) IS NOT NEW.\(quoteIdentifier($0))" }.joined(separator: " OR ")
-    }
-
-    /// A JSON array of the names of the columns whose value changed.
-    private var changedColumns: String {
-        let keyColumns = Set(table.primaryKey)
-        let columns = table.columns.filter { !keyColumns.contains($0) }
-        if columns.isEmpty { return "'[]'" }
-        let parts = columns.map { column in
-            "CASE WHEN OLD.\(quoteIdentifier(column)) IS NOT NEW.\(quoteIdentifier(column)) THEN \(quoteLiteral("," + JSONText.string(column))) ELSE '' END"
-        }
-        return "'[' || substr(\(parts.joined(separator: " || ")), 2) || ']'"
+    /// The rowid of the row `alias` when its declared key holds a `NULL`
+    /// (several such rows can exist in a rowid table), else `NULL`.
+    func rid(_ alias: String) -> String {
+        guard case .declared(let columns) = table.key, let rowid = table.rowidName else { return "NULL" }
+        let anyNull = columns.map { "\(alias).\(quoteIdentifier($0.name)) IS NULL" }.joined(separator: " OR ")
+        return "CASE WHEN \(anyNull) THEN \(alias).\(rowid) END"
     }
 }
 

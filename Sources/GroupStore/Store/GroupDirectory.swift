@@ -34,8 +34,10 @@ final class GroupDirectory: Sendable {
     init(path: String, create: Bool) throws(GroupStoreError) {
         let path = Self.normalized(path)
         if create {
-            let parent = (path as NSString).deletingLastPathComponent
-            if !parent.isEmpty && !FileManager.default.fileExists(atPath: parent) {
+            // Not NSString.deletingLastPathComponent: Foundation on Linux traps
+            // (SIGILL) on a path of one relative component such as "g".
+            let parent = Self.parent(of: path)
+            if !FileManager.default.fileExists(atPath: parent) {
                 do {
                     try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
                 } catch {
@@ -121,10 +123,32 @@ final class GroupDirectory: Sendable {
         return names.sorted()
     }
 
-    /// Removes a trailing slash so paths compare and print consistently.
+    /// `path` made absolute (a relative path is taken from the current
+    /// directory, now), without `.` segments, repeated or trailing slashes, so
+    /// paths compare and print consistently and do not depend on a later
+    /// change of directory. `..` is kept: the kernel resolves it, through
+    /// symbolic links if any. A relative path stays relative only if the
+    /// current directory cannot be known.
     static func normalized(_ path: String) -> String {
-        var path = path
-        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
-        return path
+        guard !path.isEmpty else { return path }  // not the current directory: fails to open
+        var full = path
+        if !path.hasPrefix("/") {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            guard getcwd(&buffer, buffer.count) != nil else { return lexicallyNormalized(path, absolute: false) }
+            full = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/" + path
+        }
+        return lexicallyNormalized(full, absolute: true)
+    }
+
+    private static func lexicallyNormalized(_ path: String, absolute: Bool) -> String {
+        let segments = path.split(separator: "/").filter { $0 != "." }
+        if absolute { return "/" + segments.joined(separator: "/") }
+        return segments.isEmpty ? "." : segments.joined(separator: "/")
+    }
+
+    /// The directory holding `path` (a normalised path).
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 }

@@ -60,7 +60,7 @@ public final class GroupInspector: Sendable {
                 }.count ?? 0
             members.append(
                 GroupStatus.Member(
-                    name: name.rawValue, live: MemberLock.isHeld(in: folder), cursor: CursorFile.read(in: folder),
+                    name: name.rawValue, live: MemberLock.isHeld(in: folder), cursor: CursorFile.read(in: folder)?.seq,
                     payloadFiles: payloads))
         }
         var bytes: Int64 = 0
@@ -74,7 +74,12 @@ public final class GroupInspector: Sendable {
 
     /// Closed transactions after `seq`, oldest first, at most `limit`.
     public func history(after seq: Int64, limit: Int = 512) throws -> [Save] {
-        try pool.read { db in try HistoryReader.read(db, after: seq, limit: limit).saves }
+        try pool.read { db in
+            var names = try TableNames.load(db)
+            return try HistoryReader.read(db, after: seq, limit: limit, names: &names).saves.filter {
+                $0.kind == .resync || !$0.changes.isEmpty
+            }
+        }
     }
 
     /// Prunes now (see ``GroupConfiguration/retention``).

@@ -7,7 +7,8 @@ extension GroupStore {
     ///
     /// Blocks until committed; from async code use the async variant.
     /// Tables created inside the transaction start being tracked at once and
-    /// their rows are published as inserted.
+    /// their rows are published as inserted; tables dropped, renamed or
+    /// altered are published as reset (see ``EntityChange/reset``).
     ///
     /// - Returns: what `updates` returns.
     @_disfavoredOverload
@@ -28,16 +29,22 @@ extension GroupStore {
 
     /// The body of every library write, inside the write transaction.
     fileprivate func recordedTransaction<T>(_ db: Database, _ updates: (Database) throws -> T) throws -> (T, Int64?) {
-        // Changes a foreign writer committed are their own transaction, not ours.
-        let before = try HistorySchema.state(db)
+        // A schema change made outside the library is tracked first, and with
+        // the changes that writer committed it is a transaction of its own.
+        var before = try HistorySchema.state(db)
+        if !before.schemaIsTracked {
+            try tracker.refresh(db)
+            before = try HistorySchema.state(db)
+        }
         if before.unsealedChanges {
             _ = try HistorySchema.insertTransaction(db, author: nil, committedAt: Date(), lastChange: before.newestChange)
         }
         let value = try updates(db)
         var after = try HistorySchema.state(db)
         if after.schemaVersion != before.schemaVersion {
-            // Tables created here are tracked at once, their rows recorded.
-            try TriggerInstaller(tracked: configuration.trackedTables).refresh(db, backfill: { _ in true })
+            // Schema changes are tracked in the same transaction: tables
+            // created here from their first row, renames, drops, new columns.
+            try tracker.refresh(db)
             after = try HistorySchema.state(db)
         }
         guard after.unsealedChanges else { return (value, nil) }

@@ -56,6 +56,7 @@ public final class GroupStore: Sendable {
     private let detachment = Mutex<GroupStoreError?>(nil)
     private let pruneTimer = Mutex<TimerBox?>(nil)
     private let logger: Logger
+    let tracker: SchemaTracker
 
     /// Opens (creating if allowed) the group and joins it as `configuration.member`.
     ///
@@ -68,21 +69,29 @@ public final class GroupStore: Sendable {
         let logger = configuration.logger
         let directory = try GroupDirectory(path: configuration.directory, create: configuration.createIfMissing)
         let folder = try directory.memberFolder(member, create: true)
-        let lock = try MemberLock(member: member, folder: folder, group: directory.path)
+        // Fail fast when the name is taken; the lock itself is taken once
+        // this member's starting point is durable (so a member reported live
+        // never misses a commit made after that).
+        if let holder = MemberLock.liveHolder(in: folder) {
+            let who = holder.map { " (pid \($0))" } ?? ""
+            throw GroupStoreError(
+                .memberAlreadyLive, "member '\(member)' is already live in group \(directory.path)\(who)", path: folder.path)
+        }
         try directory.prepareDatabaseFile()
 
-        let installer = TriggerInstaller(tracked: configuration.trackedTables)
-        let (pool, cursor, sealed) = try directory.withSetupLock {
+        let tracker = SchemaTracker(tracked: configuration.trackedTables, logger: logger)
+        let (pool, start, sealed) = try directory.withSetupLock {
             let pool: DatabasePool
             do {
                 pool = try DatabasePool(path: directory.databasePath, configuration: configuration.databaseConfiguration)
             } catch {
                 throw GroupStoreError(.database, "cannot open database \(directory.databasePath): \(error)", path: directory.databasePath)
             }
-            let (cursor, sealed) = try Self.prepareSchema(
-                pool: pool, installer: installer, configuration: configuration, folder: folder, directory: directory)
-            return (pool, cursor, sealed)
+            let sealed = try Self.prepareSchema(pool: pool, tracker: tracker, configuration: configuration, directory: directory)
+            let start = try Self.startingPoint(pool: pool, member: member, folder: folder, directory: directory, logger: logger)
+            return (pool, start, sealed)
         }
+        let lock = try MemberLock(member: member, folder: folder, group: directory.path)
 
         let broadcaster = SaveBroadcaster()
         let publisher = Publisher(pool: pool, member: member, directory: directory, folder: folder, logger: logger)
@@ -91,9 +100,9 @@ public final class GroupStore: Sendable {
         let merger = Merger(
             queue: queue, pool: pool,
             settings: .init(
-                member: member, inScopeEntityNames: configuration.inScopeEntityNames,
+                member: member, inScopeEntityNames: configuration.inScopeEntityNames.map(EntityNameSet.init),
                 cursorFlushInterval: configuration.cursorFlushInterval),
-            directory: directory, folder: folder, installer: installer, broadcaster: broadcaster, cursor: cursor,
+            directory: directory, folder: folder, tracker: tracker, broadcaster: broadcaster, start: start,
             logger: logger,
             post: { save in
                 NotificationCenter.default.post(
@@ -115,9 +124,12 @@ public final class GroupStore: Sendable {
         self.pruner = Pruner(pool: pool, directory: directory, retention: configuration.retention, logger: logger)
         self.lock = Mutex(lock)
         self.logger = logger
+        self.tracker = tracker
         box.store = self
         if let sealed { publisher.publish(sealed) }
-        logger.info("joined group", metadata: ["group": "\(directory.path)", "member": "\(member)", "cursor": "\(cursor)"])
+        logger.info(
+            "joined group",
+            metadata: ["group": "\(directory.path)", "member": "\(member)", "cursor": "\(start.cursor.seq)", "resync": "\(start.resync)"])
     }
 
     /// Opens the group off the Swift concurrency pool (the open blocks on I/O).
@@ -129,42 +141,99 @@ public final class GroupStore: Sendable {
         }
     }
 
-    /// Creates the history, runs the migrations, installs triggers, and reads
-    /// (or starts) this member's cursor.
+    /// Creates (or upgrades) the history, runs the migrations and tracks the
+    /// tables. Takes SQLite's write lock only when something needs writing, and
+    /// then waits for it as long as another process holds it.
+    /// - Returns: the sequence number of what the migrations committed, if anything.
     private static func prepareSchema(
-        pool: DatabasePool, installer: TriggerInstaller, configuration: GroupConfiguration, folder: DirectoryHandle,
-        directory: GroupDirectory
-    ) throws -> (cursor: Int64, sealed: Int64?) {
+        pool: DatabasePool, tracker: SchemaTracker, configuration: GroupConfiguration, directory: GroupDirectory
+    ) throws -> Int64? {
+        let logger = configuration.logger
         do {
-            let tablesBefore = try pool.write { db -> Set<String> in
-                try HistorySchema.create(db)
-                return Set(try TrackedTable.all(in: db).map(\.name))
+            let migrator = configuration.migrator
+            let needsWrite = try pool.read { db -> Bool in
+                if try HistorySchema.status(db) != .current { return true }
+                if try SchemaTracker.needsRefresh(db) { return true }
+                return try !(migrator?.hasCompletedMigrations(db) ?? true)
             }
-            try configuration.migrator?.migrate(pool)
-            let (sealed, lastClosed) = try pool.write { db -> (Int64?, Int64) in
-                try HistorySchema.closeOpenTransaction(db)
-                // Rows that migrations inserted into tables they created are
-                // published; pre-existing tables are adopted without replay.
-                try installer.refresh(db, backfill: { !tablesBefore.contains($0) })
-                let sealed = try HistorySchema.seal(db, author: configuration.member, committedAt: Date())
-                return (sealed, try HistorySchema.lastSeq(db))
+            guard needsWrite else { return nil }
+            try WriteLockWait.retrying(logger: logger, path: directory.databasePath) {
+                try pool.write { db in
+                    // A new history adopts the tables already there; schema
+                    // changes made outside the library while no member ran are
+                    // theirs (a table created then is delivered whole), not
+                    // this member's.
+                    if try HistorySchema.create(db) {
+                        try tracker.refresh(db, adopt: true)
+                    } else if try SchemaTracker.needsRefresh(db) {
+                        try tracker.refresh(db)
+                    }
+                    try HistorySchema.closeOpenTransaction(db)
+                }
             }
-            if let cursor = CursorFile.read(in: folder) { return (cursor, sealed) }
-            // A new member starts at the present (its own migration included).
-            do {
-                try CursorFile.write(lastClosed, member: configuration.member, in: folder, staging: directory.staging)
-            } catch {
-                // A full or read-only disk: the cursor is written again with
-                // the next delivery; until then this member pins nothing.
-                configuration.logger.info("cannot write the cursor yet", metadata: ["error": "\(error.message)"])
+            if let migrator {
+                try WriteLockWait.retrying(logger: logger, path: directory.databasePath) { try migrator.migrate(pool) }
             }
-            return (lastClosed, sealed)
+            return try WriteLockWait.retrying(logger: logger, path: directory.databasePath) {
+                try pool.write { db -> Int64? in
+                    // Tables the migrations created are tracked, their rows recorded.
+                    if try SchemaTracker.needsRefresh(db) { try tracker.refresh(db) }
+                    return try HistorySchema.seal(db, author: configuration.member, committedAt: Date())
+                }
+            }
         } catch let error as GroupStoreError {
             throw error
+        } catch let error as DatabaseError {
+            throw GroupStoreError(
+                .database, "cannot prepare database \(directory.databasePath): \(error.message ?? "\(error)")",
+                path: directory.databasePath, underlying: error)
         } catch {
             throw GroupStoreError(
-                .database, "cannot prepare database \(directory.databasePath): \(error)", path: directory.databasePath)
+                .database, "cannot prepare database \(directory.databasePath): \(error)", path: directory.databasePath,
+                underlying: error)
         }
+    }
+
+    /// Where this member starts: its durable cursor if it belongs to this
+    /// history, else a resync; a new member starts at the present, written
+    /// down before the member is reported live.
+    private static func startingPoint(
+        pool: DatabasePool, member: MemberName, folder: DirectoryHandle, directory: GroupDirectory, logger: Logger
+    ) throws -> Merger.Start {
+        let file = CursorFile.read(in: folder)
+        let (head, epoch, fingerprint) = try pool.read { db -> (Int64, String, Double?) in
+            let last = try HistorySchema.lastSeq(db)
+            let seq = file?.seq ?? last
+            return (
+                try HistorySchema.lastSeq(db), try String.fetchOne(db, sql: "SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'epoch'") ?? "",
+                try Double.fetchOne(
+                    db, sql: "SELECT committed_at FROM \(HistorySchema.transactionTable) WHERE seq = ?", arguments: [seq])
+            )
+        }
+        guard let file else {
+            let start = CursorFile(seq: head, epoch: epoch, fingerprint: fingerprint)
+            do {
+                try start.write(member: member, in: folder, staging: directory.staging)
+            } catch {
+                // A full or read-only disk: the cursor is written again with
+                // the next delivery.
+                logger.info("cannot write the cursor yet", metadata: ["error": "\(error.message)"])
+            }
+            return Merger.Start(cursor: start, resync: false)
+        }
+        var problem: String?
+        if let known = file.epoch, known != "-", known != epoch {
+            problem = "the database is another group's (or its history was recreated)"
+        } else if file.seq > head {
+            problem = "the cursor \(file.seq) is past the newest transaction \(head) (a restored or reset database)"
+        } else if let expected = file.fingerprint, let found = fingerprint, abs(expected - found) > 0.001 {
+            problem = "transaction \(file.seq) is not the one this member saw (a restored database)"
+        }
+        if let problem {
+            logger.info("member will resync: \(problem)", metadata: ["member": "\(member)"])
+        }
+        return Merger.Start(
+            cursor: CursorFile(seq: file.seq, epoch: epoch, fingerprint: file.fingerprint), resync: problem != nil)
     }
 
     /// Starts watching the group and delivering saves (first those committed

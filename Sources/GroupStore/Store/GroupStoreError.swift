@@ -77,12 +77,29 @@ public struct GroupStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     public var path: String?
     /// The system error number, or 0.
     public var errno: Int32
+    /// The error this one wraps (GRDB's `DatabaseError` from a failing
+    /// migration, for instance), kept as it was thrown.
+    public var underlying: (any Error & Sendable)?
 
-    public init(_ code: Code, _ message: String, path: String? = nil, errno: Int32 = 0) {
+    public init(_ code: Code, _ message: String, path: String? = nil, errno: Int32 = 0, underlying: (any Error & Sendable)? = nil) {
         self.code = code
         self.message = message
         self.path = path
         self.errno = errno
+        self.underlying = underlying
+    }
+
+    /// Equal when code, message, path and errno are (the underlying error is
+    /// not compared).
+    public static func == (lhs: GroupStoreError, rhs: GroupStoreError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.path == rhs.path && lhs.errno == rhs.errno
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
+        hasher.combine(path)
+        hasher.combine(errno)
     }
 
     public var description: String { message }

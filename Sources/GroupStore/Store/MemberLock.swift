@@ -58,6 +58,14 @@ final class MemberLock: Sendable {
         return errno == EWOULDBLOCK
     }
 
+    /// The pid of the live process holding the lock in `folder`, if any.
+    static func liveHolder(in folder: DirectoryHandle) -> Int32?? {
+        guard isHeld(in: folder) else { return nil }
+        guard let fd = try? folder.openFile(fileName, flags: O_RDONLY) else { return .some(nil) }
+        defer { close(fd) }
+        return .some(holder(fd))
+    }
+
     /// The pid written in an open lock file, if readable.
     private static func holder(_ fd: CInt) -> Int32? {
         var buffer = [UInt8](repeating: 0, count: 16)

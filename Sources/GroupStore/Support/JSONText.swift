@@ -27,8 +27,9 @@ enum JSONText {
 
 }
 
-/// A small JSON parser for key values: scalars and arrays (objects are
-/// rejected). Returns `nil` on anything malformed.
+/// A small JSON parser for key values: scalars, arrays, and the one-member
+/// objects of ``KeyValue`` (`{"blob":…}`, `{"text_hex":…}`, `{"rowid":…}`;
+/// other objects are rejected). Returns `nil` on anything malformed.
 struct JSONScanner {
     private let bytes: [UInt8]
     private var index = 0
@@ -54,6 +55,7 @@ struct JSONScanner {
         switch bytes[index] {
         case UInt8(ascii: "\""): return parseString().map(KeyValue.text)
         case UInt8(ascii: "["): return parseArray(depth: depth)
+        case UInt8(ascii: "{"): return parseTaggedObject()
         case UInt8(ascii: "n"): return literal("null", .null)
         case UInt8(ascii: "t"): return literal("true", .integer(1))
         case UInt8(ascii: "f"): return literal("false", .integer(0))
@@ -65,6 +67,33 @@ struct JSONScanner {
         let utf8 = Array(word.utf8)
         guard index + utf8.count <= bytes.count, Array(bytes[index..<index + utf8.count]) == utf8 else { return nil }
         index += utf8.count
+        return value
+    }
+
+    /// `{"blob":"HEX"}`, `{"text_hex":"HEX"}` or `{"rowid":N}`.
+    private mutating func parseTaggedObject() -> KeyValue? {
+        index += 1
+        skipSpace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let tag = parseString() else { return nil }
+        skipSpace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
+        index += 1
+        skipSpace()
+        guard index < bytes.count else { return nil }
+        let value: KeyValue
+        switch tag {
+        case "blob", "text_hex":
+            guard bytes[index] == UInt8(ascii: "\""), let hex = parseString(), let data = KeyValue.bytes(hex: hex) else { return nil }
+            value = tag == "blob" ? .blob(data) : .invalidText(data)
+        case "rowid":
+            guard case .integer(let rowid)? = parseNumber() else { return nil }
+            value = .rowid(rowid)
+        default:
+            return nil
+        }
+        skipSpace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "}") else { return nil }
+        index += 1
         return value
     }
 

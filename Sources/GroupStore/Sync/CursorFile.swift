@@ -4,21 +4,39 @@ import Foundation
     import Glibc
 #endif
 
-/// A member's durable cursor: the last sequence number it delivered, stored
-/// as decimal text in `members/<member>/cursor` and replaced atomically.
-enum CursorFile {
+/// A member's durable cursor, in `members/<member>/cursor`, replaced
+/// atomically: one line `<seq> <epoch> <fingerprint>`.
+///
+/// - `seq`: the last sequence number the member delivered.
+/// - `epoch`: the group's identity (`groupstore_meta.epoch`): a database
+///   replaced by another group's, or a history recreated, has another.
+/// - `fingerprint`: the `committed_at` of transaction `seq` (`-` if unknown),
+///   so a database restored from an older copy, whose numbers were reused by
+///   new transactions since, is told apart.
+///
+/// A file with only `<seq>` (format 1) is read as having no epoch.
+struct CursorFile: Equatable, Sendable {
     static let fileName = "cursor"
 
+    var seq: Int64
+    var epoch: String?
+    var fingerprint: Double?
+
     /// The cursor in `folder`, or `nil` if there is none (or it is unreadable).
-    static func read(in folder: DirectoryHandle) -> Int64? {
-        guard let bytes = try? FileIO.read(fileName, in: folder, limit: 64) else { return nil }
-        return Int64(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    static func read(in folder: DirectoryHandle) -> CursorFile? {
+        guard let bytes = try? FileIO.read(fileName, in: folder, limit: 256) else { return nil }
+        let fields = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard let first = fields.first, let seq = Int64(first) else { return nil }
+        let epoch = fields.count > 1 ? String(fields[1]) : nil
+        let fingerprint = fields.count > 2 ? Double(fields[2]) : nil
+        return CursorFile(seq: seq, epoch: epoch, fingerprint: fingerprint)
     }
 
     /// Replaces the cursor in `folder` (written in `staging`, renamed in).
-    static func write(_ cursor: Int64, member: MemberName, in folder: DirectoryHandle, staging: DirectoryHandle) throws(GroupStoreError) {
+    func write(member: MemberName, in folder: DirectoryHandle, staging: DirectoryHandle) throws(GroupStoreError) {
+        let fingerprintText = fingerprint.map { String(format: "%.6f", $0) } ?? "-"
         try FileIO.publish(
-            Array("\(cursor)\n".utf8), as: fileName, in: folder, staging: staging,
+            Array("\(seq) \(epoch ?? "-") \(fingerprintText)\n".utf8), as: Self.fileName, in: folder, staging: staging,
             tempName: "\(member).cursor.\(getpid()).tmp")
     }
 }

@@ -72,10 +72,10 @@ final class GroupWatch: @unchecked Sendable {
         // Before the handler can run, so every member folder that exists now is
         // watched when start() returns.
         rescanMembers()
-        queue.async { self.merger.merge(checkSchema: true) }
+        queue.async { self.merger.merge() }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + Self.safetyInterval, repeating: Self.safetyInterval, leeway: .milliseconds(100))
-        timer.setEventHandler { [weak self] in self?.merger.merge(checkSchema: true) }
+        timer.setEventHandler { [weak self] in self?.merger.merge() }
         timer.activate()
         safetyTimer = timer
         watcher.start()

@@ -18,7 +18,7 @@ import Logging
 final class Merger: @unchecked Sendable {
     struct Settings: Sendable {
         var member: MemberName
-        var inScopeEntityNames: Set<String>?
+        var inScopeEntityNames: EntityNameSet?
         var cursorFlushInterval: TimeInterval
         var batchSize = 512
     }
@@ -28,7 +28,7 @@ final class Merger: @unchecked Sendable {
     private let settings: Settings
     private let directory: GroupDirectory
     private var folder: DirectoryHandle
-    private let installer: TriggerInstaller
+    private let tracker: SchemaTracker
     private let broadcaster: SaveBroadcaster
     private let post: @Sendable (Save) -> Void
     private let logger: Logger
@@ -39,12 +39,27 @@ final class Merger: @unchecked Sendable {
     private var cursorLastChange: Int64?
     private var persistedCursor: Int64
     private var cursorFlushScheduled = false
-    private var schemaVersion: Int?
     private var closed = false
+    /// The group's identity, as this member knows it.
+    private var epoch: String
+    /// The member's cursor is not valid for this history (restored or
+    /// replaced database, history reset): the first merge delivers a resync.
+    private var resyncPending: Bool
+    /// `committed_at` of delivered transactions not yet persisted, by seq:
+    /// the fingerprint written with the cursor.
+    private var fingerprints: [Int64: Double] = [:]
+    private var names = TableNames()
+
+    /// Where a member starts.
+    struct Start: Sendable {
+        var cursor: CursorFile
+        /// Deliver a resync first (the cursor does not belong to this history).
+        var resync: Bool
+    }
 
     init(
         queue: DispatchQueue, pool: DatabasePool, settings: Settings, directory: GroupDirectory, folder: DirectoryHandle,
-        installer: TriggerInstaller, broadcaster: SaveBroadcaster, cursor: Int64, logger: Logger,
+        tracker: SchemaTracker, broadcaster: SaveBroadcaster, start: Start, logger: Logger,
         post: @escaping @Sendable (Save) -> Void
     ) {
         self.queue = queue
@@ -52,10 +67,13 @@ final class Merger: @unchecked Sendable {
         self.settings = settings
         self.directory = directory
         self.folder = folder
-        self.installer = installer
+        self.tracker = tracker
         self.broadcaster = broadcaster
-        self.cursor = cursor
-        self.persistedCursor = cursor
+        self.cursor = start.cursor.seq
+        self.persistedCursor = start.resync ? -1 : start.cursor.seq
+        self.epoch = start.cursor.epoch ?? ""
+        self.resyncPending = start.resync
+        if let fingerprint = start.cursor.fingerprint { fingerprints[start.cursor.seq] = fingerprint }
         self.logger = logger
         self.post = post
     }
@@ -63,30 +81,40 @@ final class Merger: @unchecked Sendable {
     /// Delivers everything committed after the cursor. Runs on `queue`.
     ///
     /// - Returns: whether anything new was found.
-    /// - Parameter checkSchema: also look for tables created by writers
-    ///   outside the library and install their triggers (done on the slow
-    ///   safety tick, not on every wake-up).
     @discardableResult
-    func merge(checkSchema: Bool = false) -> Bool {
+    func merge() -> Bool {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !closed else { return false }
         var foundAny = false
         var closedOpenTransaction = false
-        for round in 0..<64 {
+        var refreshed = false
+        for _ in 0..<64 {
             let batch: HistoryBatch
-            let version: Int?
+            let group: GroupState
             do {
-                (batch, version) = try readAndNotify(checkSchema: checkSchema && round == 0)
+                (batch, group) = try readAndNotify()
             } catch {
                 logger.info("cannot read the history; will retry", metadata: ["error": "\(error)"])
                 return foundAny
             }
-            if let version, version != schemaVersion {
-                schemaVersion = version
-                refreshTriggersIfNeeded()
+            if resyncPending || group.epoch != epoch || group.head < cursor {
+                // A restored or replaced database, or a history reset: this
+                // member's cursor means nothing here.
+                deliverResync(
+                    through: group.head, epoch: group.epoch,
+                    reason: resyncPending ? "the cursor does not belong to this database's history" : "the history went back")
+                foundAny = true
+                continue
+            }
+            if group.schemaChanged && !refreshed {
+                // A writer outside the library changed the schema: track it
+                // (new tables from their first row) before reading on.
+                refreshed = true
+                refreshSchema()
+                continue
             }
             if batch.prunedThrough > cursor {
-                deliverResync(through: batch.prunedThrough)
+                deliverResync(through: batch.prunedThrough, epoch: epoch, reason: "the cursor fell behind the pruned history")
                 foundAny = true
                 continue
             }
@@ -111,17 +139,35 @@ final class Merger: @unchecked Sendable {
         return foundAny
     }
 
+    /// The group's state as read with a batch.
+    struct GroupState {
+        var head: Int64
+        var epoch: String
+        /// The schema changed since the library last tracked it.
+        var schemaChanged: Bool
+    }
+
     /// Reads the next batch and notifies this process's GRDB observers of the
     /// tables it changed, in one deferred transaction on the pool's writer
     /// connection: one snapshot, and no write lock is ever taken, so it never
     /// waits for another process's writer (only for this process's own).
-    private func readAndNotify(checkSchema: Bool) throws -> (HistoryBatch, Int?) {
+    private func readAndNotify() throws -> (HistoryBatch, GroupState) {
         try pool.writeWithoutTransaction { db in
-            var result: (HistoryBatch, Int?)?
+            var result: (HistoryBatch, GroupState)?
             try db.inTransaction(.deferred) {
+                let row = try Row.fetchOne(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT (SELECT max(seq) FROM \(HistorySchema.transactionTable)),
+                                   (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'epoch'),
+                                   (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'schema_version')
+                            """))!
+                let group = GroupState(
+                    head: row[0] ?? 0, epoch: row[1] ?? "",
+                    schemaChanged: try HistorySchema.schemaVersion(db) != (row[2] as Int64? ?? -1))
                 let batch = try HistoryReader.read(
-                    db, after: cursor, cursorLastChange: cursorLastChange, limit: settings.batchSize)
-                result = (batch, checkSchema ? try Self.schemaVersion(db) : nil)
+                    db, after: cursor, cursorLastChange: cursorLastChange, limit: settings.batchSize, names: &names)
+                result = (batch, group)
                 var tables = Set<String>()
                 for save in batch.saves where save.author != settings.member.rawValue {
                     tables.formUnion(save.entityNames)
@@ -143,9 +189,12 @@ final class Merger: @unchecked Sendable {
         var before = cursor
         for save in saves {
             defer { before = save.seq }
-            guard save.author != settings.member.rawValue, let visible = save.restricted(to: settings.inScopeEntityNames) else {
-                continue
-            }
+            fingerprints[save.seq] = save.committedAt.timeIntervalSince1970
+            // Own saves, saves out of scope, and net-empty transactions (a row
+            // inserted and deleted again) are not delivered.
+            guard save.author != settings.member.rawValue, let visible = save.restricted(to: settings.inScopeEntityNames),
+                !visible.changes.isEmpty
+            else { continue }
             broadcaster.deliver(visible, cursorBefore: before)
             post(visible)
         }
@@ -153,15 +202,19 @@ final class Merger: @unchecked Sendable {
         scheduleCursorFlush()
     }
 
-    private func deliverResync(through seq: Int64) {
+    private func deliverResync(through seq: Int64, epoch: String, reason: String) {
         logger.info(
-            "cursor fell behind the pruned history; delivering a resync",
-            metadata: ["cursor": "\(cursor)", "prunedThrough": "\(seq)"])
+            "delivering a resync: \(reason)",
+            metadata: ["cursor": "\(cursor)", "resyncThrough": "\(seq)"])
         let save = Save(kind: .resync, seq: seq, author: Save.externalAuthor, committedAt: Date(), changes: [])
         broadcaster.deliver(save, cursorBefore: cursor)
         post(save)
         cursor = seq
+        self.epoch = epoch
+        resyncPending = false
         cursorLastChange = nil
+        fingerprints = [:]
+        persistedCursor = -1
         scheduleCursorFlush()
     }
 
@@ -173,21 +226,26 @@ final class Merger: @unchecked Sendable {
         }
     }
 
-    private func refreshTriggersIfNeeded() {
+    /// Tracks what a writer outside the library did to the schema, and closes
+    /// that writer's transaction with what tracking recorded.
+    private func refreshSchema() {
         do {
-            let needed = try pool.read { db in !(try installer.plan(db).isEmpty) }
-            guard needed else { return }
-            let added = try pool.write { db in try installer.refresh(db, backfill: { _ in false }) }
-            if !added.isEmpty {
-                logger.info("now tracking new tables", metadata: ["tables": "\(added.joined(separator: ","))"])
+            let report = try pool.write { db -> SchemaTracker.Report in
+                guard try SchemaTracker.needsRefresh(db) else { return SchemaTracker.Report() }
+                // What tracking records joins that writer's open changes: its
+                // transaction changed the schema.
+                let report = try tracker.refresh(db)
+                try HistorySchema.closeOpenTransaction(db)
+                return report
+            }
+            if !report.isEmpty {
+                logger.info(
+                    "schema changed outside the library",
+                    metadata: ["tracking": "\(report.started.joined(separator: ","))", "reset": "\(report.reset.joined(separator: ","))"])
             }
         } catch {
-            logger.info("cannot refresh history triggers", metadata: ["error": "\(error)"])
+            logger.info("cannot track schema changes; will retry", metadata: ["error": "\(error)"])
         }
-    }
-
-    static func schemaVersion(_ db: Database) throws -> Int {
-        try Int.fetchOne(db.cachedStatement(sql: "PRAGMA schema_version")) ?? 0
     }
 
     // MARK: - Cursor
@@ -208,8 +266,10 @@ final class Merger: @unchecked Sendable {
         if safe < cursor && !closed { scheduleCursorFlush() }
         guard safe != persistedCursor else { return }
         do {
-            try CursorFile.write(safe, member: settings.member, in: folder, staging: directory.staging)
+            try CursorFile(seq: safe, epoch: epoch, fingerprint: fingerprints[safe])
+                .write(member: settings.member, in: folder, staging: directory.staging)
             persistedCursor = safe
+            fingerprints = fingerprints.filter { $0.key >= safe }
         } catch {
             logger.info("cannot persist the cursor", metadata: ["error": "\(error.message)"])
         }

@@ -39,7 +39,7 @@ struct Pruner: Sendable {
     func prune(now: Date = Date()) throws -> PruneReport {
         let cursors = try directory.memberNames().compactMap { name -> Int64? in
             guard let folder = try? directory.memberFolder(name, create: false) else { return nil }
-            return CursorFile.read(in: folder)
+            return CursorFile.read(in: folder)?.seq
         }
         let consumed = cursors.min() ?? 0
         let cutoff = now.timeIntervalSince1970 - retention

@@ -1,0 +1,109 @@
+import Foundation
+import GRDB
+import GroupStore
+import XCTest
+
+/// Conflict resolution: rows a REPLACE removes are reported, whoever writes.
+final class ReplaceCaptureTests: CaptureTestCase {
+    private func prepare() async throws -> (GroupStore, SaveStream, GroupStore) {
+        let writer = try open("writer")
+        try await writer.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE u(id INTEGER PRIMARY KEY, email TEXT UNIQUE, v);
+                    CREATE TABLE mark(id INTEGER PRIMARY KEY);
+                    INSERT INTO u VALUES (1, 'a', 0), (2, 'b', 0);
+                    """)
+        }
+        let (store, saves) = try reader()
+        return (store, saves, writer)
+    }
+
+    func testInsertOrReplaceOnAUniqueColumn_reportsTheRowItDeleted_fromTheShell() async throws {
+        let (_, saves, _) = try await prepare()
+        try shell("INSERT OR REPLACE INTO u VALUES (3, 'a', 0); INSERT INTO mark VALUES (1)")
+        let received = try await self.saves(until: 1, in: "mark", of: saves)
+        XCTAssertEqual(received.last?.change(of: "u"), EntityChange(entity: "u", inserted: [3], deleted: [1]))
+    }
+
+    func testInsertOrReplaceOnAUniqueColumn_reportsTheRowItDeleted_fromTheLibrary() async throws {
+        let (_, saves, writer) = try await prepare()
+        try await writer.write { db in try db.execute(sql: "INSERT OR REPLACE INTO u VALUES (3, 'a', 0); INSERT INTO mark VALUES (1)") }
+        let received = try await self.saves(until: 1, in: "mark", of: saves)
+        XCTAssertEqual(received.last?.change(of: "u"), EntityChange(entity: "u", inserted: [3], deleted: [1]))
+    }
+
+    func testReplacingAnExistingKey_isReportedAsUpdated() async throws {
+        let (_, saves, _) = try await prepare()
+        try shell("INSERT OR REPLACE INTO u VALUES (2, 'z', 1); REPLACE INTO u VALUES (1, 'y', 1); INSERT INTO mark VALUES (1)")
+        let received = try await self.saves(until: 1, in: "mark", of: saves)
+        XCTAssertEqual(received.last?.change(of: "u"), EntityChange(entity: "u", updated: [2, 1]))
+    }
+
+    func testReplaceCollidingWithTwoRows_reportsBoth() async throws {
+        let (_, saves, _) = try await prepare()
+        // Key 1 collides by id, 'b' (row 2) by email: both go.
+        try shell("INSERT OR REPLACE INTO u VALUES (1, 'b', 9); INSERT INTO mark VALUES (1)")
+        let received = try await self.saves(until: 1, in: "mark", of: saves)
+        XCTAssertEqual(received.last?.change(of: "u"), EntityChange(entity: "u", updated: [1], deleted: [2]))
+    }
+
+    func testUpdateOrReplace_reportsTheRowItDeleted() async throws {
+        let (_, saves, _) = try await prepare()
+        try shell("UPDATE OR REPLACE u SET email = 'a' WHERE id = 2; INSERT INTO mark VALUES (1)")
+        try shell("UPDATE OR REPLACE u SET id = 5 WHERE id = 2; INSERT INTO mark VALUES (2)")
+        let received = try await self.saves(until: 2, in: "mark", of: saves)
+        let changes = received.compactMap { $0.change(of: "u") }
+        XCTAssertEqual(changes, [EntityChange(entity: "u", updated: [2], deleted: [1]), EntityChange(entity: "u", inserted: [5], deleted: [2])])
+    }
+
+    func testUpsertThatUpdates_andInsertOrIgnore_reportNoPhantomDeletes() async throws {
+        let (_, saves, _) = try await prepare()
+        try shell(
+            """
+            INSERT INTO u VALUES (2, 'q', 5) ON CONFLICT(id) DO UPDATE SET v = excluded.v;
+            INSERT OR IGNORE INTO u VALUES (9, 'a', 0);
+            INSERT INTO u VALUES (1, 'x', 0) ON CONFLICT DO NOTHING;
+            INSERT INTO mark VALUES (1);
+            """)
+        try shell("INSERT INTO u VALUES (10, 'c', 0); INSERT INTO mark VALUES (2)")
+        let received = try await self.saves(until: 2, in: "mark", of: saves)
+        let changes = received.compactMap { $0.change(of: "u") }
+        XCTAssertEqual(changes, [EntityChange(entity: "u", updated: [2]), EntityChange(entity: "u", inserted: [10])])
+    }
+
+    func testConstraintDeclaredOnConflictReplace_withACollation_reportsTheRowItDeleted() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE p(code TEXT PRIMARY KEY, name TEXT COLLATE NOCASE UNIQUE ON CONFLICT REPLACE);
+                    CREATE TABLE mark(id INTEGER PRIMARY KEY);
+                    INSERT INTO p VALUES ('a', 'Alice'), ('b', 'Bob');
+                    """)
+        }
+        let (_, saves) = try reader()
+        try shell("INSERT INTO p VALUES ('c', 'ALICE'); INSERT INTO mark VALUES (1)")
+        let received = try await self.saves(until: 1, in: "mark", of: saves)
+        XCTAssertEqual(received.last?.change(of: "p"), EntityChange(entity: "p", inserted: ["c"], deleted: ["a"]))
+    }
+
+    func testReplaceInAWithoutRowidTable_reportsTheRowItDeleted() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE w(a TEXT, b INT, tag TEXT UNIQUE, PRIMARY KEY (a, b)) WITHOUT ROWID;
+                    CREATE TABLE mark(id INTEGER PRIMARY KEY);
+                    INSERT INTO w VALUES ('x', 1, 't1'), ('y', 2, 't2');
+                    """)
+        }
+        let (_, saves) = try reader()
+        try shell("REPLACE INTO w VALUES ('z', 3, 't1'); REPLACE INTO w VALUES ('y', 2, 't9'); INSERT INTO mark VALUES (1)")
+        let received = try await self.saves(until: 1, in: "mark", of: saves)
+        XCTAssertEqual(
+            received.last?.change(of: "w"),
+            EntityChange(
+                entity: "w", inserted: [.composite(["z", 3])], updated: [.composite(["y", 2])], deleted: [.composite(["x", 1])]))
+    }
+}
