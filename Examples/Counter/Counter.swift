@@ -30,7 +30,6 @@ struct Counter: AsyncParsableCommand {
         configuration.inScopeEntityNames = ["counter"]
         configuration.migrator = Self.migrator
         let store = try await GroupStore.open(configuration)
-        let saves = store.saves()
         try store.start()
         FileHandle.standardError.write(Data("\(member): ready\n".utf8))
         if waitForGo { _ = await Self.readLineOffPool() }
@@ -47,7 +46,7 @@ struct Counter: AsyncParsableCommand {
             }
         }()
         var seen = 0
-        for await save in saves where save.change(of: "counter") != nil {
+        for await save in store.saves() where save.change(of: "counter") != nil {
             let delay = Date().timeIntervalSince(save.committedAt) * 1000
             let value = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT value FROM counter WHERE id = 1") ?? 0 }
             seen += 1
@@ -55,7 +54,7 @@ struct Counter: AsyncParsableCommand {
             if seen == expected { break }
         }
         try await incrementing
-        store.close()
+        await store.close()
     }
 
     static var migrator: DatabaseMigrator {

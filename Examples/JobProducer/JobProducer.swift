@@ -33,7 +33,7 @@ struct JobProducer: AsyncParsableCommand {
         let group = ServiceGroup(
             configuration: .init(
                 // Finishing its jobs is a normal end: shut down gracefully.
-                services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
+                services: [.init(service: store), .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
@@ -46,8 +46,6 @@ struct ProducerService: Service {
     let logger: Logger
 
     func run() async throws {
-        let saves = store.saves()
-        try store.start()
         logger.info("producer started")
         let (store, jobs, interval, logger) = (self.store, self.jobs, self.interval, self.logger)
         let enqueuing = Task {
@@ -65,8 +63,8 @@ struct ProducerService: Service {
             }
         }
         var done = Set<Int64>()
-        await withGracefulShutdownHandler {
-            for await save in saves where save.author != store.member.rawValue {
+        // Ends on SIGTERM (graceful shutdown), whatever the order of the services.
+        for await save in store.saves() {
                 guard let updated = save.change(of: "job")?.updated, !updated.isEmpty else { continue }
                 let ids = updated.compactMap(\.integerValue)
                 let finished =
@@ -84,15 +82,10 @@ struct ProducerService: Service {
                     )
                 }
                 if jobs > 0 && done.count >= jobs { break }
-            }
-        } onGracefulShutdown: {
-            enqueuing.cancel()
-            store.closeInBackground()
         }
         enqueuing.cancel()
         logger.info("producer stopping", metadata: ["jobsDone": "\(done.count)"])
         printLine("producer: \(done.count) jobs done")
-        store.close()
     }
 }
 

@@ -29,8 +29,10 @@ struct JobWorker: AsyncParsableCommand {
         configuration.inScopeEntityNames = ["job"]
         let store = try await GroupStore.open(configuration)
         let service = WorkerService(store: store, work: .milliseconds(workMs), logger: logger)
+        // The store is a service too: it delivers saves, and on SIGTERM saves
+        // its cursor and closes. Any order works.
         let group = ServiceGroup(
-            configuration: .init(services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(services: [store, service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         logger.info("worker stopped cleanly")
     }
@@ -42,8 +44,6 @@ struct WorkerService: Service {
     let logger: Logger
 
     func run() async throws {
-        let saves = store.saves()
-        try store.start()
         let me = store.member.rawValue
         // Jobs this worker held when it last stopped abruptly go back to the queue.
         let requeued = try await store.write { db -> Int in
@@ -53,10 +53,10 @@ struct WorkerService: Service {
         if requeued > 0 { logger.info("requeued jobs held before a crash", metadata: ["count": "\(requeued)"]) }
         logger.info("worker started")
         try await drain()
-        for await save in saves.cancelOnGracefulShutdown() where save.change(of: "job")?.inserted.isEmpty == false {
+        // Ends on SIGTERM (graceful shutdown), whatever the order of the services.
+        for await save in store.saves() where save.change(of: "job")?.inserted.isEmpty == false {
             try await drain()
         }
-        store.close()
     }
 
     /// Claims and completes queued jobs until none is left or shutdown begins.

@@ -67,10 +67,18 @@ struct ExecCommand: AsyncParsableCommand {
                         throw CommandFailure(message: SQLScript.message(for: refusal, statement: statement, databasePath: databasePath))
                     }
                 }
+                // A writer only: it never starts delivery, so it keeps no
+                // cursor and holds back no pruning.
                 let store = try await GroupStore.open(options.configuration(defaultLevel: .warning))
-                defer { store.close() }
-                let result = try await store.writeWithSequence { db in try Self.execute(sql, in: db, databasePath: databasePath) }
-                store.flushPublications()
+                let result: (value: [String], seq: Int64?)
+                do {
+                    result = try await store.writeWithSequence { db in try Self.execute(sql, in: db, databasePath: databasePath) }
+                } catch {
+                    await store.close()
+                    throw error
+                }
+                await store.flushPublications()
+                await store.close()
                 var lines = result.value
                 lines.append(result.seq.map { "seq \($0)" } ?? "no tracked changes")
                 StandardOutput.writeLine(lines.joined(separator: "\n"))

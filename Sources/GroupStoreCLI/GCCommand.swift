@@ -8,6 +8,10 @@ struct GCCommand: AsyncParsableCommand {
         commandName: "gc",
         abstract: "Prune now: history and payloads every member consumed, and anything older than the retention.",
         discussion: """
+            Members that only write (exec, scripts) hold nothing back; the report names the members whose
+            cursors do. With --format json: {"prunedThrough":…,"transactionsRemoved":…,"changesRemoved":…,
+            "payloadFilesRemoved":…,"temporaryFilesRemoved":…,"heldBackBy":[{"member":…,"cursor":…}]}
+
             Example:
               groupstore gc --group /tmp/demo --retention 86400
             """
@@ -32,17 +36,21 @@ struct GCCommand: AsyncParsableCommand {
     func run() async throws {
         do {
             try await reportingFailure {
-                let report = try GroupInspector(directory: options.group).prune(retention: retention)
+                let (group, retention) = (options.group, retention)
+                let report = try await OffPool.run { try GroupInspector(directory: group).prune(retention: retention) }
                 if format == .json {
-                    StandardOutput.writeLine(
-                        "{\"prunedThrough\":\(report.prunedThrough),\"transactionsRemoved\":\(report.transactionsRemoved),"
-                            + "\"changesRemoved\":\(report.changesRemoved),\"payloadFilesRemoved\":\(report.payloadFilesRemoved),"
-                            + "\"temporaryFilesRemoved\":\(report.temporaryFilesRemoved)}")
+                    StandardOutput.writeLine(try ReportJSON.line(ReportJSON.Prune(report)))
                 } else {
-                    StandardOutput.writeLine(
+                    var line =
                         "removed \(report.transactionsRemoved) transactions (\(report.changesRemoved) changes), "
-                            + "\(report.payloadFilesRemoved) payload files, \(report.temporaryFilesRemoved) temporary files; "
-                            + "history now starts after seq \(report.prunedThrough)")
+                        + "\(report.payloadFilesRemoved) payload files, \(report.temporaryFilesRemoved) temporary files; "
+                        + "history now starts after seq \(report.prunedThrough)"
+                    if !report.heldBackBy.isEmpty {
+                        line += "; held back by "
+                            + report.heldBackBy.map { "'\($0.member)' at seq \($0.cursor)" }.joined(separator: ", ")
+                            + " (retire a member gone for good with `groupstore retire`)"
+                    }
+                    StandardOutput.writeLine(line)
                 }
             }
         } catch let failure as CommandFailure {

@@ -34,10 +34,12 @@ struct HistoryCommand: AsyncParsableCommand {
     func run() async throws {
         do {
             try await reportingFailure {
-                let inspector = try GroupInspector(directory: options.group)
+                let group = options.group
+                let inspector = try await OffPool.run { try GroupInspector(directory: group) }
                 var cursor = since
                 while true {
-                    let saves = try inspector.history(after: cursor)
+                    let after = cursor
+                    let saves = try await OffPool.run { try inspector.history(after: after) }
                     guard let last = saves.last else { break }
                     for save in saves {
                         StandardOutput.writeLine(format == .jsonl ? save.jsonLine() : save.textLine(receivedAt: nil))

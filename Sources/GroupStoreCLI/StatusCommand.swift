@@ -8,9 +8,13 @@ struct StatusCommand: AsyncParsableCommand {
         commandName: "status",
         abstract: "Show a group's members (live or not, cursor), head sequence, history size and pending payloads.",
         discussion: """
+            A member with no cursor only writes and holds nothing back; the members with the lowest cursor behind
+            the head hold back pruning (retire one that is gone for good with `groupstore retire`).
+
             With --format json, prints one object:
               {"directory":…,"head":…,"prunedThrough":…,"historyTransactions":…,"historyChanges":…,
-               "pendingPayloadFiles":…,"databaseBytes":…,"members":[{"name":…,"live":…,"cursor":…,"payloadFiles":…}]}
+               "pendingPayloadFiles":…,"databaseBytes":…,"holdingBack":[…],
+               "members":[{"name":…,"live":…,"cursor":…|null,"behind":…|null,"payloadFiles":…,"holdsBackPruning":…}]}
 
             Example:
               groupstore status --group /tmp/demo --format json
@@ -29,9 +33,10 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         do {
             try await reportingFailure {
-                let status = try GroupInspector(directory: options.group).status()
+                let group = options.group
+                let status = try await OffPool.run { try GroupInspector(directory: group).status() }
                 if format == .json {
-                    StandardOutput.writeLine(status.json)
+                    StandardOutput.writeLine(try ReportJSON.line(ReportJSON.Status(status)))
                     return
                 }
                 var lines = [
@@ -40,10 +45,12 @@ struct StatusCommand: AsyncParsableCommand {
                         + "(pruned through \(status.prunedThrough)), database \(status.databaseBytes) bytes, "
                         + "\(status.pendingPayloadFiles) payload files",
                 ]
+                let holding = Set(status.holdingBack.map(\.name))
                 for member in status.members {
+                    let cursor = member.cursor.map { "cursor \($0) (\(member.behind ?? 0) behind)" } ?? "writes only, no cursor"
                     lines.append(
-                        "  \(member.name): \(member.live ? "live" : "not running"), cursor \(member.cursor.map(String.init) ?? "-"), "
-                            + "\(member.payloadFiles) payload files")
+                        "  \(member.name): \(member.live ? "live" : "not running"), \(cursor), \(member.payloadFiles) payload files"
+                            + (holding.contains(member.name) ? ", holds back pruning" : ""))
                 }
                 StandardOutput.writeLine(lines.joined(separator: "\n"))
             }

@@ -43,7 +43,7 @@ struct WatchCommand: AsyncParsableCommand {
                 let service = WatchService(store: store, format: format)
                 let group = ServiceGroup(
                     configuration: .init(
-                        services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
+                        services: [store, service], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
                 try await group.run()
             }
         } catch let failure as CommandFailure {
@@ -52,31 +52,24 @@ struct WatchCommand: AsyncParsableCommand {
     }
 }
 
-/// Joins the group and prints saves as they arrive. On graceful shutdown it
-/// closes the store (persisting the cursor), prints what was already
-/// delivered, and returns.
+/// Prints saves as they arrive, beside the store in one service group; on
+/// graceful shutdown its loop ends and the store saves its cursor and closes.
 struct WatchService: Service {
     let store: GroupStore
     let format: WatchCommand.Format
 
     func run() async throws {
-        let saves = store.saves()
-        try store.start()
         // Announced from inside the service group, once SIGTERM and SIGINT are
         // trapped: a signal sent on seeing this line is handled gracefully.
-        FileHandle.standardError.write(
-            Data("groupstore: watching \(store.directoryPath) as \(store.member) from seq \(store.cursor)\n".utf8))
-        await withGracefulShutdownHandler {
-            for await save in saves {
-                let received = Date()
-                switch format {
-                case .jsonl: StandardOutput.writeLine(save.jsonLine(receivedAt: received))
-                case .text: StandardOutput.writeLine(save.textLine(receivedAt: received))
-                }
+        // Every save after this member's cursor is delivered, whenever the
+        // store's own service starts.
+        FileHandle.standardError.write(Data("groupstore: watching \(store.directoryPath) as \(store.member)\n".utf8))
+        for await save in store.saves() {
+            let received = Date()
+            switch format {
+            case .jsonl: StandardOutput.writeLine(save.jsonLine(receivedAt: received))
+            case .text: StandardOutput.writeLine(save.textLine(receivedAt: received))
             }
-        } onGracefulShutdown: {
-            // Closing finishes `saves`, which ends the loop above.
-            store.closeInBackground()
         }
         // The stream also ends when the group is replaced under this member.
         if let error = store.groupReplacedError { throw error }

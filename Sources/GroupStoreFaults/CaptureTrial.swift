@@ -8,7 +8,7 @@ import Subprocesses
 /// `groupstore exec` — while `groupstore watch` follows the group. A copy of
 /// the tables rebuilt from nothing but the delivered saves, plus reads of the
 /// keys they name (a reset rereads the whole table), must equal the real
-/// tables after every step.
+/// tables at every checkpoint (after one to a few transactions).
 struct CaptureTrial {
     let suite: FaultSuite
 
@@ -33,6 +33,7 @@ struct CaptureTrial {
         var writers = ["library": 0, "sqlite3": 0, "exec": 0]
         var saves = 0
         var resets = 0
+        var checks = 0
         for step in 1...steps {
             let tables = try reader.read { db in try RandomSQL.tables(db) }
             let count = Int.random(in: 1...4, using: &random.generator)
@@ -68,6 +69,11 @@ struct CaptureTrial {
                     throw FaultFailure("sqlite3 did not finish step \(step): \(shell.errors.suffix(3))")
                 }
             }
+            // Transactions also follow each other unmarked (a marker between
+            // every two would hide a fault where one transaction's leftovers
+            // meet the next one's changes).
+            if step < steps && random.chance(50) { continue }
+            checks += 1
             // The marker: once the follower has it, it has everything before.
             try store.write { db in try db.execute(sql: "INSERT INTO mark(n) VALUES (?)", arguments: [step]) }
             let lines = try waitForMark(step, follower: follower, from: consumed)
@@ -109,7 +115,7 @@ struct CaptureTrial {
             Outcome(
                 fault: "random SQL by three writers, rebuilt from saves", trials: steps, passed: true,
                 figures:
-                    "\(statements) statements in \(steps) transactions (library \(writers["library"]!), sqlite3 \(writers["sqlite3"]!), exec \(writers["exec"]!)); \(saves) saves, \(resets) table resets; copy equal to the tables after every step")
+                    "\(statements) statements in \(steps) transactions (library \(writers["library"]!), sqlite3 \(writers["sqlite3"]!), exec \(writers["exec"]!)); \(saves) saves, \(resets) table resets; copy equal to the tables at all \(checks) checkpoints")
         ]
     }
 

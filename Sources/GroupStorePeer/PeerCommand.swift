@@ -28,6 +28,13 @@ struct PeerCommand: AsyncParsableCommand {
     @Flag(help: "Stop writing (and keep receiving) when a line 'stop' arrives on stdin.") var stopOnStdin = false
     @Option(help: "Only saves touching these entities (comma-separated).") var entities: String?
     @Option(help: "Log level on stderr.") var logLevel: String = "info"
+    @Option(
+        help: """
+            Run as a daemon instead: the store and an app service in one ServiceGroup, in this order \
+            (store-first or app-first); the app reads the database (an await) before it subscribes, prints \
+            each save, and stops on SIGTERM.
+            """)
+    var serviceOrder: DaemonMode.Order?
 
     func run() async throws {
         LoggingSystem.bootstrap { label in
@@ -40,6 +47,10 @@ struct PeerCommand: AsyncParsableCommand {
         configuration.migrator = Self.migrator
         if let entities { configuration.inScopeEntityNames = Set(entities.split(separator: ",").map(String.init)) }
         let store = try await GroupStore.open(configuration)
+        if let serviceOrder {
+            try await DaemonMode.run(store: store, order: serviceOrder, logger: configuration.logger)
+            return
+        }
         let saves = store.saves()
         try store.start()
 
@@ -100,7 +111,7 @@ struct PeerCommand: AsyncParsableCommand {
         }
         // The signal sources must live until here.
         withExtendedLifetime(signals) {}
-        store.close()
+        await store.close()
         await reader.value
     }
 

@@ -42,8 +42,8 @@ final class GroupIdentityTests: CaptureTestCase {
         let writer = try open("writer")
         try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1)") }
         let (member, _) = try reader()
-        member.close()
-        writer.close()
+        await member.close()
+        await writer.close()
         let backup = group + "/backup.sqlite"
         try shell("VACUUM INTO '\(backup)'", transaction: false)
 
@@ -51,8 +51,8 @@ final class GroupIdentityTests: CaptureTestCase {
         for key in 2...6 { try await writer2.write { db in try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [key]) } }
         let (member2, saves2) = try reader()
         _ = try await first(5, of: saves2)
-        member2.close()
-        writer2.close()
+        await member2.close()
+        await writer2.close()
 
         // The operator restores the older copy while everything is stopped.
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
@@ -87,8 +87,8 @@ final class GroupIdentityTests: CaptureTestCase {
         let writer = try open("writer")
         try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1)") }
         let (member, _) = try reader()
-        member.close()
-        writer.close()
+        await member.close()
+        await writer.close()
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
         let other = try open("other")
         for key in 1...5 { try await other.write { db in try db.execute(sql: "CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (?)", arguments: [key]) } }

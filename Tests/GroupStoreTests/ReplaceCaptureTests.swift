@@ -50,9 +50,12 @@ final class ReplaceCaptureTests: CaptureTestCase {
 
     func testUpdateOrReplace_reportsTheRowItDeleted() async throws {
         let (_, saves, _) = try await prepare()
+        // Each outside transaction is seen before the next (else a peer may
+        // see them as one: triggers cannot tell outside commits apart).
         try shell("UPDATE OR REPLACE u SET email = 'a' WHERE id = 2; INSERT INTO mark VALUES (1)")
+        var received = try await self.saves(until: 1, in: "mark", of: saves)
         try shell("UPDATE OR REPLACE u SET id = 5 WHERE id = 2; INSERT INTO mark VALUES (2)")
-        let received = try await self.saves(until: 2, in: "mark", of: saves)
+        received += try await self.saves(until: 2, in: "mark", of: saves)
         let changes = received.compactMap { $0.change(of: "u") }
         XCTAssertEqual(changes, [EntityChange(entity: "u", updated: [2], deleted: [1]), EntityChange(entity: "u", inserted: [5], deleted: [2])])
     }
@@ -66,10 +69,28 @@ final class ReplaceCaptureTests: CaptureTestCase {
             INSERT INTO u VALUES (1, 'x', 0) ON CONFLICT DO NOTHING;
             INSERT INTO mark VALUES (1);
             """)
-        try shell("INSERT INTO u VALUES (10, 'c', 0); INSERT INTO mark VALUES (2)")
-        let received = try await self.saves(until: 2, in: "mark", of: saves)
+        var received = try await self.saves(until: 1, in: "mark", of: saves)
+        // The first transaction ended with rows left pending by the ignored
+        // inserts; the next one must not reuse their ids.
+        try shell("INSERT INTO u VALUES (10, 'c', 0)")
+        try shell("INSERT INTO mark VALUES (2)")
+        received += try await self.saves(until: 2, in: "mark", of: saves)
         let changes = received.compactMap { $0.change(of: "u") }
         XCTAssertEqual(changes, [EntityChange(entity: "u", updated: [2]), EntityChange(entity: "u", inserted: [10])])
+    }
+
+    /// Found while documenting: an ignored insert left a pending row as the
+    /// newest change; deleting it let SQLite reuse its id for the next change,
+    /// inside the transaction already closed, so that change was never delivered.
+    func testAChangeRightAfterAnIgnoredInsert_isATransactionOfItsOwn() async throws {
+        let (_, saves, writer) = try await prepare()
+        let ignored = try await writer.writeWithSequence { db in try db.execute(sql: "INSERT OR IGNORE INTO u VALUES (9, 'a', 0)") }
+        let next = try await writer.writeWithSequence { db in try db.execute(sql: "INSERT INTO u VALUES (10, 'c', 0)") }
+        XCTAssertNotNil(next.seq, "the insert was recorded in no transaction of its own")
+        XCTAssertNotEqual(next.seq, ignored.seq)
+        try await writer.write { db in try db.execute(sql: "INSERT INTO mark VALUES (1)") }
+        let received = try await self.saves(until: 1, in: "mark", of: saves)
+        XCTAssertEqual(folded(received, "u").inserted, [10])
     }
 
     func testConstraintDeclaredOnConflictReplace_withACollation_reportsTheRowItDeleted() async throws {

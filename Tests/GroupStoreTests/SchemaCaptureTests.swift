@@ -24,7 +24,7 @@ final class SchemaCaptureTests: CaptureTestCase {
     func testATableCreatedAndFilledWhileAMemberWasDown_isDeliveredWhole() async throws {
         try await withMark(try open("writer"))
         let (first, _) = try reader()
-        first.close()
+        await first.close()
         try shell("CREATE TABLE s(id INTEGER PRIMARY KEY, v); INSERT INTO s VALUES (1, 'a'), (2, 'b'); INSERT INTO mark VALUES (1);")
         let (_, saves) = try reader()
         let received = try await self.saves(until: 1, in: "mark", of: saves)

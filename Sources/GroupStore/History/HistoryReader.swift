@@ -9,8 +9,7 @@ struct HistoryBatch: Sendable {
     /// transaction: they must be closed into a transaction (under the write
     /// lock) before they are delivered.
     var hasOpenChanges = false
-    /// Transactions up to here were pruned (read only when the transactions
-    /// after the cursor do not start right after it).
+    /// Transactions up to here were pruned.
     var prunedThrough: Int64 = 0
     /// The last change id of the last transaction read (or of the cursor's).
     var lastChange: Int64 = 0
@@ -57,10 +56,10 @@ enum HistoryReader {
             let author: String? = row[1]
             transactions.append((row[0], author ?? Save.externalAuthor, Date(timeIntervalSince1970: row[2]), row[3]))
         }
-        // Sequence numbers are consecutive unless pruning removed some.
-        if transactions.first.map({ $0.seq != cursor + 1 }) ?? false {
-            batch.prunedThrough = try HistorySchema.prunedThrough(db)
-        }
+        // Read every time (one lookup): pruning, or an upgrade from format 1
+        // that dropped unreadable history, may leave transactions whose changes
+        // are gone, so consecutive numbers do not prove nothing was lost.
+        batch.prunedThrough = try HistorySchema.prunedThrough(db)
         let lowerBound = sealedUpTo
         if let last = transactions.last { sealedUpTo = last.lastChange }
         batch.lastChange = sealedUpTo

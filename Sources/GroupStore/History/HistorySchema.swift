@@ -9,7 +9,8 @@ import GRDB
 ///   id            INTEGER PRIMARY KEY
 ///   entity        INTEGER   the table's id in groupstore_table
 ///   op            INTEGER   1 insert, 2 update, 3 delete, 4 table reset
-///                           (key: the table's name), 5 pending (ignored)
+///                           (key: the table's name), 5 pending and 0
+///                           retired (both ignored by readers)
 ///   key                     the key value (type kept), or a CompositeKey text
 ///   rid           INTEGER   rowid, when the declared key holds a NULL
 /// groupstore_transaction  one row per committed transaction, written when it is sealed
@@ -21,7 +22,8 @@ import GRDB
 /// groupstore_table        the tracked tables, by id (ids are never reused)
 ///   id, name, key_columns, sql, live
 /// groupstore_meta         key/value: format, pruned_through, epoch,
-///                         schema_version (as last tracked), registry_version
+///                         schema_version and schema_text (as last tracked),
+///                         registry_version
 /// ```
 ///
 /// Triggers on tracked tables add `groupstore_change` rows inside the
@@ -102,8 +104,9 @@ enum HistorySchema {
     }
 
     /// Format 1 keyed changes by table name and JSON text. Its rows cannot be
-    /// read as format 2: they are dropped and counted as pruned (so members
-    /// behind get a resync), keeping the ids' high-water mark.
+    /// read as format 2: they are dropped, and the transactions with them but
+    /// for the newest (the high-water mark of sequence numbers), which are
+    /// counted as pruned, so a member behind gets a resync.
     private static func upgrade(_ db: Database, from format: Int) throws {
         for name in try String.fetchAll(
             db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'groupstore\\_%' ESCAPE '\\'")
@@ -116,6 +119,11 @@ enum HistorySchema {
             sql: "CREATE TABLE \(changeTable) (id INTEGER PRIMARY KEY, entity INTEGER NOT NULL, op INTEGER NOT NULL, key, rid INTEGER)")
         // A placeholder keeps ids above every old transaction's last_change.
         try db.execute(sql: "INSERT INTO \(changeTable)(id, entity, op) VALUES (?, 0, 0)", arguments: [newestChange])
+        try db.execute(
+            sql: "DELETE FROM \(transactionTable) WHERE seq < (SELECT max(seq) FROM \(transactionTable))")
+        try db.execute(
+            sql: "UPDATE \(transactionTable) SET last_change = ? WHERE seq = (SELECT max(seq) FROM \(transactionTable))",
+            arguments: [newestChange])
         try db.execute(
             sql: "UPDATE \(metaTable) SET value = (SELECT coalesce(max(seq), 0) FROM \(transactionTable)) WHERE key = 'pruned_through'")
     }

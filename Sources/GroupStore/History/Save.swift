@@ -77,9 +77,10 @@ public struct EntityChange: Hashable, Sendable {
     public var updated: [KeyValue]
     /// Keys of rows deleted.
     public var deleted: [KeyValue]
-    /// The table was created, dropped, renamed, or rewritten (`VACUUM`
-    /// renumbering rowids) in this transaction: keys of rows that were there
-    /// before are not listed. Refetch what you derive from it (if it no longer
+    /// The table was created, dropped, renamed, had its columns changed
+    /// (added, renamed, dropped), or was rewritten (`VACUUM` renumbering
+    /// rowids) in this transaction: keys of rows that were there before are
+    /// not listed. Refetch what you derive from it (if it no longer
     /// exists, it was dropped or renamed away).
     public var reset: Bool
 

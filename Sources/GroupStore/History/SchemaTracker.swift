@@ -52,6 +52,8 @@ struct SchemaTracker: Sendable {
     @discardableResult
     func refresh(_ db: Database, adopt: Bool = false) throws -> Report {
         var report = Report()
+        // Judged before this refresh changes the schema itself.
+        let rewritten = try schemaWasRewritten(db)
         let tables = try TrackedTable.all(in: db).filter { tracked.includes($0.name) }
         var tableByName: [String: TrackedTable] = [:]
         for table in tables { tableByName[EntityName.key(table.name)] = table }
@@ -133,7 +135,7 @@ struct SchemaTracker: Sendable {
                 logger.info("cannot track table", metadata: ["table": "\(table.name)", "error": "\(error)"])
             }
         }
-        try resetAfterRewrite(db, tables: tables, claimed: claimed, report: &report)
+        if rewritten { try resetImplicitRowidTables(db, tables: tables, claimed: claimed, report: &report) }
         if registryChanged {
             try db.execute(sql: "UPDATE \(HistorySchema.metaTable) SET value = value + 1 WHERE key = 'registry_version'")
         }
@@ -167,13 +169,22 @@ struct SchemaTracker: Sendable {
         report.reset.append(name)
     }
 
-    /// `VACUUM` bumps the schema version without changing the schema's text,
-    /// and may renumber the rows of tables keyed by an implicit rowid.
-    private func resetAfterRewrite(
+    /// Whether the schema version moved with the schema's text unchanged as
+    /// `VACUUM` moves it: by one, leaving no free page. (GRDB, opening a pool
+    /// with no `-wal` file, creates and drops a table: two, and a free page.)
+    /// `VACUUM` may renumber the rows of tables keyed by an implicit rowid.
+    private func schemaWasRewritten(_ db: Database) throws -> Bool {
+        guard case .string(let recorded) = try HistorySchema.meta(db, "schema_text").storage, recorded == (try schemaText(db)),
+            let recordedVersion = try HistorySchema.meta(db, "schema_version").storage.int64
+        else { return false }
+        let moved = Int64(try HistorySchema.schemaVersion(db)) - recordedVersion
+        let freePages = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+        return moved != 0 && (moved % 2 != 0 || freePages == 0)
+    }
+
+    private func resetImplicitRowidTables(
         _ db: Database, tables: [TrackedTable], claimed: [String: Int64], report: inout Report
     ) throws {
-        let recordedText = try HistorySchema.meta(db, "schema_text")
-        guard case .string(let recorded) = recordedText.storage, recorded == (try schemaText(db)) else { return }
         for table in tables {
             guard case .implicitRowid = table.key, let id = claimed[EntityName.key(table.name)], !report.reset.contains(table.name)
             else { continue }

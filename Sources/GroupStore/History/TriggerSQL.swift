@@ -8,7 +8,7 @@ import Foundation
 /// | trigger | fires | records |
 /// |---|---|---|
 /// | `bi` | before insert | rows a `REPLACE` may delete, as pending (op 5) |
-/// | `ai` | after insert | pending rows that are gone as deleted (3); the insert (1) |
+/// | `ai` | after insert | pending rows that are gone as deleted (3), the others retired (0); the insert (1) |
 /// | `ad` | after delete | the delete (3) |
 /// | `bu` | before an update of key or unique columns | rows a `REPLACE` may delete, as pending |
 /// | `au` | after an update keeping key and unique values | the update (2) |
@@ -20,7 +20,7 @@ import Foundation
 /// note every row the new values collide with, and the after trigger keeps
 /// those that are gone. A statement that ignores the row (`OR IGNORE`,
 /// `DO NOTHING`) fires no after trigger: its pending rows stay pending and
-/// are never reported (the next `bi`/`bu` of the table clears them).
+/// are never reported (the next `bi`/`bu` of the table retires them).
 ///
 /// Only key and unique-constraint columns are named, so `ADD`, `RENAME` and
 /// `DROP COLUMN` keep working, and the triggers of a 2,000-column table are
@@ -35,6 +35,8 @@ struct TriggerSQL {
     }
 
     static let pendingOperation = 5
+    /// A pending row that turned out not to be a change (ignored by readers).
+    static let retiredOperation = 0
 
     static func name(id: Int64, _ kind: Kind) -> String {
         "\(HistorySchema.reservedPrefix)\(id)_\(kind.rawValue)"
@@ -97,19 +99,22 @@ struct TriggerSQL {
 
     // MARK: - REPLACE
 
+    /// Pending rows are never deleted, only retired (op 0): deleting the
+    /// newest change row would let SQLite give its id again to a later
+    /// change, inside a transaction already closed.
     private var clearPending: String {
-        "DELETE FROM \(changes) WHERE op = \(Self.pendingOperation) AND entity = \(id);"
+        "UPDATE \(changes) SET op = \(Self.retiredOperation) WHERE op = \(Self.pendingOperation) AND entity = \(id);"
     }
 
     private func notePending(colliding condition: String) -> String {
         "INSERT INTO \(changes)(entity, op, key, rid) SELECT \(id), \(Self.pendingOperation), \(key("c")), \(rid("c")) FROM \(quotedTable) AS c WHERE \(condition);"
     }
 
-    /// Pending rows still in the table were not replaced: forget them; the
+    /// Pending rows still in the table were not replaced: retire them; the
     /// rest were deleted by the statement's conflict resolution.
     private var settlePending: String {
         """
-        DELETE FROM \(changes) WHERE op = \(Self.pendingOperation) AND entity = \(id) AND EXISTS (SELECT 1 FROM \(quotedTable) AS c \
+        UPDATE \(changes) SET op = \(Self.retiredOperation) WHERE op = \(Self.pendingOperation) AND entity = \(id) AND EXISTS (SELECT 1 FROM \(quotedTable) AS c \
         WHERE (\(conflict("NEW"))) AND NOT (\(sameRow("NEW"))) AND \(key("c")) IS \(changes).key AND \(rid("c")) IS \(changes).rid); \
         UPDATE \(changes) SET op = 3 WHERE op = \(Self.pendingOperation) AND entity = \(id);
         """

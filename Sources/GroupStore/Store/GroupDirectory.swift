@@ -31,12 +31,12 @@ final class GroupDirectory: Sendable {
 
     /// Opens the group directory at `path`, creating it (and its parents) when
     /// `create` is true.
-    init(path: String, create: Bool) throws(GroupStoreError) {
-        let path = Self.normalized(path)
+    init(path requested: String, create: Bool) throws(GroupStoreError) {
+        let given = Self.normalized(requested)
         if create {
             // Not NSString.deletingLastPathComponent: Foundation on Linux traps
             // (SIGILL) on a path of one relative component such as "g".
-            let parent = Self.parent(of: path)
+            let parent = Self.parent(of: given)
             if !FileManager.default.fileExists(atPath: parent) {
                 do {
                     try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
@@ -44,12 +44,19 @@ final class GroupDirectory: Sendable {
                     throw GroupStoreError(.fileSystem, "cannot create directory \(parent): \(error.localizedDescription)", path: parent)
                 }
             }
-            if mkdir(path, DirectoryHandle.directoryMode) == 0 {
-                _ = chmod(path, DirectoryHandle.directoryMode)
+            if mkdir(given, DirectoryHandle.directoryMode) == 0 {
+                // mkdir applies the umask; the group guarantee needs the exact mode.
+                guard chmod(given, DirectoryHandle.directoryMode) == 0 else {
+                    throw GroupStoreError.system("cannot set the mode of group directory", path: given, errno: errno)
+                }
             } else if errno != EEXIST {
-                throw GroupStoreError.system("cannot create group directory", path: path, errno: errno)
+                throw GroupStoreError.system("cannot create group directory", path: given, errno: errno)
             }
         }
+        // A group directory reached through a symbolic link is resolved once,
+        // here: every part of the store (the database, inotify, payloads) then
+        // uses the real directory, and nothing below it is followed.
+        let path = Self.resolvingLinks(given)
         root = try DirectoryHandle(path: path)
         if create {
             try root.makeDirectory(Self.membersFolderName)
@@ -121,6 +128,14 @@ final class GroupDirectory: Sendable {
             names.append(name)
         }
         return names.sorted()
+    }
+
+    /// `path` with symbolic links resolved (`realpath`), or as it is if it
+    /// cannot be resolved (it does not exist: opening it says so).
+    static func resolvingLinks(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// `path` made absolute (a relative path is taken from the current

@@ -58,10 +58,11 @@ public final class GroupInspector: Sendable {
                     if case .payload = PayloadFileName.parse($0) { return true }
                     return false
                 }.count ?? 0
+            let cursor = CursorFile.read(in: folder)?.seq
             members.append(
                 GroupStatus.Member(
-                    name: name.rawValue, live: MemberLock.isHeld(in: folder), cursor: CursorFile.read(in: folder)?.seq,
-                    payloadFiles: payloads))
+                    name: name.rawValue, live: MemberLock.isHeld(in: folder), cursor: cursor,
+                    behind: cursor.map { max(0, head - $0) }, payloadFiles: payloads))
         }
         var bytes: Int64 = 0
         for name in [GroupDirectory.databaseFileName, GroupDirectory.databaseFileName + "-wal"] {
@@ -72,14 +73,47 @@ public final class GroupInspector: Sendable {
             historyChanges: changes, databaseBytes: bytes, members: members)
     }
 
-    /// Closed transactions after `seq`, oldest first, at most `limit`.
+    /// Closed transactions after `seq`, oldest first, at most `limit` (fewer
+    /// when some are left out for changing nothing in the end; empty at the end
+    /// of the history).
     public func history(after seq: Int64, limit: Int = 512) throws -> [Save] {
         try pool.read { db in
             var names = try TableNames.load(db)
-            return try HistoryReader.read(db, after: seq, limit: limit, names: &names).saves.filter {
-                $0.kind == .resync || !$0.changes.isEmpty
+            var cursor = seq
+            // Net-empty transactions (a row inserted and deleted again) are
+            // left out; read on until something is left, or the end.
+            while true {
+                let batch = try HistoryReader.read(db, after: cursor, limit: limit, names: &names)
+                let saves = batch.saves.filter { !$0.changes.isEmpty }
+                guard saves.isEmpty, batch.hasMore, let last = batch.saves.last else { return saves }
+                cursor = last.seq
             }
         }
+    }
+
+    /// Removes a member that is not running: its cursor (so it no longer
+    /// holds back pruning), its payload files and its folder. The member's
+    /// lock is held meanwhile, so it cannot start while it is being retired.
+    ///
+    /// - Throws: ``GroupStoreError/Code/memberAlreadyLive`` if a process runs
+    ///   as that member; ``GroupStoreError/Code/groupNotFound`` if it has no folder.
+    @discardableResult
+    public func retire(_ member: MemberName) throws -> RetireReport {
+        guard (try? directory.members.status(of: member.rawValue)) ?? nil != nil else {
+            throw GroupStoreError(.groupNotFound, "member '\(member)' has no folder in \(directory.membersPath)", path: directory.membersPath)
+        }
+        let folder = try directory.memberFolder(member, create: false)
+        let lock = try MemberLock(member: member, folder: folder, group: directory.path)
+        var report = RetireReport(member: member.rawValue, cursor: CursorFile.read(in: folder)?.seq, filesRemoved: 0)
+        for entry in try folder.entries() where entry != MemberLock.fileName {
+            try folder.removeFile(entry)
+            report.filesRemoved += 1
+        }
+        try folder.removeFile(MemberLock.fileName)
+        try directory.members.removeDirectory(member.rawValue)
+        // Held until the folder is gone.
+        withExtendedLifetime(lock) {}
+        return report
     }
 
     /// Prunes now (see ``GroupConfiguration/retention``).

@@ -7,8 +7,11 @@ public struct GroupStatus: Hashable, Sendable {
         public var name: String
         /// Whether a process holds the member's lock now.
         public var live: Bool
-        /// The last sequence number it delivered, if it ever joined as a watcher.
+        /// The last sequence number it delivered; `nil` for a member that
+        /// only writes (it never started delivery), which pins nothing.
         public var cursor: Int64?
+        /// How many transactions it is behind the head (`nil` without a cursor).
+        public var behind: Int64?
         /// Payload files in its folder not pruned yet.
         public var payloadFiles: Int
     }
@@ -28,16 +31,10 @@ public struct GroupStatus: Hashable, Sendable {
     /// Payload files in all member folders.
     public var pendingPayloadFiles: Int { members.reduce(0) { $0 + $1.payloadFiles } }
 
-    /// One JSON object: `{"directory","head","prunedThrough","historyTransactions","historyChanges",
-    /// "pendingPayloadFiles","databaseBytes","members":[{"name","live","cursor","payloadFiles"}]}`.
-    public var json: String {
-        let members = members.map { member in
-            "{\"name\":\(JSONText.string(member.name)),\"live\":\(member.live),\"cursor\":\(member.cursor.map(String.init) ?? "null"),"
-                + "\"payloadFiles\":\(member.payloadFiles)}"
-        }
-        return "{\"directory\":\(JSONText.string(directory)),\"head\":\(head),\"prunedThrough\":\(prunedThrough),"
-            + "\"historyTransactions\":\(historyTransactions),\"historyChanges\":\(historyChanges),"
-            + "\"pendingPayloadFiles\":\(pendingPayloadFiles),\"databaseBytes\":\(databaseBytes),"
-            + "\"members\":[\(members.joined(separator: ","))]}"
+    /// The members that hold back pruning now: those with the lowest cursor,
+    /// if it is behind the head (within the retention, pruning waits for them).
+    public var holdingBack: [Member] {
+        guard let lowest = members.compactMap(\.cursor).min(), lowest < head else { return [] }
+        return members.filter { $0.cursor == lowest }
     }
 }

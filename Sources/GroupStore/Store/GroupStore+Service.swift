@@ -5,21 +5,19 @@ extension GroupStore: Service {
     /// Runs the store as a swift-service-lifecycle service: starts delivering,
     /// and on graceful shutdown (SIGTERM with a `ServiceGroup`) or cancellation
     /// persists the cursor and closes.
+    ///
+    /// Put it in the same `ServiceGroup` as the services that loop over
+    /// ``saves()``, in any order: each loop ends when its own service is shut
+    /// down (a graceful shutdown of the store alone leaves them waiting, as a
+    /// `ServiceGroup` shuts services down one after the other).
     public func run() async throws {
         try start()
         // Returns on graceful shutdown; throws on cancellation. Both end the run.
-        try? await gracefulShutdown()
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                self.close()
-                continuation.resume()
-            }
+        do {
+            try await gracefulShutdown()
+            await close(endingStreams: false)
+        } catch {
+            await close(endingStreams: true)
         }
-    }
-
-    /// Closes the store on a background queue (``close()`` waits for the
-    /// merger and the publisher, which must not block the concurrency pool).
-    public func closeInBackground() {
-        DispatchQueue.global().async { self.close() }
     }
 }

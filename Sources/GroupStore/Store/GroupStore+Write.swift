@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import GRDB
 
@@ -54,8 +55,20 @@ extension GroupStore {
 
     /// Waits until every payload of this process's writes so far is published
     /// (for short-lived tools that exit right after writing).
+    @_disfavoredOverload
     public func flushPublications() {
         publisher.flush()
+    }
+
+    /// Waits until every payload of this process's writes so far is
+    /// published, without blocking a thread of the concurrency pool.
+    public func flushPublications() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                self.publisher.flush()
+                continuation.resume()
+            }
+        }
     }
 }
 

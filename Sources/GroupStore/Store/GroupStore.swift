@@ -48,10 +48,13 @@ public final class GroupStore: Sendable {
     let publisher: Publisher
     let merger: Merger
     private let watch: GroupWatch
-    private let broadcaster: SaveBroadcaster
+    private let feed: SaveFeed
+    private let notifier: SaveNotifier
     private let pruner: Pruner
     private let lock: Mutex<MemberLock?>
     private let phase = Mutex(Phase.opened)
+    /// Serialises ``start()`` (which may fail and be called again).
+    private let startLock = Mutex(())
     /// Set when the group directory or database was replaced under this member.
     private let detachment = Mutex<GroupStoreError?>(nil)
     private let pruneTimer = Mutex<TimerBox?>(nil)
@@ -93,21 +96,18 @@ public final class GroupStore: Sendable {
         }
         let lock = try MemberLock(member: member, folder: folder, group: directory.path)
 
-        let broadcaster = SaveBroadcaster()
+        let scope = configuration.inScopeEntityNames.map(EntityNameSet.init)
+        let history = HistoryPageReader(pool: pool, member: member, scope: scope)
+        let feed = SaveFeed(cursor: start.cursor.seq, readHistory: { after, through in await history.page(after: after, through: through) })
+        let box = WeakStoreBox()
+        let notifier = SaveNotifier(label: "GroupStore.Notifier.\(member)", object: { box.store })
         let publisher = Publisher(pool: pool, member: member, directory: directory, folder: folder, logger: logger)
         let queue = DispatchQueue(label: "GroupStore.Merger.\(member)")
-        let box = WeakStoreBox()
         let merger = Merger(
             queue: queue, pool: pool,
-            settings: .init(
-                member: member, inScopeEntityNames: configuration.inScopeEntityNames.map(EntityNameSet.init),
-                cursorFlushInterval: configuration.cursorFlushInterval),
-            directory: directory, folder: folder, tracker: tracker, broadcaster: broadcaster, start: start,
-            logger: logger,
-            post: { save in
-                NotificationCenter.default.post(
-                    name: .groupStoreDidSave, object: box.store, userInfo: [GroupStore.saveUserInfoKey: save])
-            })
+            settings: .init(member: member, inScopeEntityNames: scope, cursorFlushInterval: configuration.cursorFlushInterval),
+            directory: directory, folder: folder, tracker: tracker, feed: feed, notifier: notifier, start: start,
+            logger: logger)
 
         self.pool = pool
         self.member = member
@@ -120,7 +120,8 @@ public final class GroupStore: Sendable {
             hooks: GroupWatch.Hooks(
                 groupReplaced: { reason in box.store?.detach(reason) },
                 ownFolderRemoved: { box.store?.repairOwnFolder() }))
-        self.broadcaster = broadcaster
+        self.feed = feed
+        self.notifier = notifier
         self.pruner = Pruner(pool: pool, directory: directory, retention: configuration.retention, logger: logger)
         self.lock = Mutex(lock)
         self.logger = logger
@@ -195,8 +196,8 @@ public final class GroupStore: Sendable {
     }
 
     /// Where this member starts: its durable cursor if it belongs to this
-    /// history, else a resync; a new member starts at the present, written
-    /// down before the member is reported live.
+    /// history, else a resync; a new member starts at the present, fixed
+    /// before the member is reported live (and written when it starts).
     private static func startingPoint(
         pool: DatabasePool, member: MemberName, folder: DirectoryHandle, directory: GroupDirectory, logger: Logger
     ) throws -> Merger.Start {
@@ -211,15 +212,9 @@ public final class GroupStore: Sendable {
             )
         }
         guard let file else {
-            let start = CursorFile(seq: head, epoch: epoch, fingerprint: fingerprint)
-            do {
-                try start.write(member: member, in: folder, staging: directory.staging)
-            } catch {
-                // A full or read-only disk: the cursor is written again with
-                // the next delivery.
-                logger.info("cannot write the cursor yet", metadata: ["error": "\(error.message)"])
-            }
-            return Merger.Start(cursor: start, resync: false)
+            // Written when the member starts delivery (a member that only
+            // writes keeps none); fixed now, before the member is live.
+            return Merger.Start(cursor: CursorFile(seq: head, epoch: epoch, fingerprint: fingerprint), resync: false, onDisk: false)
         }
         var problem: String?
         if let known = file.epoch, known != "-", known != epoch {
@@ -233,58 +228,109 @@ public final class GroupStore: Sendable {
             logger.info("member will resync: \(problem)", metadata: ["member": "\(member)"])
         }
         return Merger.Start(
-            cursor: CursorFile(seq: file.seq, epoch: epoch, fingerprint: file.fingerprint), resync: problem != nil)
+            cursor: CursorFile(seq: file.seq, epoch: epoch, fingerprint: file.fingerprint), resync: problem != nil, onDisk: true)
     }
 
     /// Starts watching the group and delivering saves (first those committed
-    /// while this member was down). Subscribe with ``saves()`` before. Idempotent.
+    /// while this member was down). From now on this member is a *consumer*:
+    /// its cursor is kept on disk and holds back pruning until its saves are
+    /// processed. A process that only writes never starts, and pins nothing.
+    ///
+    /// Subscribing with ``saves()`` may come before or after: a subscriber
+    /// gets every save no subscriber has processed yet. Idempotent; after a
+    /// failure, it may be called again.
     public func start() throws {
-        let proceed = try phase.withLock { phase throws(GroupStoreError) -> Bool in
-            switch phase {
-            case .opened:
+        try startLock.withLock { _ throws(GroupStoreError) in
+            switch phase.withLock({ $0 }) {
+            case .started: return
+            case .closed: throw closedError
+            case .opened: break
+            }
+            do throws(FolderWatcherError) {
+                try watch.start()
+            } catch {
+                merger.queue.sync { watch.stop() }
+                throw GroupStoreError(
+                    .fileSystem, "cannot watch group \(directory.path): \(error)", path: directory.path, errno: error.errno,
+                    underlying: error)
+            }
+            let merger = self.merger
+            merger.queue.async { merger.startConsuming() }
+            let started = phase.withLock { phase -> Bool in
+                guard phase == .opened else { return false }
                 phase = .started
                 return true
-            case .started: return false
-            case .closed: throw closedError
             }
+            guard started else { return }
+            startPruning()
         }
-        guard proceed else { return }
-        do {
-            try watch.start()
-        } catch {
-            throw GroupStoreError(.fileSystem, "cannot watch group \(directory.path): \(error)", path: directory.path, errno: error.errno)
+    }
+
+    /// Prunes on a timer (``GroupConfiguration/pruneInterval``) until the store closes.
+    private func startPruning() {
+        guard let interval = configuration.pruneInterval else { return }
+        let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .seconds(1))
+        let pruner = self.pruner
+        let logger = self.logger
+        timer.setEventHandler {
+            do { _ = try pruner.prune() } catch { logger.info("pruning failed", metadata: ["error": "\(error)"]) }
         }
-        if let interval = configuration.pruneInterval {
-            let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-            timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .seconds(1))
-            let pruner = self.pruner
-            let logger = self.logger
-            timer.setEventHandler {
-                do { _ = try pruner.prune() } catch { logger.info("pruning failed", metadata: ["error": "\(error)"]) }
-            }
+        pruneTimer.withLock { box in
+            // Closed meanwhile: no timer outlives the store.
+            guard phase.withLock({ $0 }) != .closed else { return }
+            box = TimerBox(timer: timer)
             timer.activate()
-            pruneTimer.withLock { $0 = TimerBox(timer: timer) }
         }
     }
 
     /// Stops watching, persists the cursor, finishes every ``saves()`` stream,
     /// closes the database and releases the member name. Idempotent.
+    ///
+    /// Blocks while the merger and the publisher finish (briefly); from async
+    /// code the `async` variant does it off the concurrency pool. Safe to call
+    /// from a `.groupStoreDidSave` observer on any queue and from a saves loop.
+    @_disfavoredOverload
     public func close() {
+        close(endingStreams: true)
+    }
+
+    /// - Parameter endingStreams: end the ``saves()`` loops. Not when the
+    ///   store's own service is shut down gracefully: in a `ServiceGroup` the
+    ///   services before it (an app's saves loop) are shut down after it, and
+    ///   a loop ending first would count as a service failing.
+    func close(endingStreams: Bool) {
         let wasOpen = phase.withLock { phase -> Bool in
             defer { phase = .closed }
             return phase != .closed
         }
         guard wasOpen else { return }
         pruneTimer.withLock { $0?.timer.cancel() }
+        notifier.close()
         merger.queue.sync {
             watch.stop()
             merger.close()
         }
         publisher.flush()
-        broadcaster.finish()
+        if endingStreams { feed.finish() }
         try? pool.close()
         lock.withLock { $0 = nil }
         logger.info("left group", metadata: ["group": "\(directory.path)", "member": "\(member)"])
+    }
+
+    /// Closes the store (see the synchronous ``close()``) without blocking a
+    /// thread of the Swift concurrency pool.
+    public func close() async {
+        await close(endingStreams: true)
+    }
+
+    func close(endingStreams: Bool) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                self.close(endingStreams: endingStreams)
+                continuation.resume()
+            }
+        }
     }
 
     deinit {
@@ -296,12 +342,20 @@ public final class GroupStore: Sendable {
         lock.withLock { $0?.isLinked(in: directory.members, member: member) ?? false }
     }
 
-    /// A stream of the saves delivered from now on (every subscriber gets
-    /// each). It finishes when the store closes. The member's durable cursor
-    /// only moves past a save once every subscriber has processed it (asked
-    /// for the next one), so saves in hand when the process dies come again.
+    /// A stream of saves: every save of other members after the last one a
+    /// subscriber processed (at first, this member's durable cursor: the saves
+    /// committed while it was down), then each new one, in sequence order.
+    /// Subscribing before or after ``start()`` makes no difference; each
+    /// subscriber gets every save.
+    ///
+    /// The member's durable cursor only moves past a save once every
+    /// subscriber has processed it (asked for the next one), so saves in hand
+    /// when the process dies come again. A slow subscriber holds at most a
+    /// bounded number of saves in memory; beyond, it reads the history.
+    /// The stream ends when the store closes, its task is cancelled, or its
+    /// service is shut down gracefully (see ``SaveStream``).
     public func saves() -> SaveStream {
-        broadcaster.subscribe()
+        feed.subscribe()
     }
 
     /// Why this store left the group, if the group directory or its database
@@ -311,9 +365,10 @@ public final class GroupStore: Sendable {
         detachment.withLock { $0 }
     }
 
-    /// The last sequence number delivered (or skipped as out of scope).
+    /// The last sequence number merged: delivered to the subscribers (or
+    /// skipped as not for this member). Never waits.
     public var cursor: Int64 {
-        merger.queue.sync { merger.cursor }
+        merger.publicCursor.withLock { $0 }
     }
 
     /// Prunes now; see ``GroupConfiguration/retention``.
@@ -349,7 +404,8 @@ public final class GroupStore: Sendable {
         logger.info("left the group: \(error.message)")
         watch.stop()
         merger.close()
-        broadcaster.finish()
+        notifier.close()
+        feed.finish()
     }
 
     /// This member's folder was removed while it ran: make it again and take

@@ -47,7 +47,9 @@ final class DirectoryHandle: Sendable {
         if mkdirat(fd, name, Self.directoryMode) == 0 {
             // mkdir applies the umask; set the exact mode on what we made.
             let child = try DirectoryHandle(name: name, in: self)
-            _ = fchmod(child.fd, Self.directoryMode)
+            guard fchmod(child.fd, Self.directoryMode) == 0 else {
+                throw GroupStoreError.system("cannot set the mode of directory", path: child.path, errno: errno)
+            }
             return true
         }
         if errno == EEXIST { return false }
@@ -59,7 +61,12 @@ final class DirectoryHandle: Sendable {
     func openFile(_ name: String, flags: CInt) throws(GroupStoreError) -> CInt {
         let fd = retryingEINTR { openat(self.fd, name, flags | O_NOFOLLOW | O_CLOEXEC, Self.fileMode) }
         guard fd >= 0 else { throw GroupStoreError.system("cannot open", path: path + "/" + name, errno: errno) }
-        if flags & O_CREAT != 0 { _ = fchmod(fd, Self.fileMode) }
+        if flags & O_CREAT != 0 && fchmod(fd, Self.fileMode) != 0 {
+            // Owner and group only, or not at all.
+            let error = errno
+            close(fd)
+            throw GroupStoreError.system("cannot set the mode of", path: path + "/" + name, errno: error)
+        }
         return fd
     }
 
@@ -74,6 +81,13 @@ final class DirectoryHandle: Sendable {
     func removeFile(_ name: String) throws(GroupStoreError) {
         guard unlinkat(fd, name, 0) == 0 || errno == ENOENT else {
             throw GroupStoreError.system("cannot remove", path: path + "/" + name, errno: errno)
+        }
+    }
+
+    /// Removes the empty directory `name`.
+    func removeDirectory(_ name: String) throws(GroupStoreError) {
+        guard unlinkat(fd, name, AT_REMOVEDIR) == 0 else {
+            throw GroupStoreError.system("cannot remove directory", path: path + "/" + name, errno: errno)
         }
     }
 

@@ -66,7 +66,7 @@ final class GroupWatch: @unchecked Sendable {
         try watcher.watch(directory.path, for: [.created, .movedIn, .deleted, .movedOut])
         // Removals are seen here: a folder's own IN_DELETE_SELF comes only once
         // nobody holds it open, and this member does hold its folder open.
-        try watcher.watch(directory.membersPath, for: [.created, .movedIn, .deleted, .movedOut])
+        try watcher.watch(directory.membersPath, for: Self.membersEvents)
         watchOwnFolder()
         watchWAL()
         // Before the handler can run, so every member folder that exists now is
@@ -96,6 +96,20 @@ final class GroupWatch: @unchecked Sendable {
             // Not there yet; the group directory watch reports its creation.
         } catch {
             logger.info("cannot watch the database's -wal file", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// What is watched in `members/`: new member folders, and removals (of
+    /// this member's own folder among them).
+    static let membersEvents: FolderWatcher.Mask = [.created, .movedIn, .deleted, .movedOut]
+
+    /// Watches `members/` again (after it was re-created), with the same
+    /// events as at start.
+    private func watchMembersFolder() {
+        do {
+            try watcher?.watch(directory.membersPath, for: Self.membersEvents)
+        } catch {
+            logger.info("cannot watch the members folder", metadata: ["path": "\(directory.membersPath)", "error": "\(error)"])
         }
     }
 
@@ -168,7 +182,7 @@ final class GroupWatch: @unchecked Sendable {
                         needsMerge = true
                     } else if name == GroupDirectory.membersFolderName {
                         logger.info("the members folder was re-created; watching it again")
-                        try? watcher?.watch(membersPath, for: [.created, .movedIn])
+                        watchMembersFolder()
                         rescanMembers()
                     }
                 } else if event.path == membersPath {

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GRDB
 import Logging
+import Synchronization
 
 /// Turns wake-ups into ordered deliveries.
 ///
@@ -29,12 +30,19 @@ final class Merger: @unchecked Sendable {
     private let directory: GroupDirectory
     private var folder: DirectoryHandle
     private let tracker: SchemaTracker
-    private let broadcaster: SaveBroadcaster
-    private let post: @Sendable (Save) -> Void
+    private let feed: SaveFeed
+    private let notifier: SaveNotifier
     private let logger: Logger
 
     // State confined to `queue`.
-    private(set) var cursor: Int64
+    private(set) var cursor: Int64 {
+        didSet { publicCursor.withLock { $0 = cursor } }
+    }
+    /// `cursor`, readable from any thread without waiting for `queue`.
+    let publicCursor: Mutex<Int64>
+    /// Whether this member consumes saves (it started): only then is its
+    /// cursor persisted, and so only then does it hold back pruning.
+    var persistsCursor = false
     /// The last change id of the cursor's transaction, once known.
     private var cursorLastChange: Int64?
     private var persistedCursor: Int64
@@ -55,12 +63,14 @@ final class Merger: @unchecked Sendable {
         var cursor: CursorFile
         /// Deliver a resync first (the cursor does not belong to this history).
         var resync: Bool
+        /// The cursor is the one on disk (else it is written when the member
+        /// starts consuming).
+        var onDisk: Bool
     }
 
     init(
         queue: DispatchQueue, pool: DatabasePool, settings: Settings, directory: GroupDirectory, folder: DirectoryHandle,
-        tracker: SchemaTracker, broadcaster: SaveBroadcaster, start: Start, logger: Logger,
-        post: @escaping @Sendable (Save) -> Void
+        tracker: SchemaTracker, feed: SaveFeed, notifier: SaveNotifier, start: Start, logger: Logger
     ) {
         self.queue = queue
         self.pool = pool
@@ -68,14 +78,15 @@ final class Merger: @unchecked Sendable {
         self.directory = directory
         self.folder = folder
         self.tracker = tracker
-        self.broadcaster = broadcaster
+        self.feed = feed
+        self.notifier = notifier
         self.cursor = start.cursor.seq
-        self.persistedCursor = start.resync ? -1 : start.cursor.seq
+        self.publicCursor = Mutex(start.cursor.seq)
+        self.persistedCursor = start.resync || !start.onDisk ? -1 : start.cursor.seq
         self.epoch = start.cursor.epoch ?? ""
         self.resyncPending = start.resync
         if let fingerprint = start.cursor.fingerprint { fingerprints[start.cursor.seq] = fingerprint }
         self.logger = logger
-        self.post = post
     }
 
     /// Delivers everything committed after the cursor. Runs on `queue`.
@@ -186,20 +197,25 @@ final class Merger: @unchecked Sendable {
     }
 
     private func deliver(_ saves: [Save]) {
-        var before = cursor
+        var deliverable: [Save] = []
         for save in saves {
-            defer { before = save.seq }
             fingerprints[save.seq] = save.committedAt.timeIntervalSince1970
-            // Own saves, saves out of scope, and net-empty transactions (a row
-            // inserted and deleted again) are not delivered.
-            guard save.author != settings.member.rawValue, let visible = save.restricted(to: settings.inScopeEntityNames),
-                !visible.changes.isEmpty
-            else { continue }
-            broadcaster.deliver(visible, cursorBefore: before)
-            post(visible)
+            if let visible = Self.deliverable(save, member: settings.member, scope: settings.inScopeEntityNames) {
+                deliverable.append(visible)
+            }
         }
         cursor = saves[saves.count - 1].seq
+        feed.append(deliverable, merged: cursor)
+        notifier.post(deliverable)
         scheduleCursorFlush()
+    }
+
+    /// What of `save` this member is given: not its own saves, only the
+    /// entities in scope, and nothing for a net-empty transaction (a row
+    /// inserted and deleted again).
+    static func deliverable(_ save: Save, member: MemberName, scope: EntityNameSet?) -> Save? {
+        guard save.author != member.rawValue, let visible = save.restricted(to: scope) else { return nil }
+        return visible.kind == .resync || !visible.changes.isEmpty ? visible : nil
     }
 
     private func deliverResync(through seq: Int64, epoch: String, reason: String) {
@@ -207,9 +223,9 @@ final class Merger: @unchecked Sendable {
             "delivering a resync: \(reason)",
             metadata: ["cursor": "\(cursor)", "resyncThrough": "\(seq)"])
         let save = Save(kind: .resync, seq: seq, author: Save.externalAuthor, committedAt: Date(), changes: [])
-        broadcaster.deliver(save, cursorBefore: cursor)
-        post(save)
         cursor = seq
+        feed.resync(save)
+        notifier.post([save])
         self.epoch = epoch
         resyncPending = false
         cursorLastChange = nil
@@ -262,7 +278,8 @@ final class Merger: @unchecked Sendable {
     /// Writes the cursor file if it moved: as far as every subscriber has
     /// processed (see ``SaveStream``). Runs on `queue`.
     func flushCursor() {
-        let safe = broadcaster.safeCursor(cursor)
+        guard persistsCursor else { return }
+        let safe = feed.safeCursor()
         if safe < cursor && !closed { scheduleCursorFlush() }
         guard safe != persistedCursor else { return }
         do {
@@ -273,6 +290,15 @@ final class Merger: @unchecked Sendable {
         } catch {
             logger.info("cannot persist the cursor", metadata: ["error": "\(error.message)"])
         }
+    }
+
+    /// This member consumes saves from now on: its cursor is persisted (the
+    /// starting point fixed when it joined, if it had none) and holds back
+    /// pruning. Runs on `queue`.
+    func startConsuming() {
+        guard !persistsCursor else { return }
+        persistsCursor = true
+        flushCursor()
     }
 
     /// Keeps the cursor in `folder` from now on, and writes it there now.

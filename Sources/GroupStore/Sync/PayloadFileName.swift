@@ -1,5 +1,5 @@
 /// Names of payload files: `<seq, 20 digits>.v<format>.json`, e.g.
-/// `00000000000000000042.v1.json`. Zero-padded so a plain `ls` lists them in
+/// `00000000000000000042.v2.json`. Zero-padded so a plain `ls` lists them in
 /// sequence order; the format version is in the name so a reader can skip an
 /// unknown version without opening the file.
 enum PayloadFileName {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Checks that a payload file is well formed (format 1, see `docs/PAYLOAD-FORMAT.md`).
+/// Checks that a payload file is well formed (see `docs/PAYLOAD-FORMAT.md`).
 enum PayloadValidator {
     /// Files larger than this are not read.
     static let maximumSize = 16 << 20

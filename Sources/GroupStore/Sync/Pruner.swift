@@ -18,6 +18,17 @@ public struct PruneReport: Hashable, Sendable {
     public var payloadFilesRemoved: Int
     /// Stale temporary files removed from `tmp/`.
     public var temporaryFilesRemoved: Int
+    /// The members whose cursors kept this pass from pruning further (those
+    /// with the lowest cursor, when it is behind the head and the retention
+    /// has not run out for what they hold). Retire a member that is gone for
+    /// good with `groupstore retire`.
+    public var heldBackBy: [Holder] = []
+
+    /// A member holding back pruning, and where its cursor is.
+    public struct Holder: Hashable, Sendable {
+        public var member: String
+        public var cursor: Int64
+    }
 }
 
 /// Bounds the disk: removes history and payload files that every member has
@@ -37,11 +48,13 @@ struct Pruner: Sendable {
     let logger: Logger
 
     func prune(now: Date = Date()) throws -> PruneReport {
-        let cursors = try directory.memberNames().compactMap { name -> Int64? in
-            guard let folder = try? directory.memberFolder(name, create: false) else { return nil }
-            return CursorFile.read(in: folder)?.seq
+        // Members that only write have no cursor and hold nothing back.
+        let cursors = try directory.memberNames().compactMap { name -> (String, Int64)? in
+            guard let folder = try? directory.memberFolder(name, create: false), let cursor = CursorFile.read(in: folder)?.seq
+            else { return nil }
+            return (name.rawValue, cursor)
         }
-        let consumed = cursors.min() ?? 0
+        let consumed = cursors.map(\.1).min() ?? Int64.max
         let cutoff = now.timeIntervalSince1970 - retention
         let report = try pool.write { db -> PruneReport in
             let expired =
@@ -49,10 +62,14 @@ struct Pruner: Sendable {
                     db, sql: "SELECT max(seq) FROM \(HistorySchema.transactionTable) WHERE committed_at < ?",
                     arguments: [cutoff]) ?? 0
             let previous = try HistorySchema.prunedThrough(db)
-            let horizon = min(max(consumed, expired), try HistorySchema.lastSeq(db))
+            let head = try HistorySchema.lastSeq(db)
+            let horizon = min(max(consumed, expired), head)
             var report = PruneReport(
                 prunedThrough: max(previous, horizon), transactionsRemoved: 0, changesRemoved: 0, payloadFilesRemoved: 0,
                 temporaryFilesRemoved: 0)
+            if consumed < head && consumed >= expired {
+                report.heldBackBy = cursors.filter { $0.1 == consumed }.map { PruneReport.Holder(member: $0.0, cursor: $0.1) }
+            }
             guard horizon > previous else { return report }
             // Changes are stored in commit order: everything up to the last
             // change of the horizon's transaction goes, but for the newest row

@@ -25,7 +25,7 @@ struct MemberRole: AsyncParsableCommand {
         configuration.pruneInterval = 5
         let store = try await GroupStore.open(configuration)
         if joinOnly {
-            store.close()
+            await store.close()
             return
         }
         let saves = store.saves()
@@ -53,6 +53,6 @@ struct MemberRole: AsyncParsableCommand {
                 break
             }
         }
-        store.close()
+        await store.close()
     }
 }

@@ -52,9 +52,9 @@ struct WriterRole: AsyncParsableCommand {
             }
         }
         let elapsed = monotonicSeconds() - start
-        store?.flushPublications()
+        await store?.flushPublications()
         emit("W \(written) \(elapsed)")
-        store?.close()
+        await store?.close()
     }
 
     static func insert(_ db: Database, n: Int, rows: Int, author: String) throws {

@@ -1,0 +1,243 @@
+import Synchronization
+
+/// Hands delivered saves to every subscriber, each at its own pace, and knows
+/// how far they have processed them.
+///
+/// ```
+///  merger ── append ──▶ buffer (floor, merged]  ──▶ subscriber A (position)
+///                        │ bounded: oldest dropped ──▶ subscriber B, behind the floor:
+///                        ▼                               reads the history instead
+///               durable cursor = what every subscriber has processed
+/// ```
+///
+/// - A subscriber starts after the last save any subscriber processed (at
+///   first, the member's durable cursor), whenever it subscribes: before the
+///   store starts, after, or one `await` late. Saves committed while no
+///   subscriber existed are kept for the first one.
+/// - A slow subscriber costs no memory beyond the buffer: once it is behind
+///   the buffer's floor, it reads the history (``HistoryPage``) instead.
+/// - The durable cursor passes a save only once every subscriber has
+///   processed it (asked for the next one); with no subscriber, only once one
+///   has. Saves that are not deliverable (this member's own, out of scope)
+///   hold nothing back.
+final class SaveFeed: Sendable {
+    /// Saves read from the history for a subscriber behind the buffer.
+    struct HistoryPage: Sendable {
+        var saves: [Save]
+        /// Everything up to here was read (or pruned, then `saves` starts with
+        /// a resync).
+        var through: Int64
+    }
+
+    typealias HistoryRead = @Sendable (_ after: Int64, _ through: Int64) async -> HistoryPage?
+
+    /// Saves kept in memory at most.
+    static let bufferLimit = 1024
+
+    private struct Subscriber {
+        /// Everything up to here is processed.
+        var position: Int64
+        /// Handed out, not processed yet.
+        var inHand: Int64?
+        /// Read from the history for it, not handed out yet.
+        var pending: [Save] = []
+        var waiter: CheckedContinuation<Void, Never>?
+        var ended = false
+    }
+
+    private struct State {
+        var buffer: [Save] = []
+        /// The buffer holds every deliverable save in (floor, merged].
+        var floor: Int64
+        var merged: Int64
+        /// The last save some subscriber processed: where new ones start.
+        var processed: Int64
+        var subscribers: [Int: Subscriber] = [:]
+        var nextID = 0
+        var finished = false
+    }
+
+    private let state: Mutex<State>
+    private let readHistory: HistoryRead
+
+    init(cursor: Int64, readHistory: @escaping HistoryRead) {
+        state = Mutex(State(floor: cursor, merged: cursor, processed: cursor))
+        self.readHistory = readHistory
+    }
+
+    /// A new stream; see ``GroupStore/saves()``.
+    func subscribe() -> SaveStream {
+        let id = state.withLock { state -> Int in
+            let id = state.nextID
+            state.nextID += 1
+            state.subscribers[id] = Subscriber(position: state.processed, ended: state.finished)
+            return id
+        }
+        return SaveStream(feed: self, id: id)
+    }
+
+    /// The merger read up to `merged`; `saves` are the deliverable ones.
+    func append(_ saves: [Save], merged: Int64) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard !state.finished else { return [] }
+            state.buffer += saves
+            state.merged = merged
+            Self.trim(&state)
+            return Self.takeWaiters(&state)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// The history was replaced, restored or pruned past this member: every
+    /// subscriber gets `save` (a resync) next, and numbering goes on after
+    /// it, even when it is lower than where they were.
+    func resync(_ save: Save) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard !state.finished else { return [] }
+            state.buffer = [save]
+            state.floor = save.seq - 1
+            state.merged = save.seq
+            state.processed = save.seq - 1
+            for id in state.subscribers.keys {
+                state.subscribers[id]!.position = save.seq - 1
+                state.subscribers[id]!.inHand = nil
+                state.subscribers[id]!.pending = []
+            }
+            return Self.takeWaiters(&state)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Ends every stream (the store closed).
+    func finish() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.finished = true
+            return Self.takeWaiters(&state)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// The highest cursor safe to persist: every deliverable save up to it
+    /// was processed by every subscriber (by one, when there are none).
+    func safeCursor() -> Int64 {
+        state.withLock { state in
+            func upTo(after position: Int64) -> Int64 {
+                if position < state.floor { return position }
+                if let next = state.buffer.first(where: { $0.seq > position }) { return max(position, next.seq - 1) }
+                return state.merged
+            }
+            if state.subscribers.isEmpty { return upTo(after: state.processed) }
+            return state.subscribers.values.map { subscriber in
+                subscriber.inHand != nil || !subscriber.pending.isEmpty ? subscriber.position : upTo(after: subscriber.position)
+            }.min()!
+        }
+    }
+
+    func end(_ id: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.subscribers[id]?.ended = true
+            defer { state.subscribers[id]?.waiter = nil }
+            return state.subscribers[id]?.waiter
+        }
+        waiter?.resume()
+    }
+
+    func remove(_ id: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            let waiter = state.subscribers.removeValue(forKey: id)?.waiter
+            Self.trim(&state)
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    private enum Step {
+        case deliver(Save)
+        case end
+        case wait
+        case read(after: Int64, through: Int64)
+    }
+
+    /// The next save for subscriber `id`, after marking the one in its hand
+    /// processed; `nil` once the stream ends.
+    func next(_ id: Int) async -> Save? {
+        while true {
+            let step = state.withLock { state -> Step in
+                guard var subscriber = state.subscribers[id], !subscriber.ended else { return .end }
+                defer { state.subscribers[id] = subscriber }
+                if let seq = subscriber.inHand {
+                    subscriber.position = seq
+                    subscriber.inHand = nil
+                    state.processed = max(state.processed, seq)
+                }
+                if !subscriber.pending.isEmpty {
+                    let save = subscriber.pending.removeFirst()
+                    subscriber.inHand = save.seq
+                    return .deliver(save)
+                }
+                if subscriber.position < state.floor { return .read(after: subscriber.position, through: state.floor) }
+                if let save = state.buffer.first(where: { $0.seq > subscriber.position }) {
+                    subscriber.inHand = save.seq
+                    return .deliver(save)
+                }
+                return state.finished ? .end : .wait
+            }
+            switch step {
+            case .deliver(let save):
+                state.withLock { Self.trim(&$0) }
+                return save
+            case .end:
+                return nil
+            case .read(let after, let through):
+                guard let page = await readHistory(after, through) else {
+                    // The history cannot be read now (the store closed): end.
+                    return nil
+                }
+                state.withLock { state in
+                    guard state.subscribers[id] != nil else { return }
+                    state.subscribers[id]!.pending = page.saves
+                    if page.saves.isEmpty { state.subscribers[id]!.position = max(after, page.through) }
+                }
+            case .wait:
+                await withCheckedContinuation { continuation in
+                    let ready = state.withLock { state -> Bool in
+                        guard var subscriber = state.subscribers[id], !subscriber.ended, !state.finished else { return true }
+                        if subscriber.position < state.floor || state.buffer.contains(where: { $0.seq > subscriber.position }) {
+                            return true
+                        }
+                        subscriber.waiter = continuation
+                        state.subscribers[id] = subscriber
+                        return false
+                    }
+                    if ready { continuation.resume() }
+                }
+            }
+        }
+    }
+
+    /// Drops saves every subscriber (and, with none, the last processed
+    /// position) is past, then the oldest beyond the limit.
+    private static func trim(_ state: inout State) {
+        let low = state.subscribers.values.map(\.position).min().map { min($0, state.processed) } ?? state.processed
+        if let cut = state.buffer.lastIndex(where: { $0.seq <= low }) {
+            state.floor = max(state.floor, state.buffer[cut].seq)
+            state.buffer.removeFirst(cut + 1)
+        }
+        if state.buffer.count > bufferLimit {
+            let excess = state.buffer.count - bufferLimit
+            state.floor = state.buffer[excess - 1].seq
+            state.buffer.removeFirst(excess)
+        }
+    }
+
+    private static func takeWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        for id in state.subscribers.keys {
+            if let waiter = state.subscribers[id]!.waiter {
+                waiters.append(waiter)
+                state.subscribers[id]!.waiter = nil
+            }
+        }
+        return waiters
+    }
+}

@@ -1,0 +1,57 @@
+import ArgumentParser
+import Foundation
+import GroupStore
+
+/// `groupstore retire`: remove a member that is gone for good.
+struct RetireCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "retire",
+        abstract: "Remove a member that is not running: its cursor (so it no longer holds back pruning), payloads and folder.",
+        discussion: """
+            Refuses a live member. `status` and `gc` name the members that hold back pruning.
+
+            Example:
+              groupstore retire --group /tmp/demo --member old-dashboard
+            """
+    )
+
+    @OptionGroup var options: GroupOption
+
+    @Option(name: .long, help: ArgumentHelp("The member to retire.", valueName: "name"))
+    var member: String
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+    }
+
+    @Option(name: .long, help: "Output format.")
+    var format: Format = .text
+
+    func run() async throws {
+        do {
+            try await reportingFailure {
+                let name = try MemberName(member)
+                let group = options.group
+                let report = try await OffPool.run { try GroupInspector(directory: group).retire(name) }
+                if format == .json {
+                    StandardOutput.writeLine(try ReportJSON.line(ReportJSON.Retire(report)))
+                } else {
+                    let cursor = report.cursor.map { "its cursor was \($0)" } ?? "it had no cursor"
+                    StandardOutput.writeLine("retired member '\(report.member)' (\(cursor)); removed \(report.filesRemoved) files and its folder")
+                }
+            }
+        } catch let failure as CommandFailure {
+            CommandFailure.exit(failure)
+        }
+    }
+}
+
+/// Runs blocking work (file and database I/O) on a dispatch thread, never on
+/// a thread of the Swift concurrency pool.
+enum OffPool {
+    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+}

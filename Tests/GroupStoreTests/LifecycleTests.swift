@@ -1,0 +1,216 @@
+import Foundation
+import GRDB
+import GroupStore
+import ServiceLifecycle
+import ServiceLifecycleTestKit
+import XCTest
+
+/// One lifecycle a newcomer cannot get wrong: subscribe, start and close in
+/// any order, from any callback.
+final class LifecycleTests: StoreTestCase {
+    private func makeTable(_ writer: GroupStore) async throws {
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+    }
+
+    private func insert(_ writer: GroupStore, _ ids: ClosedRange<Int>) async throws {
+        for id in ids { try await writer.write { db in try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [id]) } }
+    }
+
+    private func keys(_ saves: [Save]) -> [KeyValue] {
+        saves.flatMap { $0.change(of: "t")?.inserted ?? [] }
+    }
+
+    func testSubscribingAfterStartAndAnAwait_stillGetsTheSavesCommittedWhileDown() async throws {
+        let writer = try open("writer")
+        try await makeTable(writer)
+        let before = try open("reader")
+        try before.start()
+        await before.close()
+        try await insert(writer, 1...5)
+
+        let reader = try open("reader")
+        try reader.start()
+        _ = try await reader.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
+        try await Task.sleep(for: .milliseconds(50))  // the habit under test: subscribing late
+        let received = try await first(5, of: reader.saves())
+        XCTAssertEqual(keys(received), [1, 2, 3, 4, 5])
+    }
+
+    func testTwoSubscribers_eachGetEverySave_andALateOneStartsAfterWhatWasProcessed() async throws {
+        let writer = try open("writer")
+        try await makeTable(writer)
+        let reader = try open("reader")
+        let early = reader.saves()
+        try reader.start()
+        try await insert(writer, 1...3)
+        let fromEarly = try await first(3, of: early)
+        XCTAssertEqual(keys(fromEarly), [1, 2, 3])
+        // The early loop stopped with save 3 in hand, unprocessed: a new
+        // subscriber starts there.
+        let late = reader.saves()
+        try await insert(writer, 4...4)
+        let fromLate = try await first(2, of: late)
+        XCTAssertEqual(keys(fromLate), [3, 4])
+    }
+
+    func testASubscriberFarSlowerThanTheBuffer_getsEverySaveInOrder_fromTheHistory() async throws {
+        let writer = try open("writer")
+        try await makeTable(writer)
+        let reader = try open("reader")
+        let slow = reader.saves()
+        try reader.start()
+        let count = 1_500  // more than the in-memory buffer holds
+        try await writer.write { _ in }
+        for id in 1...count { try await writer.write { db in try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [id]) } }
+        let received = try await first(count, of: slow, timeout: 60)
+        XCTAssertEqual(keys(received), (1...count).map { KeyValue.integer(Int64($0)) })
+        XCTAssertEqual(received.map(\.seq), received.map(\.seq).sorted())
+    }
+
+    func testEveryAPI_fromDidSaveObserversOnEveryKindOfQueue_neitherCrashesNorHangs() throws {
+        for queue in [nil, OperationQueue(), OperationQueue.main] {
+            try setUpWithError()
+            let writer = try open("writer")
+            try writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+            let reader = try open("reader")
+            let done = expectation(description: "observer on \(queue.map { $0 == .main ? "main" : "private" } ?? "nil") ran every API")
+            let token = NotificationCenter.default.addObserver(forName: .groupStoreDidSave, object: reader, queue: queue) { _ in
+                _ = reader.cursor
+                _ = reader.groupReplacedError
+                _ = try? reader.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
+                try? reader.write { db in try db.execute(sql: "INSERT OR IGNORE INTO t VALUES (1000)") }
+                reader.flushPublications()
+                _ = try? reader.prune()
+                reader.saves().cancel()
+                try? reader.start()
+                reader.close()
+                done.fulfill()
+            }
+            defer { NotificationCenter.default.removeObserver(token) }
+            try reader.start()
+            try writer.write { db in try db.execute(sql: "INSERT INTO t VALUES (1)") }
+            // Waiting spins the main run loop, so the main-queue observer runs too.
+            wait(for: [done], timeout: 20)
+            XCTAssertThrowsError(try reader.write { _ in }) { XCTAssertEqual(($0 as? GroupStoreError)?.code, .closed) }
+            try tearDownWithError()
+        }
+    }
+
+    func testEveryAPI_fromInsideASavesLoop_neitherCrashesNorHangs() async throws {
+        let writer = try open("writer")
+        try await makeTable(writer)
+        let reader = try open("reader")
+        try reader.start()
+        try await insert(writer, 1...1)
+        let finished = Task {
+            for await save in reader.saves() {
+                _ = save
+                _ = reader.cursor
+                _ = try await reader.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
+                try await reader.write { db in try db.execute(sql: "INSERT OR IGNORE INTO t VALUES (1000)") }
+                await reader.flushPublications()
+                _ = try reader.prune()
+                reader.saves().cancel()
+                await reader.close()
+            }
+            return true
+        }
+        let ended = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask { try await finished.value }
+            group.addTask {
+                try await Task.sleep(for: .seconds(20))
+                return false
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first
+        }
+        XCTAssertTrue(ended, "the saves loop did not end after close() from inside it")
+    }
+
+    func testRun_asAService_deliversAndClosesOnGracefulShutdown_keepingTheCursor() async throws {
+        let writer = try open("writer")
+        try await makeTable(writer)
+        let reader = try open("reader")
+        var received: [Save] = []
+        try await testGracefulShutdown { trigger in
+            let running = Task { try await reader.run() }
+            try await insert(writer, 1...2)
+            received = try await first(2, of: reader.saves())
+            XCTAssertEqual(keys(received), [1, 2])
+            trigger.triggerGracefulShutdown()
+            try await running.value
+        }
+        do {
+            try await reader.write { _ in }
+            XCTFail("a closed store accepted a write")
+        } catch {
+            XCTAssertEqual((error as? GroupStoreError)?.code, .closed)
+        }
+        // The first save was processed; the second was still in hand when the
+        // loop stopped, so the cursor kept on disk stops before it.
+        let cursor = try String(contentsOfFile: group + "/members/reader/cursor", encoding: .utf8)
+        XCTAssertEqual(cursor.split(separator: " ").first.map(String.init), "\(received[0].seq)")
+    }
+
+    func testAMemberThatOnlyWrites_keepsNoCursor_andHoldsBackNothing() async throws {
+        let writer = try open("writer")
+        try await makeTable(writer)
+        try await insert(writer, 1...3)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: group + "/members/writer/cursor"))
+        let report = try writer.prune()
+        XCTAssertEqual(report.heldBackBy, [])
+        XCTAssertEqual(try GroupInspector(directory: group).status().members.first { $0.name == "writer" }?.cursor, nil)
+    }
+
+    func testAGroupDirectoryReachedThroughASymbolicLink_worksFully() async throws {
+        let real = group + "-real"
+        try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: group, withDestinationPath: real)
+        defer { try? FileManager.default.removeItem(atPath: real) }
+        let writer = try open("writer")
+        try await makeTable(writer)
+        let reader = try open("reader")
+        let saves = reader.saves()
+        try reader.start()
+        try await insert(writer, 1...1)
+        let received = try await first(1, of: saves)
+        XCTAssertEqual(keys(received), [1])
+        XCTAssertEqual(reader.directoryPath, GroupDirectoryTestSupport.realPath(real))
+    }
+
+    func testAFailingMigration_keepsGRDBsErrorAsTheUnderlyingError() throws {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("broken") { db in try db.execute(sql: "CREATE TABLE x(id INTEGER PRIMARY KEY); INSERT INTO nowhere VALUES (1)") }
+        XCTAssertThrowsError(try open("member") { $0.migrator = migrator }) { error in
+            guard let error = error as? GroupStoreError else { return XCTFail("\(error)") }
+            XCTAssertEqual(error.code, .database)
+            let underlying = error.underlying as? DatabaseError
+            XCTAssertEqual(underlying?.resultCode, .SQLITE_ERROR, "\(String(describing: error.underlying))")
+            XCTAssertTrue(error.message.contains("nowhere"), error.message)
+        }
+    }
+
+    func testStart_afterAFailedStart_canBeCalledAgain() async throws {
+        let writer = try open("writer")
+        try await makeTable(writer)
+        let reader = try open("reader")
+        let saved = group + "/members-away"
+        try FileManager.default.moveItem(atPath: group + "/members", toPath: saved)
+        XCTAssertThrowsError(try reader.start())
+        try FileManager.default.moveItem(atPath: saved, toPath: group + "/members")
+        try reader.start()
+        let saves = reader.saves()
+        try await insert(writer, 1...1)
+        let received = try await first(1, of: saves)
+        XCTAssertEqual(keys(received), [1])
+    }
+}
+
+enum GroupDirectoryTestSupport {
+    static func realPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
