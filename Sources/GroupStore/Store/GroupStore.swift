@@ -47,16 +47,14 @@ public final class GroupStore: Sendable {
     let directory: GroupDirectory
     let publisher: Publisher
     let merger: Merger
-    private let watch: GroupWatch
     private let feed: SaveFeed
     private let notifier: SaveNotifier
     private let pruner: Pruner
-    private let lock: Mutex<MemberLock?>
+    private let membership: Membership
+    private var watch: GroupWatch { membership.watch }
     private let phase = Mutex(Phase.opened)
     /// Serialises ``start()`` (which may fail and be called again).
     private let startLock = Mutex(())
-    /// Set when the group directory or database was replaced under this member.
-    private let detachment = Mutex<GroupStoreError?>(nil)
     private let pruneTimer = Mutex<TimerBox?>(nil)
     private let logger: Logger
     let tracker: SchemaTracker
@@ -90,8 +88,8 @@ public final class GroupStore: Sendable {
             } catch {
                 throw GroupStoreError(.database, "cannot open database \(directory.databasePath): \(error)", path: directory.databasePath)
             }
-            let sealed = try Self.prepareSchema(pool: pool, tracker: tracker, configuration: configuration, directory: directory)
-            let start = try Self.startingPoint(pool: pool, member: member, folder: folder, directory: directory, logger: logger)
+            let sealed = try GroupJoin.prepareSchema(pool: pool, tracker: tracker, configuration: configuration, directory: directory)
+            let start = try GroupJoin.startingPoint(pool: pool, member: member, folder: folder, directory: directory, logger: logger)
             return (pool, start, sealed)
         }
         let lock = try MemberLock(member: member, folder: folder, group: directory.path)
@@ -115,15 +113,12 @@ public final class GroupStore: Sendable {
         self.directory = directory
         self.publisher = publisher
         self.merger = merger
-        self.watch = GroupWatch(
-            merger: merger, directory: directory, member: member, logger: logger,
-            hooks: GroupWatch.Hooks(
-                groupReplaced: { reason in box.store?.detach(reason) },
-                ownFolderRemoved: { box.store?.repairOwnFolder() }))
+        self.membership = Membership(
+            member: member, directory: directory, lock: lock, merger: merger, publisher: publisher, feed: feed, notifier: notifier,
+            logger: logger)
         self.feed = feed
         self.notifier = notifier
         self.pruner = Pruner(pool: pool, directory: directory, retention: configuration.retention, logger: logger)
-        self.lock = Mutex(lock)
         self.logger = logger
         self.tracker = tracker
         box.store = self
@@ -140,95 +135,6 @@ public final class GroupStore: Sendable {
                 continuation.resume(with: Result { try GroupStore(configuration) })
             }
         }
-    }
-
-    /// Creates (or upgrades) the history, runs the migrations and tracks the
-    /// tables. Takes SQLite's write lock only when something needs writing, and
-    /// then waits for it as long as another process holds it.
-    /// - Returns: the sequence number of what the migrations committed, if anything.
-    private static func prepareSchema(
-        pool: DatabasePool, tracker: SchemaTracker, configuration: GroupConfiguration, directory: GroupDirectory
-    ) throws -> Int64? {
-        let logger = configuration.logger
-        do {
-            let migrator = configuration.migrator
-            let needsWrite = try pool.read { db -> Bool in
-                if try HistorySchema.status(db) != .current { return true }
-                if try SchemaTracker.needsRefresh(db) { return true }
-                return try !(migrator?.hasCompletedMigrations(db) ?? true)
-            }
-            guard needsWrite else { return nil }
-            try WriteLockWait.retrying(logger: logger, path: directory.databasePath) {
-                try pool.write { db in
-                    // A new history adopts the tables already there; schema
-                    // changes made outside the library while no member ran are
-                    // theirs (a table created then is delivered whole), not
-                    // this member's.
-                    if try HistorySchema.create(db) {
-                        try tracker.refresh(db, adopt: true)
-                    } else if try SchemaTracker.needsRefresh(db) {
-                        try tracker.refresh(db)
-                    }
-                    try HistorySchema.closeOpenTransaction(db)
-                }
-            }
-            if let migrator {
-                try WriteLockWait.retrying(logger: logger, path: directory.databasePath) { try migrator.migrate(pool) }
-            }
-            return try WriteLockWait.retrying(logger: logger, path: directory.databasePath) {
-                try pool.write { db -> Int64? in
-                    // Tables the migrations created are tracked, their rows recorded.
-                    if try SchemaTracker.needsRefresh(db) { try tracker.refresh(db) }
-                    return try HistorySchema.seal(db, author: configuration.member, committedAt: Date())
-                }
-            }
-        } catch let error as GroupStoreError {
-            throw error
-        } catch let error as DatabaseError {
-            throw GroupStoreError(
-                .database, "cannot prepare database \(directory.databasePath): \(error.message ?? "\(error)")",
-                path: directory.databasePath, underlying: error)
-        } catch {
-            throw GroupStoreError(
-                .database, "cannot prepare database \(directory.databasePath): \(error)", path: directory.databasePath,
-                underlying: error)
-        }
-    }
-
-    /// Where this member starts: its durable cursor if it belongs to this
-    /// history, else a resync; a new member starts at the present, fixed
-    /// before the member is reported live (and written when it starts).
-    private static func startingPoint(
-        pool: DatabasePool, member: MemberName, folder: DirectoryHandle, directory: GroupDirectory, logger: Logger
-    ) throws -> Merger.Start {
-        let file = CursorFile.read(in: folder)
-        let (head, epoch, fingerprint) = try pool.read { db -> (Int64, String, Double?) in
-            let last = try HistorySchema.lastSeq(db)
-            let seq = file?.seq ?? last
-            return (
-                try HistorySchema.lastSeq(db), try String.fetchOne(db, sql: "SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'epoch'") ?? "",
-                try Double.fetchOne(
-                    db, sql: "SELECT committed_at FROM \(HistorySchema.transactionTable) WHERE seq = ?", arguments: [seq])
-            )
-        }
-        guard let file else {
-            // Written when the member starts delivery (a member that only
-            // writes keeps none); fixed now, before the member is live.
-            return Merger.Start(cursor: CursorFile(seq: head, epoch: epoch, fingerprint: fingerprint), resync: false, onDisk: false)
-        }
-        var problem: String?
-        if let known = file.epoch, known != "-", known != epoch {
-            problem = "the database is another group's (or its history was recreated)"
-        } else if file.seq > head {
-            problem = "the cursor \(file.seq) is past the newest transaction \(head) (a restored or reset database)"
-        } else if let expected = file.fingerprint, let found = fingerprint, abs(expected - found) > 0.001 {
-            problem = "transaction \(file.seq) is not the one this member saw (a restored database)"
-        }
-        if let problem {
-            logger.info("member will resync: \(problem)", metadata: ["member": "\(member)"])
-        }
-        return Merger.Start(
-            cursor: CursorFile(seq: file.seq, epoch: epoch, fingerprint: file.fingerprint), resync: problem != nil, onDisk: true)
     }
 
     /// Starts watching the group and delivering saves (first those committed
@@ -314,7 +220,7 @@ public final class GroupStore: Sendable {
         publisher.flush()
         if endingStreams { feed.finish() }
         try? pool.close()
-        lock.withLock { $0 = nil }
+        membership.releaseLock()
         logger.info("left group", metadata: ["group": "\(directory.path)", "member": "\(member)"])
     }
 
@@ -337,11 +243,6 @@ public final class GroupStore: Sendable {
         close()
     }
 
-    /// Whether this member's lock file is still the one in its folder.
-    private func lockStillLinked() -> Bool {
-        lock.withLock { $0?.isLinked(in: directory.members, member: member) ?? false }
-    }
-
     /// A stream of saves: every save of other members after the last one a
     /// subscriber processed (at first, this member's durable cursor: the saves
     /// committed while it was down), then each new one, in sequence order.
@@ -362,7 +263,7 @@ public final class GroupStore: Sendable {
     /// was removed or replaced while it ran (then writes throw it, and the
     /// ``saves()`` streams have finished).
     public var groupReplacedError: GroupStoreError? {
-        detachment.withLock { $0 }
+        membership.departureError
     }
 
     /// The last sequence number merged: delivered to the subscribers (or
@@ -386,50 +287,7 @@ public final class GroupStore: Sendable {
 
     func checkOpen() throws(GroupStoreError) {
         if phase.withLock({ $0 == .closed }) { throw closedError }
-        if let detached = detachment.withLock({ $0 }) { throw detached }
-    }
-
-    /// The group directory or database was removed or replaced under this
-    /// member: stop merging, end the save streams, refuse further writes
-    /// (they would land in a file no other member sees). Runs on the merger's queue.
-    func detach(_ reason: String) {
-        let error = GroupStoreError(
-            .groupReplaced, "\(reason) while member '\(member)' ran; reopen the store", path: directory.path)
-        guard
-            detachment.withLock({ current -> Bool in
-                defer { if current == nil { current = error } }
-                return current == nil
-            })
-        else { return }
-        logger.info("left the group: \(error.message)")
-        watch.stop()
-        merger.close()
-        notifier.close()
-        feed.finish()
-    }
-
-    /// This member's folder was removed while it ran: make it again and take
-    /// the lock in it again, so no other process can claim the name. A folder
-    /// replaced by a symbolic link is not followed: payloads stop (peers read
-    /// the history) until it is a directory again. Runs on the merger's queue.
-    func repairOwnFolder() {
-        // Several events may report one removal; repair once.
-        if (try? directory.members.status(of: member.rawValue)) != nil, lockStillLinked() { return }
-        do {
-            let folder = try directory.memberFolder(member, create: true)
-            let newLock = try MemberLock(member: member, folder: folder, group: directory.path)
-            lock.withLock { $0 = newLock }
-            publisher.replaceFolder(folder)
-            merger.replaceFolder(folder)
-            watch.watchOwnFolder()
-            logger.info("this member's folder was removed; re-created it", metadata: ["path": "\(folder.path)"])
-        } catch let error as GroupStoreError where error.code == .memberAlreadyLive {
-            detach("another process took member name '\(member)' after its folder was removed")
-        } catch {
-            logger.info(
-                "this member's folder was removed and cannot be re-created; payloads are not published, peers read the history",
-                metadata: ["error": "\(error)"])
-        }
+        if let departed = membership.departureError { throw departed }
     }
 
     private var closedError: GroupStoreError {
@@ -437,10 +295,11 @@ public final class GroupStore: Sendable {
     }
 }
 
-/// Lets the merger's notification name the store without a retain cycle.
+/// Lets the did-save notifications name the store as their `object` without
+/// a retain cycle.
 ///
 /// `@unchecked Sendable`: `store` is set once, in the store's initialiser,
-/// before the merger can run, and only read afterwards.
+/// before anything can be posted, and only read afterwards.
 private final class WeakStoreBox: @unchecked Sendable {
     weak var store: GroupStore?
 }

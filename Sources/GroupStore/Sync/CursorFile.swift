@@ -17,6 +17,10 @@ import Foundation
 /// A file with only `<seq>` (format 1) is read as having no epoch.
 struct CursorFile: Equatable, Sendable {
     static let fileName = "cursor"
+    /// The fingerprint is written with microseconds: closer than this is equal.
+    static let fingerprintTolerance = 0.000_01
+    /// A cursor file is one short line; anything longer is not one.
+    static let maximumSize = 256
 
     var seq: Int64
     var epoch: String?
@@ -24,7 +28,7 @@ struct CursorFile: Equatable, Sendable {
 
     /// The cursor in `folder`, or `nil` if there is none (or it is unreadable).
     static func read(in folder: DirectoryHandle) -> CursorFile? {
-        guard let bytes = try? FileIO.read(fileName, in: folder, limit: 256) else { return nil }
+        guard let bytes = try? FileIO.read(fileName, in: folder, limit: maximumSize) else { return nil }
         let fields = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
         guard let first = fields.first, let seq = Int64(first) else { return nil }
         let epoch = fields.count > 1 ? String(fields[1]) : nil

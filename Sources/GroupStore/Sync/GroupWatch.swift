@@ -19,15 +19,6 @@ import Logging
 ///
 /// `@unchecked Sendable`: mutable state is touched on the merger's queue only.
 final class GroupWatch: @unchecked Sendable {
-    /// What the store does about changes to the group's own structure. Called
-    /// on the merger's queue.
-    struct Hooks: Sendable {
-        /// The group directory or its database was removed or replaced.
-        var groupReplaced: @Sendable (String) -> Void
-        /// This member's own folder was removed.
-        var ownFolderRemoved: @Sendable () -> Void
-    }
-
     /// After a `-wal` wake-up that found nothing (the commit not visible yet):
     /// look again after these delays.
     static let recheckDelays: [TimeInterval] = [0.0001, 0.002]
@@ -43,15 +34,20 @@ final class GroupWatch: @unchecked Sendable {
     private var safetyTimer: (any DispatchSourceTimer)?
     private var recheckPending = false
     private var reportedForeignFiles = Set<String>()
-    private let hooks: Hooks
+    /// Where changes to the group's own structure are reported (the
+    /// ``Membership`` that owns this watch), on the merger's queue.
+    private let report: @Sendable (Membership.Event) -> Void
     private let databaseInode: UInt64?
 
-    init(merger: Merger, directory: GroupDirectory, member: MemberName, logger: Logger, hooks: Hooks) {
+    init(
+        merger: Merger, directory: GroupDirectory, member: MemberName, logger: Logger,
+        report: @escaping @Sendable (Membership.Event) -> Void
+    ) {
         self.merger = merger
         self.directory = directory
         self.member = member
         self.logger = logger
-        self.hooks = hooks
+        self.report = report
         databaseInode = directory.databaseInode()
     }
 
@@ -156,10 +152,10 @@ final class GroupWatch: @unchecked Sendable {
                 walOnly = false
             case .watchEnded:
                 if event.path == directory.path {
-                    hooks.groupReplaced("the group directory \(directory.path) was removed or moved")
+                    report(.groupReplaced("the group directory \(directory.path) was removed or moved"))
                     return
                 } else if event.path == ownFolderPath {
-                    hooks.ownFolderRemoved()
+                    report(.ownFolderRemoved)
                 } else if event.path == membersPath {
                     logger.info("the members folder was removed", metadata: ["path": "\(event.path)"])
                 }
@@ -168,7 +164,7 @@ final class GroupWatch: @unchecked Sendable {
                     return
                 }
                 if event.path == membersPath, event.name == member.rawValue {
-                    hooks.ownFolderRemoved()
+                    report(.ownFolderRemoved)
                 }
             case .modified where event.path == directory.walPath:
                 needsMerge = true
@@ -228,11 +224,11 @@ final class GroupWatch: @unchecked Sendable {
     /// the store if so.
     private func databaseWasReplaced() -> Bool {
         if !directory.rootIsInPlace() {
-            hooks.groupReplaced("the group directory \(directory.path) was removed or moved")
+            report(.groupReplaced("the group directory \(directory.path) was removed or moved"))
             return true
         }
         guard directory.databaseInode() != databaseInode else { return false }
-        hooks.groupReplaced("the database \(directory.databasePath) was removed or replaced")
+        report(.groupReplaced("the database \(directory.databasePath) was removed or replaced"))
         return true
     }
 

@@ -24,6 +24,9 @@ final class Merger: @unchecked Sendable {
         var batchSize = 512
     }
 
+    /// Batches read in one go before yielding the queue to pending events.
+    static let roundsPerWake = 64
+
     let queue: DispatchQueue
     private let pool: DatabasePool
     private let settings: Settings
@@ -99,7 +102,7 @@ final class Merger: @unchecked Sendable {
         var foundAny = false
         var closedOpenTransaction = false
         var refreshed = false
-        for _ in 0..<64 {
+        for _ in 0..<Self.roundsPerWake {
             let batch: HistoryBatch
             let group: GroupState
             do {

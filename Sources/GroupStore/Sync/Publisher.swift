@@ -86,16 +86,10 @@ final class Publisher: Sendable {
         let temp = "\(member).\(seq).\(getpid()).tmp"
         do {
             try write(bytes, name: name, temp: temp)
-        } catch  where error.errno == ENOENT || error.errno == ESTALE || error.errno == ENOTDIR {
-            // The member folder was removed under us: make it again, once.
-            do {
-                let fresh = try directory.memberFolder(member, create: true)
-                folder.withLock { $0 = fresh }
-                try write(bytes, name: name, temp: temp)
-            } catch {
-                logFailure(error, seq: seq)
-            }
         } catch {
+            // A removed member folder is re-created by this member's
+            // Membership (the one repair path), which then hands the new
+            // folder over; until then peers read the history.
             logFailure(error, seq: seq)
         }
     }

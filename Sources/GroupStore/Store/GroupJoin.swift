@@ -1,0 +1,96 @@
+import Foundation
+import GRDB
+import Logging
+
+/// Joining a group: the history made ready for this member, and where it
+/// starts reading. Runs while the store opens, under the group's setup lock.
+enum GroupJoin {
+    /// Creates (or upgrades) the history, runs the migrations and tracks the
+    /// tables. Takes SQLite's write lock only when something needs writing, and
+    /// then waits for it as long as another process holds it.
+    /// - Returns: the sequence number of what the migrations committed, if anything.
+    static func prepareSchema(
+        pool: DatabasePool, tracker: SchemaTracker, configuration: GroupConfiguration, directory: GroupDirectory
+    ) throws -> Int64? {
+        let logger = configuration.logger
+        do {
+            let migrator = configuration.migrator
+            let needsWrite = try pool.read { db -> Bool in
+                if try HistorySchema.status(db) != .current { return true }
+                if try SchemaTracker.needsRefresh(db) { return true }
+                return try !(migrator?.hasCompletedMigrations(db) ?? true)
+            }
+            guard needsWrite else { return nil }
+            try WriteLockWait.retrying(logger: logger, path: directory.databasePath) {
+                try pool.write { db in
+                    // A new history adopts the tables already there; schema
+                    // changes made outside the library while no member ran are
+                    // theirs (a table created then is delivered whole), not
+                    // this member's.
+                    if try HistorySchema.create(db) {
+                        try tracker.refresh(db, adopt: true)
+                    } else if try SchemaTracker.needsRefresh(db) {
+                        try tracker.refresh(db)
+                    }
+                    try HistorySchema.closeOpenTransaction(db)
+                }
+            }
+            if let migrator {
+                try WriteLockWait.retrying(logger: logger, path: directory.databasePath) { try migrator.migrate(pool) }
+            }
+            return try WriteLockWait.retrying(logger: logger, path: directory.databasePath) {
+                try pool.write { db -> Int64? in
+                    // Tables the migrations created are tracked, their rows recorded.
+                    if try SchemaTracker.needsRefresh(db) { try tracker.refresh(db) }
+                    return try HistorySchema.seal(db, author: configuration.member, committedAt: Date())
+                }
+            }
+        } catch let error as GroupStoreError {
+            throw error
+        } catch let error as DatabaseError {
+            throw GroupStoreError(
+                .database, "cannot prepare database \(directory.databasePath): \(error.message ?? "\(error)")",
+                path: directory.databasePath, underlying: error)
+        } catch {
+            throw GroupStoreError(
+                .database, "cannot prepare database \(directory.databasePath): \(error)", path: directory.databasePath,
+                underlying: error)
+        }
+    }
+
+    /// Where this member starts: its durable cursor if it belongs to this
+    /// history, else a resync; a new member starts at the present, fixed
+    /// before the member is reported live (and written when it starts).
+    static func startingPoint(
+        pool: DatabasePool, member: MemberName, folder: DirectoryHandle, directory: GroupDirectory, logger: Logger
+    ) throws -> Merger.Start {
+        let file = CursorFile.read(in: folder)
+        let (head, epoch, fingerprint) = try pool.read { db -> (Int64, String, Double?) in
+            let last = try HistorySchema.lastSeq(db)
+            let seq = file?.seq ?? last
+            return (
+                try HistorySchema.lastSeq(db), try String.fetchOne(db, sql: "SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'epoch'") ?? "",
+                try Double.fetchOne(
+                    db, sql: "SELECT committed_at FROM \(HistorySchema.transactionTable) WHERE seq = ?", arguments: [seq])
+            )
+        }
+        guard let file else {
+            // Written when the member starts delivery (a member that only
+            // writes keeps none); fixed now, before the member is live.
+            return Merger.Start(cursor: CursorFile(seq: head, epoch: epoch, fingerprint: fingerprint), resync: false, onDisk: false)
+        }
+        var problem: String?
+        if let known = file.epoch, known != "-", known != epoch {
+            problem = "the database is another group's (or its history was recreated)"
+        } else if file.seq > head {
+            problem = "the cursor \(file.seq) is past the newest transaction \(head) (a restored or reset database)"
+        } else if let expected = file.fingerprint, let found = fingerprint, abs(expected - found) > CursorFile.fingerprintTolerance {
+            problem = "transaction \(file.seq) is not the one this member saw (a restored database)"
+        }
+        if let problem {
+            logger.info("member will resync: \(problem)", metadata: ["member": "\(member)"])
+        }
+        return Merger.Start(
+            cursor: CursorFile(seq: file.seq, epoch: epoch, fingerprint: file.fingerprint), resync: problem != nil, onDisk: true)
+    }
+}
