@@ -15,8 +15,8 @@ enum ReportJSON {
         struct Member: Encodable {
             var name: String
             var live: Bool
-            var cursor: Int64?
-            var behind: Int64?
+            var cursor: Nullable<Int64>
+            var behind: Nullable<Int64>
             var payloadFiles: Int
             var holdsBackPruning: Bool
         }
@@ -41,41 +41,10 @@ enum ReportJSON {
             databaseBytes = status.databaseBytes
             members = status.members.map {
                 Member(
-                    name: $0.name, live: $0.live, cursor: $0.cursor, behind: $0.behind, payloadFiles: $0.payloadFiles,
-                    holdsBackPruning: holding.contains($0.name))
+                    name: $0.name, live: $0.live, cursor: Nullable($0.cursor), behind: Nullable($0.behind),
+                    payloadFiles: $0.payloadFiles, holdsBackPruning: holding.contains($0.name))
             }
             holdingBack = status.holdingBack.map(\.name)
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            // `cursor` and `behind` are written as null for members that only write.
-            var container = encoder.container(keyedBy: Keys.self)
-            try container.encode(directory, forKey: .directory)
-            try container.encode(head, forKey: .head)
-            try container.encode(prunedThrough, forKey: .prunedThrough)
-            try container.encode(historyTransactions, forKey: .historyTransactions)
-            try container.encode(historyChanges, forKey: .historyChanges)
-            try container.encode(pendingPayloadFiles, forKey: .pendingPayloadFiles)
-            try container.encode(databaseBytes, forKey: .databaseBytes)
-            try container.encode(holdingBack, forKey: .holdingBack)
-            var list = container.nestedUnkeyedContainer(forKey: .members)
-            for member in members {
-                var item = list.nestedContainer(keyedBy: MemberKeys.self)
-                try item.encode(member.name, forKey: .name)
-                try item.encode(member.live, forKey: .live)
-                try item.encode(member.cursor, forKey: .cursor)
-                try item.encode(member.behind, forKey: .behind)
-                try item.encode(member.payloadFiles, forKey: .payloadFiles)
-                try item.encode(member.holdsBackPruning, forKey: .holdsBackPruning)
-            }
-        }
-
-        private enum Keys: String, CodingKey {
-            case directory, head, prunedThrough, historyTransactions, historyChanges, pendingPayloadFiles, databaseBytes, members,
-                holdingBack
-        }
-        private enum MemberKeys: String, CodingKey {
-            case name, live, cursor, behind, payloadFiles, holdsBackPruning
         }
     }
 
@@ -105,21 +74,25 @@ enum ReportJSON {
     /// `groupstore retire --format json`.
     struct Retire: Encodable {
         var member: String
-        var cursor: Int64?
+        var cursor: Nullable<Int64>
         var filesRemoved: Int
 
         init(_ report: RetireReport) {
             member = report.member
-            cursor = report.cursor
+            cursor = Nullable(report.cursor)
             filesRemoved = report.filesRemoved
         }
+    }
+}
 
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: Keys.self)
-            try container.encode(member, forKey: .member)
-            try container.encode(cursor, forKey: .cursor)
-            try container.encode(filesRemoved, forKey: .filesRemoved)
-        }
-        private enum Keys: String, CodingKey { case member, cursor, filesRemoved }
+/// An optional written as JSON `null` when absent (a synthesized `Encodable`
+/// leaves an absent optional out, and the contract says `null`).
+struct Nullable<Wrapped: Encodable>: Encodable {
+    var value: Wrapped?
+    init(_ value: Wrapped?) { self.value = value }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let value { try container.encode(value) } else { try container.encodeNil() }
     }
 }

@@ -31,26 +31,13 @@ class CaptureTestCase: StoreTestCase {
     /// sentinel key (written last by the test, so everything before it has
     /// been delivered).
     func saves(until sentinel: KeyValue, in entity: String, of stream: SaveStream, timeout: TimeInterval = 20) async throws -> [Save] {
-        try await withThrowingTaskGroup(of: [Save]?.self) { group in
-            group.addTask {
-                var saves: [Save] = []
-                for await save in stream {
-                    saves.append(save)
-                    if save.change(of: entity)?.inserted.contains(sentinel) == true { return saves }
-                }
-                return nil
+        try await withDeadline(timeout, "key \(sentinel) of \(entity)") {
+            var saves: [Save] = []
+            for await save in stream {
+                saves.append(save)
+                if save.change(of: entity)?.inserted.contains(sentinel) == true { return saves }
             }
-            group.addTask {
-                try await Task.sleep(for: .seconds(timeout))
-                return nil
-            }
-            let result = try await group.next()!
-            group.cancelAll()
-            guard let saves = result else {
-                XCTFail("timed out after \(timeout) s waiting for key \(sentinel) of \(entity)")
-                throw CancellationError()
-            }
-            return saves
+            return nil
         }
     }
 

@@ -115,16 +115,7 @@ final class LifecycleTests: StoreTestCase {
             }
             return true
         }
-        let ended = try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask { try await finished.value }
-            group.addTask {
-                try await Task.sleep(for: .seconds(20))
-                return false
-            }
-            let first = try await group.next()!
-            group.cancelAll()
-            return first
-        }
+        let ended = try await withDeadline(20, "the saves loop to end after close() from inside it") { try await finished.value }
         XCTAssertTrue(ended, "the saves loop did not end after close() from inside it")
     }
 

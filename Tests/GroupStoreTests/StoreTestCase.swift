@@ -29,26 +29,35 @@ class StoreTestCase: XCTestCase {
 
     /// The first `count` saves of `stream`, or a failure after `timeout`.
     func first(_ count: Int, of stream: SaveStream, timeout: TimeInterval = 20) async throws -> [Save] {
-        try await withThrowingTaskGroup(of: [Save]?.self) { group in
-            group.addTask {
-                var saves: [Save] = []
-                for await save in stream {
-                    saves.append(save)
-                    if saves.count == count { break }
-                }
-                return saves
+        try await withDeadline(timeout, "\(count) saves") {
+            var saves: [Save] = []
+            for await save in stream {
+                saves.append(save)
+                if saves.count == count { return saves }
             }
+            return nil
+        }
+    }
+
+    /// What `body` returns, or a test failure naming `what` if it returns
+    /// `nil` or takes longer than `seconds`.
+    func withDeadline<T: Sendable>(
+        _ seconds: TimeInterval, _ what: String, _ body: @escaping @Sendable () async throws -> T?
+    ) async throws -> T {
+        let result = try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
             group.addTask {
-                try await Task.sleep(for: .seconds(timeout))
+                try await Task.sleep(for: .seconds(seconds))
                 return nil
             }
-            let result = try await group.next()!
+            let first = try await group.next()!
             group.cancelAll()
-            guard let saves = result, saves.count == count else {
-                XCTFail("timed out after \(timeout) s waiting for \(count) saves; got \(result ?? [])")
-                throw CancellationError()
-            }
-            return saves
+            return first
         }
+        guard let result else {
+            XCTFail("timed out after \(seconds) s waiting for \(what)")
+            throw CancellationError()
+        }
+        return result
     }
 }
