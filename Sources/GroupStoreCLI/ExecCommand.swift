@@ -67,9 +67,10 @@ struct ExecCommand: AsyncParsableCommand {
                         throw CommandFailure(message: SQLScript.message(for: refusal, statement: statement, databasePath: databasePath))
                     }
                 }
-                // A writer only: it never starts delivery, so it keeps no
-                // cursor and holds back no pruning.
-                let store = try await GroupStore.open(options.configuration(defaultLevel: .warning))
+                // A writer only: it keeps no cursor and holds back no pruning.
+                var configuration = try options.configuration(defaultLevel: .warning)
+                configuration.writesOnly = true
+                let store = try await GroupStore.open(configuration)
                 let result: (value: [String], seq: Int64?)
                 do {
                     result = try await store.writeWithSequence { db in try Self.execute(sql, in: db, databasePath: databasePath) }

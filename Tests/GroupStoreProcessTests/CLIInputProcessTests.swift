@@ -75,7 +75,7 @@ final class CLIInputProcessTests: ProcessTestCase {
             let watcher = try spawn(
                 in: parent, groupstorePath, ["watch", "--group", form, "--member", member, "--format", "jsonl"], name: "watch \(form)")
             // The path is resolved once, at start: the absolute path is printed.
-            let expected = "groupstore: watching \(absolute) as \(member) from seq"
+            let expected = "groupstore: watching \(absolute) as \(member)"
             let joined = try watcher.wait("stderr '\(expected)'", timeout: 30) { _, errors, exit -> Bool? in
                 errors.contains { $0.contains(expected) } ? true : exit != nil ? false : nil
             }

@@ -3,6 +3,7 @@ import GRDB
 import GroupStore
 import ServiceLifecycle
 import ServiceLifecycleTestKit
+import Synchronization
 import XCTest
 
 /// One lifecycle a newcomer cannot get wrong: subscribe, start and close in
@@ -145,13 +146,41 @@ final class LifecycleTests: StoreTestCase {
     }
 
     func testAMemberThatOnlyWrites_keepsNoCursor_andHoldsBackNothing() async throws {
-        let writer = try open("writer")
+        let writer = try open("writer") { $0.writesOnly = true }
         try await makeTable(writer)
         try await insert(writer, 1...3)
         XCTAssertFalse(FileManager.default.fileExists(atPath: group + "/members/writer/cursor"))
         let report = try writer.prune()
         XCTAssertEqual(report.heldBackBy, [])
         XCTAssertEqual(try GroupInspector(directory: group).status().members.first { $0.name == "writer" }?.cursor, nil)
+    }
+
+    func testANewConsumer_writesItsStartingPointBeforeItIsLive_evenIfItNeverStarts() throws {
+        _ = try open("consumer")
+        let cursor = try String(contentsOfFile: group + "/members/consumer/cursor", encoding: .utf8)
+        XCTAssertEqual(cursor.split(separator: " ").first, "0")
+    }
+
+    func testAMemberHandlingSavesByNotification_movesItsCursorOn_whenNotificationsCountAsProcessed() async throws {
+        let writer = try open("writer") { $0.writesOnly = true }
+        try await makeTable(writer)
+        let observer = try open("observer") {
+            $0.notificationsCountAsProcessed = true
+            $0.cursorFlushInterval = 0
+        }
+        let seen = Counter()
+        let token = NotificationCenter.default.addObserver(forName: .groupStoreDidSave, object: observer, queue: nil) { _ in seen.add() }
+        defer { NotificationCenter.default.removeObserver(token) }
+        try observer.start()
+        try await insert(writer, 1...3)
+        let head = try await writer.pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(seq) FROM groupstore_transaction") ?? 0 }
+        _ = try await withDeadline(20, "3 notifications") {
+            while seen.value < 3 { try await Task.sleep(for: .milliseconds(5)) }
+            return true
+        }
+        await observer.close()
+        let cursor = try String(contentsOfFile: group + "/members/observer/cursor", encoding: .utf8)
+        XCTAssertEqual(cursor.split(separator: " ").first.map(String.init), "\(head)")
     }
 
     func testAGroupDirectoryReachedThroughASymbolicLink_worksFully() async throws {
@@ -196,6 +225,13 @@ final class LifecycleTests: StoreTestCase {
         let received = try await first(1, of: saves)
         XCTAssertEqual(keys(received), [1])
     }
+}
+
+/// A count shared with an observer.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }
 
 enum GroupDirectoryTestSupport {

@@ -17,6 +17,20 @@ public struct GroupConfiguration: Sendable {
     /// Like CDShare's `sharedInScopeEntityNames`. GRDB observations are
     /// refreshed for every changed table regardless.
     public var inScopeEntityNames: Set<String>?
+    /// This process only writes (a command-line tool, a script): it keeps no
+    /// cursor, so it never holds back pruning and is never waited for. Saves
+    /// may still be delivered to it while it runs (nothing about them is
+    /// kept). Every other member is a consumer: its starting point is written
+    /// when it joins, before it is reported live, and the history it has not
+    /// processed is kept for it (up to ``retention``).
+    public var writesOnly = false
+    /// For members that handle saves through `.groupStoreDidSave` observers
+    /// (the CDShare habit) rather than ``GroupStore/saves()`` streams: a save
+    /// counts as processed once its notification was posted (every observer
+    /// has run), so the durable cursor moves on without a stream. Leave it off
+    /// when a stream may subscribe late: the saves posted before it
+    /// subscribed would count as processed.
+    public var notificationsCountAsProcessed = false
     /// The tables whose changes the history records.
     public var trackedTables: TrackedTables = .all
     /// Your GRDB migrations, run when the store opens (history triggers are

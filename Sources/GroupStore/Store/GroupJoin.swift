@@ -59,10 +59,11 @@ enum GroupJoin {
     }
 
     /// Where this member starts: its durable cursor if it belongs to this
-    /// history, else a resync; a new member starts at the present, fixed
-    /// before the member is reported live (and written when it starts).
+    /// history, else a resync; a new consumer starts at the present, written
+    /// before the member is reported live.
     static func startingPoint(
-        pool: DatabasePool, member: MemberName, folder: DirectoryHandle, directory: GroupDirectory, logger: Logger
+        pool: DatabasePool, member: MemberName, folder: DirectoryHandle, directory: GroupDirectory, writesOnly: Bool,
+        logger: Logger
     ) throws -> Merger.Start {
         let file = CursorFile.read(in: folder)
         let (head, epoch, fingerprint) = try pool.read { db -> (Int64, String, Double?) in
@@ -75,9 +76,18 @@ enum GroupJoin {
             )
         }
         guard let file else {
-            // Written when the member starts delivery (a member that only
-            // writes keeps none); fixed now, before the member is live.
-            return Merger.Start(cursor: CursorFile(seq: head, epoch: epoch, fingerprint: fingerprint), resync: false, onDisk: false)
+            // A new consumer starts at the present, written down now, before
+            // its lock says it is live (a member that only writes keeps none).
+            let start = CursorFile(seq: head, epoch: epoch, fingerprint: fingerprint)
+            guard !writesOnly else { return Merger.Start(cursor: start, resync: false, onDisk: false) }
+            do {
+                try start.write(member: member, in: folder, staging: directory.staging)
+            } catch {
+                // A full or read-only disk: written again with the next delivery.
+                logger.info("cannot write the cursor yet", metadata: ["error": "\(error.message)"])
+                return Merger.Start(cursor: start, resync: false, onDisk: false)
+            }
+            return Merger.Start(cursor: start, resync: false, onDisk: true)
         }
         var problem: String?
         if let known = file.epoch, known != "-", known != epoch {

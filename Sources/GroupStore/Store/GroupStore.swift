@@ -89,7 +89,8 @@ public final class GroupStore: Sendable {
                 throw GroupStoreError(.database, "cannot open database \(directory.databasePath): \(error)", path: directory.databasePath)
             }
             let sealed = try GroupJoin.prepareSchema(pool: pool, tracker: tracker, configuration: configuration, directory: directory)
-            let start = try GroupJoin.startingPoint(pool: pool, member: member, folder: folder, directory: directory, logger: logger)
+            let start = try GroupJoin.startingPoint(
+                pool: pool, member: member, folder: folder, directory: directory, writesOnly: configuration.writesOnly, logger: logger)
             return (pool, start, sealed)
         }
         let lock = try MemberLock(member: member, folder: folder, group: directory.path)
@@ -98,12 +99,18 @@ public final class GroupStore: Sendable {
         let history = HistoryPageReader(pool: pool, member: member, scope: scope)
         let feed = SaveFeed(cursor: start.cursor.seq, readHistory: { after, through in await history.page(after: after, through: through) })
         let box = WeakStoreBox()
-        let notifier = SaveNotifier(label: "GroupStore.Notifier.\(member)", object: { box.store })
+        var posted: (@Sendable (Int64) -> Void)?
+        if configuration.notificationsCountAsProcessed {
+            posted = { seq in feed.markProcessed(seq) }
+        }
+        let notifier = SaveNotifier(label: "GroupStore.Notifier.\(member)", object: { box.store }, posted: posted)
         let publisher = Publisher(pool: pool, member: member, directory: directory, folder: folder, logger: logger)
         let queue = DispatchQueue(label: "GroupStore.Merger.\(member)")
         let merger = Merger(
             queue: queue, pool: pool,
-            settings: .init(member: member, inScopeEntityNames: scope, cursorFlushInterval: configuration.cursorFlushInterval),
+            settings: .init(
+                member: member, inScopeEntityNames: scope, cursorFlushInterval: configuration.cursorFlushInterval,
+                writesOnly: configuration.writesOnly),
             directory: directory, folder: folder, tracker: tracker, feed: feed, notifier: notifier, start: start,
             logger: logger)
 
@@ -138,9 +145,7 @@ public final class GroupStore: Sendable {
     }
 
     /// Starts watching the group and delivering saves (first those committed
-    /// while this member was down). From now on this member is a *consumer*:
-    /// its cursor is kept on disk and holds back pruning until its saves are
-    /// processed. A process that only writes never starts, and pins nothing.
+    /// while this member was down).
     ///
     /// Subscribing with ``saves()`` may come before or after: a subscriber
     /// gets every save no subscriber has processed yet. Idempotent; after a
@@ -160,8 +165,6 @@ public final class GroupStore: Sendable {
                     .fileSystem, "cannot watch group \(directory.path): \(error)", path: directory.path, errno: error.errno,
                     underlying: error)
             }
-            let merger = self.merger
-            merger.queue.async { merger.startConsuming() }
             let started = phase.withLock { phase -> Bool in
                 guard phase == .opened else { return false }
                 phase = .started

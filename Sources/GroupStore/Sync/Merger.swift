@@ -21,6 +21,7 @@ final class Merger: @unchecked Sendable {
         var member: MemberName
         var inScopeEntityNames: EntityNameSet?
         var cursorFlushInterval: TimeInterval
+        var writesOnly = false
         var batchSize = 512
     }
 
@@ -43,9 +44,9 @@ final class Merger: @unchecked Sendable {
     }
     /// `cursor`, readable from any thread without waiting for `queue`.
     let publicCursor: Mutex<Int64>
-    /// Whether this member consumes saves (it started): only then is its
-    /// cursor persisted, and so only then does it hold back pruning.
-    var persistsCursor = false
+    /// Whether this member consumes saves (it is not ``GroupConfiguration/writesOnly``):
+    /// only then is its cursor persisted, and so only then does it hold back pruning.
+    let persistsCursor: Bool
     /// The last change id of the cursor's transaction, once known.
     private var cursorLastChange: Int64?
     private var persistedCursor: Int64
@@ -86,6 +87,7 @@ final class Merger: @unchecked Sendable {
         self.cursor = start.cursor.seq
         self.publicCursor = Mutex(start.cursor.seq)
         self.persistedCursor = start.resync || !start.onDisk ? -1 : start.cursor.seq
+        self.persistsCursor = !settings.writesOnly
         self.epoch = start.cursor.epoch ?? ""
         self.resyncPending = start.resync
         if let fingerprint = start.cursor.fingerprint { fingerprints[start.cursor.seq] = fingerprint }
@@ -293,15 +295,6 @@ final class Merger: @unchecked Sendable {
         } catch {
             logger.info("cannot persist the cursor", metadata: ["error": "\(error.message)"])
         }
-    }
-
-    /// This member consumes saves from now on: its cursor is persisted (the
-    /// starting point fixed when it joined, if it had none) and holds back
-    /// pruning. Runs on `queue`.
-    func startConsuming() {
-        guard !persistsCursor else { return }
-        persistsCursor = true
-        flushCursor()
     }
 
     /// Keeps the cursor in `folder` from now on, and writes it there now.

@@ -108,6 +108,15 @@ final class SaveFeed: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
+    /// Save `seq` was handled outside the streams (its notification was
+    /// posted, and notifications count as processing).
+    func markProcessed(_ seq: Int64) {
+        state.withLock { state in
+            state.processed = max(state.processed, seq)
+            Self.trim(&state)
+        }
+    }
+
     /// Ends every stream (the store closed).
     func finish() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in

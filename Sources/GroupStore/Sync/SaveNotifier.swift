@@ -11,11 +11,16 @@ final class SaveNotifier: Sendable {
     private let queue: DispatchQueue
     private let closed = Mutex(false)
     private let object: @Sendable () -> AnyObject?
+    private let posted: (@Sendable (Int64) -> Void)?
 
-    /// - Parameter object: the notification's `object` (the store, held weakly).
-    init(label: String, object: @escaping @Sendable () -> AnyObject?) {
+    /// - Parameters:
+    ///   - object: the notification's `object` (the store, held weakly).
+    ///   - posted: told each save's sequence number once its notification was
+    ///     posted (every observer has run), when notifications count as processing.
+    init(label: String, object: @escaping @Sendable () -> AnyObject?, posted: (@Sendable (Int64) -> Void)? = nil) {
         queue = DispatchQueue(label: label)
         self.object = object
+        self.posted = posted
     }
 
     func post(_ saves: [Save]) {
@@ -25,6 +30,7 @@ final class SaveNotifier: Sendable {
                 if closed.withLock({ $0 }) { return }
                 NotificationCenter.default.post(
                     name: .groupStoreDidSave, object: object(), userInfo: [GroupStore.saveUserInfoKey: save])
+                posted?(save.seq)
             }
         }
     }
