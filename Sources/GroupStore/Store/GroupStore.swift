@@ -10,21 +10,24 @@ import Synchronization
 /// ```swift
 /// var configuration = GroupConfiguration(directory: "/var/lib/myapp/group", member: try MemberName("collector"))
 /// configuration.migrator = migrator
-/// let store = try GroupStore(configuration)
+/// let store = try await GroupStore.open(configuration)
 ///
-/// let saves = store.saves()               // subscribe first…
-/// try store.start()                       // …then start delivering
-/// try store.write { db in try Item(name: "x").insert(db) }
-/// for await save in saves { print(save.seq, save.author, save.changes) }
+/// // A daemon: the store and the app's services in one ServiceGroup, any order.
+/// let group = ServiceGroup(configuration: .init(services: [store, app], gracefulShutdownSignals: [.sigterm], logger: logger))
+/// try await group.run()
+///
+/// // Inside the app's service (subscribing late loses nothing):
+/// try await store.write { db in try Item(name: "x").insert(db) }
+/// for await save in store.saves() { print(save.seq, save.author, save.changes) }
 /// ```
 ///
-/// Opening creates the group directory if needed, takes this member's lock,
-/// opens the shared ``pool`` (WAL), runs your migrations and installs the
-/// history triggers. ``start()`` begins watching peers: from then on, every
-/// transaction another process commits refreshes this process's GRDB
+/// Opening creates the group directory if needed, runs your migrations,
+/// tracks the tables, fixes where this member starts, and then takes its lock.
+/// ``run()`` (or ``start()`` in a script) begins watching peers: from then on,
+/// every transaction another process commits refreshes this process's GRDB
 /// observations on ``pool`` and is delivered through ``saves()`` and as a
-/// `.groupStoreDidSave` notification, in sequence order, once. Saves committed
-/// while this member was down are delivered on start.
+/// `.groupStoreDidSave` notification, in sequence order, once. Saves
+/// committed while this member was down come first.
 ///
 /// Write with ``write(_:)``: it records the transaction under this member's
 /// name and publishes it. Writes made through ``pool`` directly, or by other
