@@ -189,7 +189,14 @@ final class StoreTests: StoreTestCase {
         XCTAssertEqual(received.flatMap { $0.change(of: "t")?.inserted ?? [] }, (1...count).map { KeyValue.integer(Int64($0)) })
         let payloads = try FileManager.default.contentsOfDirectory(atPath: group + "/members/writer").filter { $0.hasSuffix(".json") }
         XCTAssertTrue(payloads.contains("\(String(repeating: "0", count: 16))\(count + 1).v2.json"), "the newest payload was not published")
-        XCTAssertLessThanOrEqual(payloads.count, count)
+        // Each payload is one of the transactions written (seq 1 created the
+        // table, 2…count+1 the inserts), named in the documented format.
+        let seqs = payloads.compactMap { name -> Int? in
+            guard name.hasSuffix(".v2.json"), name.count == 28 else { return nil }
+            return Int(name.prefix(20))
+        }
+        XCTAssertEqual(seqs.count, payloads.count, "payload files not in the documented format: \(payloads)")
+        XCTAssertTrue(seqs.allSatisfy { (1...(count + 1)).contains($0) }, "a payload for no transaction written: \(seqs.sorted().suffix(5))")
     }
 
     func testSaveInHandWhenTheStoreCloses_isDeliveredAgainAfterReopening() async throws {
