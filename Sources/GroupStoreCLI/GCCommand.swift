@@ -22,12 +22,7 @@ struct GCCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Prune what is older than this many seconds, consumed or not.", valueName: "seconds"))
     var retention: Double = 7 * 24 * 3600
 
-    enum Format: String, ExpressibleByArgument, CaseIterable {
-        case text, json
-    }
-
-    @Option(name: .long, help: "Output format.")
-    var format: Format = .text
+    @OptionGroup var output: ReportFormatOption
 
     func validate() throws {
         guard retention >= 0 else { throw ValidationError("--retention must be 0 or more") }
@@ -38,7 +33,7 @@ struct GCCommand: AsyncParsableCommand {
             try await reportingFailure {
                 let (group, retention) = (options.group, retention)
                 let report = try await OffPool.run { try GroupInspector(directory: group).prune(retention: retention) }
-                if format == .json {
+                if output.format == .json {
                     StandardOutput.writeLine(try ReportJSON.line(ReportJSON.Prune(report)))
                 } else {
                     var line =

@@ -20,12 +20,7 @@ struct RetireCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The member to retire.", valueName: "name"))
     var member: String
 
-    enum Format: String, ExpressibleByArgument, CaseIterable {
-        case text, json
-    }
-
-    @Option(name: .long, help: "Output format.")
-    var format: Format = .text
+    @OptionGroup var output: ReportFormatOption
 
     func run() async throws {
         do {
@@ -33,7 +28,7 @@ struct RetireCommand: AsyncParsableCommand {
                 let name = try MemberName(member)
                 let group = options.group
                 let report = try await OffPool.run { try GroupInspector(directory: group).retire(name) }
-                if format == .json {
+                if output.format == .json {
                     StandardOutput.writeLine(try ReportJSON.line(ReportJSON.Retire(report)))
                 } else {
                     let cursor = report.cursor.map { "its cursor was \($0)" } ?? "it had no cursor"

@@ -23,19 +23,14 @@ struct StatusCommand: AsyncParsableCommand {
 
     @OptionGroup var options: GroupOption
 
-    enum Format: String, ExpressibleByArgument, CaseIterable {
-        case text, json
-    }
-
-    @Option(name: .long, help: "Output format.")
-    var format: Format = .text
+    @OptionGroup var output: ReportFormatOption
 
     func run() async throws {
         do {
             try await reportingFailure {
                 let group = options.group
                 let status = try await OffPool.run { try GroupInspector(directory: group).status() }
-                if format == .json {
+                if output.format == .json {
                     StandardOutput.writeLine(try ReportJSON.line(ReportJSON.Status(status)))
                     return
                 }
