@@ -69,7 +69,11 @@ struct AccessTrial {
         guard carol.waitForError(containing: "groupstore: watching", timeout: 30) else {
             throw FaultFailure("carol could not join: \(carol.errors)")
         }
-        let denied = carol.errors.contains { $0.contains("cannot watch member folder") && $0.contains("permission denied") }
+        // The store's own service starts watching beside the printing one: wait for its report.
+        let denied =
+            carol.wait(timeout: 30) { _, errors, _ in
+                errors.contains { $0.contains("cannot watch member folder") && $0.contains("permission denied") } ? true : nil
+            } ?? false
         try FileManager.default.setAttributes([.posixPermissions: 0o2770], ofItemAtPath: group + "/members/alice")
         let late = try runAs("gs-alice", ["exec", "--group", group, "--member", "alice", "--sql", "INSERT INTO t VALUES (4)"])
         _ = late.waitForExit(timeout: 60)
