@@ -60,9 +60,12 @@ struct WatchService: Service {
 
     func run() async throws {
         // Announced from inside the service group, once SIGTERM and SIGINT are
-        // trapped: a signal sent on seeing this line is handled gracefully.
-        // Every save after this member's cursor is delivered, whenever the
-        // store's own service starts.
+        // trapped (a signal sent on seeing this line is handled gracefully),
+        // and once the group is watched: starting is idempotent, so the
+        // store's own service finds it done. (Subscribing needs no such care:
+        // every save after this member's cursor is delivered either way.)
+        let store = self.store
+        try await OffPool.run { try store.start() }
         FileHandle.standardError.write(Data("groupstore: watching \(store.directoryPath) as \(store.member)\n".utf8))
         for await save in store.saves() {
             let received = Date()
