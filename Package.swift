@@ -22,6 +22,7 @@ let package = Package(
     products: [
         .library(name: "GroupStore", targets: ["GroupStore"]),
         .library(name: "FolderWatching", targets: ["FolderWatching"]),
+        .library(name: "GroupStoreCloud", targets: ["GroupStoreCloud"]),
         .executable(name: "groupstore", targets: ["GroupStoreCLI"]),
         .executable(name: "groupstore-peer", targets: ["GroupStorePeer"]),
         .executable(name: "groupstore-demo", targets: ["groupstore-demo"]),
@@ -36,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         // Folder watching: inotify, usable on its own.
@@ -50,6 +52,23 @@ let package = Package(
                 "FolderWatching",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // The cloud sync bridge: engine, schema mapping, conflict policies,
+        // the remote protocol and the embedded (SQLite) remote.
+        // SHA-256 for content-addressed assets (C: fast in debug builds too).
+        .target(name: "CSHA256"),
+        .target(
+            name: "GroupStoreCloud",
+            dependencies: [
+                "GroupStore",
+                "CSHA256",
+                "FolderWatching",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: upcomingFeatures
@@ -155,6 +174,18 @@ let package = Package(
                 "GroupStore",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                "Subprocesses",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "GroupStoreCloudTests",
+            dependencies: [
+                "GroupStoreCloud",
+                "GroupStore",
+                "FolderWatching",
                 "Subprocesses",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

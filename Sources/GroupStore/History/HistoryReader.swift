@@ -71,6 +71,27 @@ enum HistoryReader {
 
         names = try names.current(db)
         var accumulators = transactions.map { _ in ChangeAccumulator() }
+        var index = 0
+        try forEachChange(db, after: lowerBound, through: sealedUpTo, names: names) { id, entity, operation, key in
+            while index < transactions.count - 1 && id > transactions[index].lastChange { index += 1 }
+            if operation == .reset {
+                accumulators[index].reset(entity: entity)
+            } else {
+                accumulators[index].add(entity: entity, operation: operation, key: key)
+            }
+        }
+        batch.saves = zip(transactions, accumulators).map { head, accumulator in
+            Save(seq: head.seq, author: head.author, committedAt: head.committedAt, changes: accumulator.changes)
+        }
+        return batch
+    }
+
+    /// Calls `body` with each change (a reset with the table's name and a
+    /// `.null` key) whose id is in `(after, through]`, in id order.
+    private static func forEachChange(
+        _ db: Database, after: Int64, through: Int64, names: TableNames,
+        _ body: (Int64, String, HistorySchema.Operation, KeyValue) throws -> Void
+    ) throws {
         // Text keys are read as bytes: invalid UTF-8 and NUL bytes survive.
         let changes = try Row.fetchCursor(
             db.cachedStatement(
@@ -78,16 +99,14 @@ enum HistoryReader {
                     SELECT id, entity, op, CASE typeof(key) WHEN 'text' THEN CAST(key AS BLOB) ELSE key END, typeof(key) = 'text', rid
                     FROM \(HistorySchema.changeTable) WHERE id > ? AND id <= ? ORDER BY id
                     """),
-            arguments: [lowerBound, sealedUpTo])
-        var index = 0
+            arguments: [after, through])
         while let row = try changes.next() {
             let id: Int64 = row[0]
-            while index < transactions.count - 1 && id > transactions[index].lastChange { index += 1 }
             // Pending (5) and placeholder (0) rows are not changes.
             guard let operation = HistorySchema.Operation(rawValue: row[2]) else { continue }
             let value: DatabaseValue = row[3]
             if operation == .reset {
-                if case .blob(let data) = value.storage { accumulators[index].reset(entity: String(decoding: data, as: UTF8.self)) }
+                if case .blob(let data) = value.storage { try body(id, String(decoding: data, as: UTF8.self), .reset, .null) }
                 continue
             }
             guard let table = names[row[1]] else { continue }
@@ -97,12 +116,22 @@ enum HistoryReader {
             } else {
                 key = keyValue(value, isText: row[4], composite: table.composite)
             }
-            accumulators[index].add(entity: table.name, operation: operation, key: key)
+            try body(id, table.name, operation, key)
         }
-        batch.saves = zip(transactions, accumulators).map { head, accumulator in
-            Save(seq: head.seq, author: head.author, committedAt: head.committedAt, changes: accumulator.changes)
+    }
+
+    /// What the open write transaction changed so far (the changes after the
+    /// newest sealed transaction), folded as a save folds them.
+    static func openChanges(_ db: Database) throws -> [EntityChange] {
+        let state = try HistorySchema.state(db)
+        guard state.unsealedChanges else { return [] }
+        let sealed = try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT last_change FROM \(HistorySchema.transactionTable) ORDER BY seq DESC LIMIT 1")) ?? 0
+        var accumulator = ChangeAccumulator()
+        try forEachChange(db, after: sealed, through: state.newestChange, names: try TableNames.load(db)) { _, entity, operation, key in
+            if operation == .reset { accumulator.reset(entity: entity) } else { accumulator.add(entity: entity, operation: operation, key: key) }
         }
-        return batch
+        return accumulator.changes
     }
 
     /// One closed transaction, or `nil` if it is not (or no longer) in the history.

@@ -192,13 +192,16 @@ struct SchemaTracker: Sendable {
         }
     }
 
-    /// The schema's text, but for the library's own triggers and tables.
+    /// The schema's text, but for the history's own triggers and tables (the
+    /// cloud bridge's `groupstore_cloud_*` tables count: creating them is not
+    /// a rewrite).
     private func schemaText(_ db: Database) throws -> String {
         try String.fetchAll(
             db,
             sql: """
                 SELECT type || ' ' || name || ' ' || tbl_name || ' ' || coalesce(sql, '') FROM sqlite_master
-                WHERE name NOT LIKE 'groupstore\\_%' ESCAPE '\\' ORDER BY type, name
+                WHERE name NOT LIKE 'groupstore\\_%' ESCAPE '\\' OR name LIKE 'groupstore\\_cloud\\_%' ESCAPE '\\'
+                ORDER BY type, name
                 """
         ).joined(separator: "\n")
     }

@@ -1,0 +1,106 @@
+import Foundation
+import GRDB
+
+extension EmbeddedRemote {
+    /// The most records one page of ``fetchChanges(in:since:limit:)`` holds,
+    /// whatever limit is asked for.
+    public static let maxFetchLimit = 100_000
+
+    /// The changes of `zone` after `token`, at most `limit` records a page
+    /// (and at most ``maxFetchLimit``).
+    ///
+    /// With no token: every live record of the zone (no deletions), then the
+    /// token of the log head. With a token: each record changed since, once,
+    /// in its latest state (live: in `changed`; deleted: in `deleted`), in
+    /// change order. `moreComing` says to fetch again from the new token.
+    ///
+    /// - Throws: ``CloudSyncError/Code/permissionDenied`` for another user's
+    ///   private zone; ``CloudSyncError/Code/tokenExpired`` for a token of
+    ///   another remote file (recreated or restored), from before the pruned
+    ///   horizon (``compactLog(keepingLast:)``), ahead of the log, or unreadable.
+    public func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
+        try await perform("fetch changes") { connection in
+            if zone.scope == .private, zone.owner != user {
+                throw CloudSyncError(.permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from the remote \(path)")
+            }
+            var start: EmbeddedRemoteToken?
+            if let token {
+                guard let parsed = EmbeddedRemoteToken(token) else {
+                    throw CloudSyncError(.tokenExpired, "the change token of \(zone) is not one of the remote \(path); fetch the zone again")
+                }
+                if faults.consumeTokenExpiry() {
+                    throw CloudSyncError(.tokenExpired, "the remote \(path) expired the change token of \(zone) (injected fault)")
+                }
+                start = parsed
+            }
+            let query = FetchQuery(zone: zone, start: start, limit: min(max(1, limit), Self.maxFetchLimit), display: path)
+            return try await connection.pool.read { db in try query.run(db) }
+        }
+    }
+}
+
+/// One page of a zone's changes, read in one read transaction.
+private struct FetchQuery: Sendable {
+    var zone: CloudZone
+    var start: EmbeddedRemoteToken?
+    var limit: Int
+    var display: String
+
+    func run(_ db: Database) throws -> CloudChangeBatch {
+        let meta = try EmbeddedRemoteSchema.meta(db)
+        guard let epoch = meta["epoch"], !epoch.isEmpty else {
+            throw CloudSyncError(.badRemote, "the remote \(display) has no epoch in its meta table")
+        }
+        let horizon = meta["horizon"].flatMap { Int64($0) } ?? 0
+        let head = try EmbeddedRemoteSchema.head(db)
+        let position: Int64
+        let floor: Int64
+        if let start {
+            guard start.epoch == epoch else {
+                throw CloudSyncError(
+                    .tokenExpired, "the change token of \(zone) was issued by another remote file at \(display) (replaced or restored); fetch the zone again")
+            }
+            guard start.floor <= head else {
+                throw CloudSyncError(
+                    .tokenExpired, "the change token of \(zone) is ahead of the remote \(display) (restored from an older copy?); fetch the zone again")
+            }
+            guard start.floor >= horizon else {
+                throw CloudSyncError(
+                    .tokenExpired, "the change token of \(zone) is older than the remote \(display) keeps changes for; fetch the zone again")
+            }
+            position = start.position
+            floor = start.floor
+        } else {
+            // A full listing: live records only; deletions from before it
+            // concern nobody.
+            position = 0
+            floor = head
+        }
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT \(EmbeddedRemoteRecord.columns) FROM records
+                WHERE zone = ? AND seq > ? AND (deleted = 0 OR seq > ?)
+                ORDER BY seq LIMIT ?
+                """,
+            arguments: [zone.description, position, floor, limit + 1]
+        )
+        let moreComing = rows.count > limit
+        var changed: [CloudRecord] = []
+        var deleted: [CloudRecordID] = []
+        var last = position
+        for row in rows.prefix(limit) {
+            let stored = try EmbeddedRemoteRecord(row: row, display: display)
+            if stored.deleted {
+                deleted.append(stored.record.id)
+            } else {
+                changed.append(stored.record)
+            }
+            last = stored.seq
+        }
+        let next = moreComing
+            ? EmbeddedRemoteToken(epoch: epoch, position: last, floor: floor)
+            : EmbeddedRemoteToken(epoch: epoch, position: head, floor: head)
+        return CloudChangeBatch(changed: changed, deleted: deleted, token: next.token, moreComing: moreComing)
+    }
+}

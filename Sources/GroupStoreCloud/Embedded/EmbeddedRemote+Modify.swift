@@ -1,0 +1,154 @@
+import Foundation
+import GRDB
+import Logging
+
+extension EmbeddedRemote {
+    /// Applies `changes`, each on its own, in one write transaction, and says
+    /// what happened to each, in order.
+    ///
+    /// - A save with no base tag creates the record (owned by ``user``) unless
+    ///   a live one exists: then a conflict with it.
+    /// - A save with the record's current tag merges the given fields onto the
+    ///   stored ones (fields not given are kept) under a new tag; a stale tag
+    ///   is a conflict with the server's record, or with `nil` when it was
+    ///   deleted.
+    /// - A delete with the current tag leaves a tombstone under a new tag; a
+    ///   delete with no tag of a record that is not there is done already.
+    /// - Writing another user's private zone, or a public record another user
+    ///   created, is refused; so is a record type never prepared, or written
+    ///   to a zone of the other scope.
+    ///
+    /// The edit time stored is the change's, raised just above the version it
+    /// edits and never later than the remote's clock.
+    ///
+    /// - Throws: ``CloudSyncError/Code/batchTooLarge`` for more than
+    ///   ``EmbeddedRemoteFaults/maxBatchRecords`` changes or more than
+    ///   ``maxBatchBytes`` estimated bytes (nothing is applied);
+    ///   ``CloudSyncError/Code/transient``, ``CloudSyncError/Code/rateLimited``,
+    ///   ``CloudSyncError/Code/badRemote`` (nothing is applied).
+    public func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
+        try await perform("modify") { connection in
+            let limit = faults.maxBatchRecords
+            guard changes.count <= limit else {
+                throw CloudSyncError(.batchTooLarge, "\(changes.count) changes are more than the remote \(path) takes at once (\(limit))")
+            }
+            let bytes = changes.reduce(0) { $0 + $1.batchSize }
+            guard bytes <= Self.maxBatchBytes else {
+                throw CloudSyncError(
+                    .batchTooLarge, "\(changes.count) changes (\(bytes) bytes) are more than the remote \(path) takes at once (\(Self.maxBatchBytes) bytes)")
+            }
+            guard !changes.isEmpty else { return [] }
+            let context = ModifyContext(
+                user: user, display: path, epoch: connection.epoch, conflictOnEverySave: faults.conflictOnEverySave)
+            let results = try await connection.pool.write { db in
+                try context.apply(changes, db)
+            }
+            logger.debug(
+                "embedded remote modify",
+                metadata: ["remote": "\(path)", "changes": "\(changes.count)", "user": "\(user)"])
+            return results
+        }
+    }
+}
+
+/// What one `modify` transaction needs to know.
+private struct ModifyContext: Sendable {
+    var user: String
+    var display: String
+    var epoch: String
+    var conflictOnEverySave: Bool
+
+    func apply(_ changes: [CloudRecordChange], _ db: Database) throws -> [CloudModifyResult] {
+        let types = try EmbeddedRemote.recordTypes(db)
+        let now = Date().timeIntervalSince1970
+        return try changes.map { change in
+            let id = change.id
+            if let reason = refusal(for: id, types: types) { return .refused(id, reason: reason) }
+            let stored = try EmbeddedRemoteRecord.fetch(db, id, display: display)
+            let live = stored?.live
+            if let live, live.owner != user {
+                return .refused(id, reason: "\(id) was created by another user; only its creator may change it")
+            }
+            switch change {
+            case .save(_, let baseTag, let fields, let editedAt):
+                return try save(id, baseTag: baseTag, fields: fields, editedAt: editedAt, live: live, now: now, db)
+            case .delete(_, let baseTag, let editedAt):
+                return try delete(id, baseTag: baseTag, editedAt: editedAt, live: live, now: now, db)
+            }
+        }
+    }
+
+    /// Why `id` may not be written by this user at all, if so.
+    private func refusal(for id: CloudRecordID, types: [String: CloudScope]) -> String? {
+        if id.zone.scope == .private, id.zone.owner != user {
+            return "\(id.zone) is another user's private zone; \(user) may not write to it"
+        }
+        guard let scope = types[id.type] else {
+            return "record type \(id.type) was never prepared on the remote \(display)"
+        }
+        guard scope == id.zone.scope else {
+            return "record type \(id.type) is synced as \(scope.rawValue); it cannot be written to \(id.zone)"
+        }
+        return nil
+    }
+
+    private func save(
+        _ id: CloudRecordID, baseTag: String?, fields: CloudFields, editedAt: Date, live: CloudRecord?, now: Double, _ db: Database
+    ) throws -> CloudModifyResult {
+        guard let baseTag else {
+            if let live { return .conflict(id, server: live) }
+            let record = CloudRecord(
+                id: id, tag: "", fields: fields, owner: user, editedAt: editedTime(editedAt, base: nil, now: now), editedBy: user)
+            return .saved(try write(record, deleted: false, db))
+        }
+        guard var record = live else { return .conflict(id, server: nil) }
+        if conflictOnEverySave {
+            // Injected fault: someone else saved it just before.
+            return .conflict(id, server: try write(record, deleted: false, db))
+        }
+        guard record.tag == baseTag else { return .conflict(id, server: record) }
+        record.fields.merge(fields) { _, new in new }
+        record.editedAt = editedTime(editedAt, base: record.editedAt, now: now)
+        record.editedBy = user
+        return .saved(try write(record, deleted: false, db))
+    }
+
+    private func delete(
+        _ id: CloudRecordID, baseTag: String?, editedAt: Date, live: CloudRecord?, now: Double, _ db: Database
+    ) throws -> CloudModifyResult {
+        guard let baseTag else {
+            if let live { return .conflict(id, server: live) }
+            return .deleted(id)
+        }
+        guard var record = live else { return .conflict(id, server: nil) }
+        guard record.tag == baseTag else { return .conflict(id, server: record) }
+        record.fields = [:]
+        record.editedAt = editedTime(editedAt, base: record.editedAt, now: now)
+        record.editedBy = user
+        _ = try write(record, deleted: true, db)
+        return .deleted(id)
+    }
+
+    /// Logs the change and stores `record` (or its tombstone) under a new
+    /// tag: the record as stored.
+    private func write(_ record: CloudRecord, deleted: Bool, _ db: Database) throws -> CloudRecord {
+        let seq = try EmbeddedRemoteRecord.logChange(db, record.id)
+        var record = record
+        record.tag = EmbeddedRemoteRecord.tag(seq: seq, epoch: epoch)
+        try EmbeddedRemoteRecord(record: record, deleted: deleted, seq: seq).store(db)
+        return record
+    }
+
+    /// The edit time to store: the client's, raised just above the version
+    /// it edits, and never after the remote's clock (a client clock ahead
+    /// cannot claim the future). Rounded through `timeIntervalSince1970` as
+    /// the row stores it, so the record returned equals the one fetched later.
+    private func editedTime(_ editedAt: Date, base: Date?, now: Double) -> Date {
+        var seconds = editedAt.timeIntervalSince1970
+        if !seconds.isFinite { seconds = now }
+        if let base {
+            seconds = max(seconds, base.timeIntervalSince1970 + 0.001)
+        }
+        return Date(timeIntervalSince1970: min(seconds, now))
+    }
+}

@@ -1,0 +1,99 @@
+import Dispatch
+import Foundation
+import GRDB
+import Logging
+
+/// An open embedded remote: the pool on its file, which file that is (to
+/// notice it was replaced), and the remote's epoch.
+struct EmbeddedRemoteConnection: Sendable {
+    let pool: DatabasePool
+    let file: EmbeddedRemoteFile
+    /// The random id made when the remote was created: a new file has
+    /// another one, so its tokens and tags never pass for the old file's.
+    let epoch: String
+
+    /// Opens the remote at `path` (absolute), creating it if the file is
+    /// missing or an empty database, upgrading an older format.
+    ///
+    /// A file that already has tables is first inspected through a plain
+    /// connection, so a database that is not a remote is left as it was (not
+    /// even switched to WAL).
+    /// - Returns: the connection, and what was done to the file (`"created"`,
+    ///   `"upgraded from format 1"`) if anything.
+    /// - Throws: ``CloudSyncError/Code/badRemote`` naming `display`.
+    static func open(path: String, display: String) throws -> (EmbeddedRemoteConnection, String?) {
+        do {
+            try EmbeddedRemoteFile.checkDirectory(of: path, display: display)
+            if let existing = try EmbeddedRemoteFile.probe(path, display: display) {
+                guard EmbeddedRemoteFile.isReadWrite(path) else {
+                    throw CloudSyncError(.badRemote, "cannot open the remote \(display) for reading and writing: permission denied")
+                }
+                if existing.size > 0 {
+                    let queue = try DatabaseQueue(path: path, configuration: EmbeddedRemoteSchema.configuration())
+                    defer { try? queue.close() }
+                    _ = try queue.read { try EmbeddedRemoteSchema.status($0, display: display) }
+                }
+            }
+            let pool = try DatabasePool(path: path, configuration: EmbeddedRemoteSchema.configuration())
+            var note: String?
+            let needsWrite = try pool.read { db -> Bool in
+                switch try EmbeddedRemoteSchema.status(db, display: display) {
+                case .empty: return true
+                case .remote(let format): return format < EmbeddedRemoteSchema.format
+                }
+            }
+            if needsWrite {
+                note = try pool.write { try EmbeddedRemoteSchema.createOrUpgrade($0, display: display) }
+            }
+            let epoch = try pool.read { try EmbeddedRemoteSchema.meta($0)["epoch"] }
+            guard let epoch, !epoch.isEmpty else {
+                throw CloudSyncError(.badRemote, "the remote \(display) has no epoch in its meta table")
+            }
+            guard let file = try EmbeddedRemoteFile.probe(path, display: display) else {
+                throw CloudSyncError(.badRemote, "the remote \(display) disappeared while it was opened")
+            }
+            return (EmbeddedRemoteConnection(pool: pool, file: file, epoch: epoch), note)
+        } catch {
+            throw remoteError(error, display: display, doing: "open")
+        }
+    }
+
+    /// Runs `work` on a dispatch queue, off the Swift concurrency pool, for
+    /// the blocking steps GRDB has no async form of (opening a pool).
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try work() })
+            }
+        }
+    }
+
+    /// The ``CloudSyncError`` for any error met while `doing` something with
+    /// the remote `display`. Messages carry SQLite's message, never row data.
+    static func remoteError(_ error: any Error, display: String, doing operation: String) -> any Error {
+        switch error {
+        case let error as CloudSyncError:
+            return error
+        case is CancellationError:
+            return error
+        case let error as DatabaseError:
+            let detail = error.message ?? "\(error.resultCode)"
+            switch error.resultCode {
+            case .SQLITE_BUSY, .SQLITE_LOCKED:
+                return CloudSyncError(.transient, "the remote \(display) is busy (\(operation)): \(detail)", underlying: error)
+            case .SQLITE_IOERR, .SQLITE_FULL, .SQLITE_NOMEM, .SQLITE_INTERRUPT, .SQLITE_PROTOCOL:
+                return CloudSyncError(.transient, "the remote \(display) failed to \(operation): \(detail)", underlying: error)
+            case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+                return CloudSyncError(.badRemote, "the remote \(display) is not a SQLite database or is damaged (\(operation)): \(detail)", underlying: error)
+            case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY, .SQLITE_AUTH:
+                return CloudSyncError(.badRemote, "cannot use the remote \(display) (\(operation)): \(detail)", underlying: error)
+            default:
+                return CloudSyncError(.badRemote, "the remote \(display) failed to \(operation): \(detail)", underlying: error)
+            }
+        case is RowDecodingError, is DecodingError:
+            return CloudSyncError(.badRemote, "the remote \(display) holds a damaged row (\(operation))", underlying: error)
+        default:
+            return CloudSyncError(.badRemote, "the remote \(display) failed to \(operation): \(error)", underlying: error)
+        }
+    }
+}

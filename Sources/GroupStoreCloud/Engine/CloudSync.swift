@@ -1,0 +1,193 @@
+import Foundation
+import GroupStore
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Keeps a group's chosen tables in sync with a remote database.
+///
+/// ```swift
+/// var configuration = CloudSyncConfiguration(group: directory, remote: try EmbeddedRemote(path: "/srv/groupstore/cloud.sqlite", user: "alice"))
+/// configuration.privateTables = ["note", "tag", "note_tag"]
+/// let sync = CloudSync(configuration)
+/// let group = ServiceGroup(configuration: .init(services: [store, sync, app], gracefulShutdownSignals: [.sigterm], logger: logger))
+/// try await group.run()
+/// ```
+///
+/// The bridge joins the group as its own member (``CloudSyncConfiguration/member``,
+/// `cloud` by default), whose lock makes it the group's one syncing member;
+/// another process running a bridge for the same group stands by and takes
+/// over when the first ends, however it ends. Every change committed to the
+/// synced tables — by any member, or by the `sqlite3` shell — is uploaded;
+/// remote changes are applied as transactions of `cloud` and reach every
+/// member as saves.
+public final class CloudSync: Service, Sendable {
+    public let configuration: CloudSyncConfiguration
+    private let hub: EventHub
+    private let wakes: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+    private let completeRequested = Mutex(false)
+
+    public init(_ configuration: CloudSyncConfiguration) {
+        self.configuration = configuration
+        let box = WeakSyncBox()
+        hub = EventHub(label: configuration.group, object: { box.sync })
+        (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        box.sync = self
+    }
+
+    /// The sync events, from now on, until the bridge is gone.
+    public func events() -> AsyncStream<CloudSyncEvent> {
+        hub.subscribe()
+    }
+
+    /// Asks for a sync now; `complete` lists every zone again and compares
+    /// every synced table with its last synced state (a full resync; pending
+    /// local edits are kept, and records parked on upload are retried).
+    public func triggerSync(complete: Bool = false) {
+        if complete { completeRequested.withLock { $0 = true } }
+        wake.yield()
+    }
+
+    private var storeConfiguration: GroupConfiguration {
+        var store = GroupConfiguration(directory: configuration.group, member: configuration.member, logger: configuration.logger)
+        store.inScopeEntityNames = Set(configuration.privateTables + configuration.publicTables)
+        return store
+    }
+
+    /// One full sync now, as the group's syncing member, then leaves.
+    /// - Throws: ``CloudSyncError/Code/syncingElsewhere`` if another process
+    ///   is the syncing member; configuration errors (a refused table). A
+    ///   failing remote is reported in the summary's ``CloudSyncSummary/error``.
+    public func syncOnce(complete: Bool = false) async throws -> CloudSyncSummary {
+        let store: GroupStore
+        do {
+            store = try await GroupStore.open(storeConfiguration)
+        } catch let error as GroupStoreError where error.code == .memberAlreadyLive {
+            throw CloudSyncError(
+                .syncingElsewhere, "another process is syncing group \(configuration.group) (\(error.message))", underlying: error)
+        } catch {
+            throw CloudSyncError.wrap(error, "open group \(configuration.group)")
+        }
+        do {
+            let engine = try await SyncEngine.make(store: store, configuration: configuration, events: hub)
+            let summary = await engine.sync(complete: complete)
+            await store.close()
+            return summary
+        } catch {
+            await store.close()
+            throw CloudSyncError.wrap(error, "start syncing group \(configuration.group)")
+        }
+    }
+
+    /// Syncs continuously — on local saves, push hints, a timer and
+    /// ``triggerSync(complete:)`` — until cancelled or shut down gracefully.
+    /// Stands by while another process is the syncing member.
+    public func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown { try await self.runUntilCancelled() }
+        } catch is CancellationError {
+            // Shut down: not a failure.
+        }
+        hub.finish()
+    }
+
+    private func runUntilCancelled() async throws {
+        let store = try await acquire()
+        hub.emit(.active)
+        let engine: SyncEngine
+        do {
+            engine = try await SyncEngine.make(store: store, configuration: configuration, events: hub)
+            try store.start()
+        } catch {
+            await store.close()
+            throw CloudSyncError.wrap(error, "start syncing group \(configuration.group)")
+        }
+        let remote = configuration.remote
+        let interval = configuration.fetchInterval
+        let retryDelay = configuration.retryDelay
+        let maxRetryDelay = configuration.maxRetryDelay
+        let wake = self.wake
+        wake.yield()
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // Local saves: wake a sync; the cursor moves on only once the save is taken in.
+                group.addTask {
+                    await withTaskCancellationHandler {
+                        for await save in store.saves() {
+                            wake.yield()
+                            await engine.waitIntake(through: save.seq)
+                        }
+                    } onCancel: {
+                        Task { await engine.releaseWaiters() }
+                    }
+                }
+                group.addTask {
+                    for await _ in remote.pushHints() { wake.yield() }
+                }
+                group.addTask {
+                    while true {
+                        try await Task.sleep(nanoseconds: UInt64(interval * 1e9))
+                        wake.yield()
+                    }
+                }
+                group.addTask { [self] in
+                    var failures = 0
+                    for await _ in wakes {
+                        let complete = completeRequested.withLock { value in
+                            defer { value = false }
+                            return value
+                        }
+                        let summary = await engine.sync(complete: complete)
+                        if Task.isCancelled { return }
+                        if summary.error != nil {
+                            failures += 1
+                            let delay = min(retryDelay * pow(2, Double(min(failures, 20))), maxRetryDelay) * Double.random(in: 0.5...1.5)
+                            try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                            wake.yield()
+                        } else {
+                            failures = 0
+                        }
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        } catch {
+            await engine.releaseWaiters()
+            await store.close()
+            throw error
+        }
+        await engine.releaseWaiters()
+        await store.close()
+    }
+
+    /// Opens the group as the syncing member, standing by while another
+    /// process is.
+    private func acquire() async throws -> GroupStore {
+        var announced = false
+        while true {
+            try Task.checkCancellation()
+            do {
+                return try await GroupStore.open(storeConfiguration)
+            } catch let error as GroupStoreError where error.code == .memberAlreadyLive {
+                if !announced {
+                    configuration.logger.info("standing by", metadata: ["group": "\(configuration.group)", "holder": "\(error.message)"])
+                    hub.emit(.standby(holder: error.message))
+                    announced = true
+                }
+                try await Task.sleep(nanoseconds: UInt64(configuration.standbyInterval * 1e9))
+            } catch {
+                throw CloudSyncError.wrap(error, "open group \(configuration.group)")
+            }
+        }
+    }
+}
+
+/// Lets the notifications name the bridge as their `object` without a cycle.
+///
+/// `@unchecked Sendable`: `sync` is set once, in the initialiser, before any
+/// event can be emitted, and only read afterwards.
+private final class WeakSyncBox: @unchecked Sendable {
+    weak var sync: CloudSync?
+}

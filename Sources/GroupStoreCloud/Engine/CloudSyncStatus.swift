@@ -1,0 +1,60 @@
+import Foundation
+import GRDB
+import GroupStore
+
+/// What `groupstore cloud status` shows: whether a syncing member is live,
+/// what waits to be uploaded, what is parked, and the last sync.
+public struct CloudSyncStatus: Sendable, Codable, Hashable {
+    /// A record set aside, with why.
+    public struct Parked: Sendable, Codable, Hashable {
+        public var table: String
+        public var record: String
+        /// `up` (an upload) or `down` (a fetched record waiting for its parent).
+        public var direction: String
+        public var reason: String
+    }
+
+    public var group: String
+    /// A process is the group's syncing member now.
+    public var live: Bool
+    /// The user the group syncs as, once it has synced.
+    public var account: String?
+    /// Local changes not uploaded yet (parked ones not counted).
+    public var pending: Int
+    public var parked: Int
+    /// Conflicts settled so far.
+    public var conflicts: Int
+    public var lastSync: CloudSyncSummary?
+    public var parkedRecords: [Parked]
+
+    /// Reads the status of the group at `group` (never synced: all zero).
+    public static func read(group: String, member: MemberName? = nil) throws -> CloudSyncStatus {
+        let inspector: GroupInspector
+        do {
+            inspector = try GroupInspector(directory: group)
+        } catch {
+            throw CloudSyncError(.store, "cannot read group \(group): \(error)", underlying: error)
+        }
+        let name = member?.rawValue ?? "cloud"
+        let live = (try? inspector.status().members.contains { $0.name == name && $0.live }) ?? false
+        do {
+            return try inspector.databasePool.read { db in
+                var status = CloudSyncStatus(
+                    group: group, live: live, account: nil, pending: 0, parked: 0, conflicts: 0, lastSync: nil, parkedRecords: [])
+                guard try SyncState.exists(db) else { return status }
+                let counts = try SyncState.counts(db)
+                status.pending = counts.pending
+                status.parked = counts.parked
+                status.conflicts = counts.conflicts
+                status.account = String.fromDatabaseValue(try SyncState.value(db, "account"))
+                status.lastSync = counts.lastSync.flatMap { try? JSONDecoder().decode(CloudSyncSummary.self, from: Data($0.utf8)) }
+                status.parkedRecords = try Row.fetchAll(
+                    db, sql: "SELECT entity, name, direction, reason FROM \(SyncState.parked) ORDER BY parked_at LIMIT 100"
+                ).map { Parked(table: $0[0], record: $0[1], direction: $0[2], reason: $0[3]) }
+                return status
+            }
+        } catch {
+            throw CloudSyncError(.store, "cannot read the sync state of group \(group): \(error)", underlying: error)
+        }
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import GRDB
+import GroupStore
+
+/// Writes remote records into the local tables and settles conflicts, inside
+/// the bridge's write transactions (so the state it moves — tags, ancestors,
+/// pending keys, tokens — commits with the rows).
+struct RecordApplier: Sendable {
+    let tables: [MappedTable]
+    let codecs: [String: RowCodec]
+    let policy: CloudConflictPolicy
+    /// Tables with triggers of the app's: applying a row there may change it
+    /// further, so applied keys are compared again before being taken as echoes.
+    let triggered: Set<String>
+
+    /// What an apply or an acknowledgement did.
+    struct Outcome: Sendable {
+        var applied = 0
+        var conflicts: [(table: String, record: String, outcome: CloudConflictOutcome)] = []
+        var parked: [(table: String, record: String, reason: String)] = []
+        /// Keys this transaction wrote on purpose (lower-cased table, name).
+        var written: Set<RecordKey> = []
+        /// A conflict needs the server's version fetched (with its assets) to be settled.
+        var refetch = false
+    }
+
+    struct RecordKey: Hashable, Sendable {
+        var table: String
+        var name: String
+    }
+
+    func table(named name: String) -> MappedTable? {
+        tables.first { $0.name.lowercased() == name.lowercased() }
+    }
+
+    func codec(_ table: MappedTable) -> RowCodec { codecs[table.name.lowercased()]! }
+
+    /// The edit time of a local change: its commit time, raised above the
+    /// version it edited (so a clock behind cannot lose to what it has seen).
+    static func editTime(_ pending: SyncState.Pending?, _ state: SyncState.RecordState?) -> Date {
+        let committed = pending?.editedAt ?? Date()
+        guard let state else { return committed }
+        return max(committed, state.editedAt.addingTimeInterval(0.001))
+    }
+
+    /// Whether a row's fields equal `other` on the row's columns (a column
+    /// the other side does not have counts as equal when the row holds NULL).
+    static func same(_ row: CloudFields?, _ other: CloudFields?) -> Bool {
+        guard let row, let other else { return row == nil && other == nil }
+        for (column, value) in row where (other[column] ?? .null) != value { return false }
+        return true
+    }
+
+    // MARK: fetched records
+
+    func apply(_ record: CloudRecord, assets: [String: [UInt8]], in db: Database, outcome: inout Outcome) throws {
+        guard let table = table(named: record.id.type) else { return }
+        let name = record.id.name
+        guard RecordName.keyValues(of: name, shape: table.key) != nil else {
+            try park(db, table, name, "down", "record name \(name) cannot be a key of table \(table.name)", record, &outcome)
+            return
+        }
+        let state = try SyncState.recordState(db, entity: table.name, name: name)
+        if let state, state.tag == record.tag { return }
+        let codec = codec(table)
+        if let pending = try SyncState.pendingEntry(db, entity: table.name, name: name) {
+            let client = try codec.read(name, in: db)
+            let changedHere = client.map { row in state.map { !Self.same(row.fields, $0.ancestor) } ?? true } ?? (state != nil)
+            if changedHere {
+                try settle(
+                    table, name, server: record, client: client, state: state, pending: pending, assets: assets, in: db, outcome: &outcome)
+                return
+            }
+        }
+        do {
+            try db.inSavepoint {
+                try codec.upsert(name, fields: record.fields, assets: assets, in: db)
+                return .commit
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            try park(db, table, name, "down", "waits: \(error.message ?? "constraint failed") in \(table.name)", record, &outcome)
+            return
+        }
+        try SyncState.setRecord(db, entity: table.name, name: name, record: record)
+        try SyncState.unpark(db, entity: table.name, name: name, direction: "down")
+        outcome.applied += 1
+        outcome.written.insert(RecordKey(table: table.name.lowercased(), name: name))
+    }
+
+    func applyDelete(_ id: CloudRecordID, in db: Database, outcome: inout Outcome) throws {
+        guard let table = table(named: id.type) else { return }
+        let name = id.name
+        try SyncState.unpark(db, entity: table.name, name: name, direction: "down")
+        // Never synced here: a local row of that name is new, and stays.
+        guard let state = try SyncState.recordState(db, entity: table.name, name: name) else { return }
+        let codec = codec(table)
+        if let pending = try SyncState.pendingEntry(db, entity: table.name, name: name) {
+            let client = try codec.read(name, in: db)
+            if client == nil || !Self.same(client?.fields, state.ancestor) {
+                try settle(table, name, server: nil, deletedID: id, client: client, state: state, pending: pending, assets: [:], in: db, outcome: &outcome)
+                return
+            }
+        }
+        do {
+            try db.inSavepoint {
+                try codec.delete(name, in: db)
+                return .commit
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            try park(db, table, name, "down", "delete waits: \(error.message ?? "constraint failed") in \(table.name)", nil, &outcome)
+            return
+        }
+        try SyncState.removeRecord(db, entity: table.name, name: name)
+        outcome.applied += 1
+        outcome.written.insert(RecordKey(table: table.name.lowercased(), name: name))
+    }
+
+    /// Applies orphans whose parents have arrived, until no more can be.
+    func retryOrphans(assets: [String: [UInt8]], in db: Database, outcome: inout Outcome) throws {
+        var progress = true
+        while progress {
+            progress = false
+            for orphan in try SyncState.orphans(db) {
+                guard let record = orphan.record else { continue }
+                let before = outcome.applied
+                var attempt = outcome
+                attempt.parked = []
+                try apply(record, assets: assets, in: db, outcome: &attempt)
+                outcome.applied = attempt.applied
+                outcome.conflicts = attempt.conflicts
+                outcome.written = attempt.written
+                if attempt.applied > before { progress = true }
+            }
+        }
+    }
+
+    // MARK: conflicts
+
+    /// Settles a conflict by the policy: writes the result here, records the
+    /// server's version as the new ancestor, and keeps the key pending when
+    /// the result still differs from the server's.
+    func settle(
+        _ table: MappedTable, _ name: String, server: CloudRecord?, deletedID: CloudRecordID? = nil, client: RowCodec.LocalRow?,
+        state: SyncState.RecordState?, pending: SyncState.Pending?, assets: [String: [UInt8]], in db: Database, outcome: inout Outcome
+    ) throws {
+        let conflict = CloudConflict(
+            table: table.name, recordName: name, server: server?.fields, client: client?.fields, ancestor: state?.ancestor,
+            serverEditedAt: server?.editedAt, clientEditedAt: Self.editTime(pending, state))
+        let (result, kind) = ConflictResolver.resolve(conflict, policy: policy)
+        let codec = codec(table)
+        var available = assets
+        for (hash, bytes) in client?.assets ?? [:] { available[hash] = bytes }
+        if !Self.same(result, client?.fields) || (result == nil) != (client == nil) {
+            try db.inSavepoint {
+                if let result { try codec.upsert(name, fields: result, assets: available, in: db) } else { try codec.delete(name, in: db) }
+                return .commit
+            }
+        }
+        if let server {
+            try SyncState.setRecord(db, entity: table.name, name: name, record: server)
+        } else {
+            try SyncState.removeRecord(db, entity: table.name, name: name)
+        }
+        if Self.same(result, server?.fields) && (result == nil) == (server == nil) {
+            try SyncState.clearPending(db, entity: table.name, name: name)
+        }
+        try db.execute(sql: "UPDATE \(SyncState.meta) SET value = value + 1 WHERE key = 'conflicts'")
+        outcome.conflicts.append((table.name, name, kind))
+        outcome.written.insert(RecordKey(table: table.name.lowercased(), name: name))
+    }
+
+    func park(
+        _ db: Database, _ table: MappedTable, _ name: String, _ direction: String, _ reason: String, _ record: CloudRecord?,
+        _ outcome: inout Outcome
+    ) throws {
+        try SyncState.park(db, entity: table.name, name: name, direction: direction, reason: reason, record: record)
+        outcome.parked.append((table.name, name, reason))
+    }
+
+    // MARK: what the transaction caused
+
+    /// Marks pending every synced key this transaction changed beyond what
+    /// it wrote on purpose (foreign-key cascades, the app's triggers), and
+    /// the purposely written keys of tables with triggers (compared by value
+    /// before upload: an unchanged row is an echo and is not uploaded).
+    func takeInConsequences(of outcome: Outcome, in db: Database) throws {
+        let now = Date()
+        for change in try GroupStore.openTransactionChanges(db) {
+            guard let table = table(named: change.entity) else { continue }
+            let lower = table.name.lowercased()
+            for key in change.inserted + change.updated + change.deleted {
+                guard let name = RecordName.name(of: key, shape: table.key) else { continue }
+                if outcome.written.contains(RecordKey(table: lower, name: name)) && !triggered.contains(lower) { continue }
+                try SyncState.addPending(db, entity: table.name, name: name, editedAt: now)
+            }
+        }
+    }
+}

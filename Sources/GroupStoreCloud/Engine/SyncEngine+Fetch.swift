@@ -1,0 +1,132 @@
+import Foundation
+import Logging
+import GRDB
+import GroupStore
+
+extension SyncEngine {
+    /// The zones of the synced tables.
+    var zones: [CloudZone] {
+        var zones: [CloudZone] = []
+        for table in tables where !zones.contains(zone(of: table)) { zones.append(zone(of: table)) }
+        return zones
+    }
+
+    /// Fetches every zone; returns how many records were applied.
+    func fetchAll(summary: inout CloudSyncSummary) async throws -> Int {
+        var applied = 0
+        for zone in zones { applied += try await fetch(zone, summary: &summary) }
+        if applied > 0 { events.emit(.fetched(count: applied)) }
+        return applied
+    }
+
+    /// Fetches one zone since its token, page by page; each page is applied
+    /// with the token after it in one local transaction. An expired token (or
+    /// none) lists the whole zone: local records the listing lacks were
+    /// deleted remotely, and the token is saved with the last page only.
+    private func fetch(_ zone: CloudZone, summary: inout CloudSyncSummary) async throws -> Int {
+        var token = try await pool.read { try SyncState.token($0, zone: zone) }
+        var listing = token == nil
+        var seen: Set<String> = []
+        var applied = 0
+        while true {
+            let batch: CloudChangeBatch
+            do {
+                let since = token
+                batch = try await Retry.run(configuration, "fetch \(zone) from \(remote.displayName)") {
+                    try await self.remote.fetchChanges(in: zone, since: since, limit: Self.fetchPageSize)
+                }
+            } catch let error as CloudSyncError where error.code == .tokenExpired && !listing {
+                logger.info("change token expired: listing the zone again", metadata: ["zone": "\(zone)"])
+                token = nil
+                listing = true
+                seen = []
+                continue
+            }
+            if listing { for record in batch.changed { seen.insert(record.id.type.lowercased() + "\u{0}" + record.id.name) } }
+            let last = !batch.moreComing
+            let outcome = try await apply(
+                batch, zone: zone, saveToken: (!listing || last) ? batch.token : nil, unseen: listing && last ? seen : nil)
+            report(outcome, into: &summary)
+            applied += outcome.applied
+            token = batch.token
+            if last { break }
+        }
+        return applied
+    }
+
+    private func apply(
+        _ batch: CloudChangeBatch, zone: CloudZone, saveToken: CloudChangeToken?, unseen seen: Set<String>?
+    ) async throws -> RecordApplier.Outcome {
+        let assets = try await downloadAssets(for: batch.changed)
+        let applier = self.applier
+        let tables = self.tables
+        return try await store.write { db -> RecordApplier.Outcome in
+            var outcome = RecordApplier.Outcome()
+            let byType = Dictionary(grouping: batch.changed) { $0.id.type.lowercased() }
+            for table in tables {
+                for record in byType[table.name.lowercased()] ?? [] {
+                    try applier.apply(record, assets: assets, in: db, outcome: &outcome)
+                }
+            }
+            var deleted = batch.deleted
+            if let seen {
+                // Listed in full: what this zone had here and the listing lacks is gone.
+                for row in try Row.fetchAll(db, sql: "SELECT entity, name FROM \(SyncState.record) WHERE zone = ?", arguments: [zone.description]) {
+                    let entity: String = row[0]
+                    let name: String = row[1]
+                    if !seen.contains(entity.lowercased() + "\u{0}" + name) {
+                        deleted.append(CloudRecordID(zone: zone, type: entity, name: name))
+                    }
+                }
+            }
+            let deletedByType = Dictionary(grouping: deleted) { $0.type.lowercased() }
+            for table in tables.reversed() {
+                for id in deletedByType[table.name.lowercased()] ?? [] {
+                    try applier.applyDelete(id, in: db, outcome: &outcome)
+                }
+            }
+            try applier.retryOrphans(assets: assets, in: db, outcome: &outcome)
+            try applier.takeInConsequences(of: outcome, in: db)
+            if let saveToken { try SyncState.setToken(db, zone: zone, saveToken) }
+            return outcome
+        }
+    }
+
+    /// The bytes of the assets these records name that are not here yet
+    /// (orphans waiting for a parent included).
+    private func downloadAssets(for records: [CloudRecord]) async throws -> [String: [UInt8]] {
+        let withAssets = records.filter { $0.fields.values.contains { if case .asset = $0 { true } else { false } } }
+        let applier = self.applier
+        let (orphans, fresh) = try await pool.read { db -> ([CloudRecord], [CloudRecord]) in
+            // Records this group already has at that tag (its own uploads, coming back) need nothing.
+            let fresh = try withAssets.filter { record in
+                guard let table = applier.table(named: record.id.type) else { return false }
+                return try SyncState.recordState(db, entity: table.name, name: record.id.name)?.tag != record.tag
+            }
+            return (try SyncState.orphans(db).compactMap(\.record), fresh)
+        }
+        var wanted: [String: CloudAsset] = [:]
+        for record in fresh + orphans {
+            for value in record.fields.values { if case .asset(let asset) = value { wanted[asset.hash] = asset } }
+        }
+        var bytes: [String: [UInt8]] = [:]
+        for asset in wanted.values {
+            bytes[asset.hash] = try await Retry.run(configuration, "download asset \(asset.hash) from \(remote.displayName)") {
+                try await self.remote.downloadAsset(asset)
+            }
+        }
+        return bytes
+    }
+
+    func report(_ outcome: RecordApplier.Outcome, into summary: inout CloudSyncSummary) {
+        summary.conflicts += outcome.conflicts.count
+        summary.parked += outcome.parked.count
+        for conflict in outcome.conflicts {
+            events.emit(.conflict(table: conflict.table, record: conflict.record, outcome: conflict.outcome))
+        }
+        for parked in outcome.parked {
+            logger.info("record parked", metadata: ["table": "\(parked.table)", "record": "\(parked.record)", "reason": "\(parked.reason)"])
+            events.emit(.parked(table: parked.table, record: parked.record, reason: parked.reason))
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Logging
+import GRDB
+import GroupStore
+
+extension SyncEngine {
+    /// One prepared upload: the change, the pending entry it clears, and
+    /// the row as it was read (to tell whether it changed meanwhile).
+    struct Upload: Sendable {
+        var change: CloudRecordChange
+        var entry: SyncState.Pending
+        var table: MappedTable
+        var row: CloudFields?
+    }
+
+    /// Uploads everything pending, table by table (parents first); returns
+    /// how many changes the remote accepted.
+    func uploadAll(summary: inout CloudSyncSummary) async throws -> (accepted: Int, refetch: Bool) {
+        var accepted = 0
+        var refetch = false
+        for table in tables {
+            while true {
+                let (uploads, assets, settled) = try await prepareUploads(table)
+                if uploads.isEmpty && settled == 0 { break }
+                guard !uploads.isEmpty else { continue }
+                try await uploadAssets(assets)
+                let results = try await send(uploads.map(\.change))
+                let outcome = try await acknowledge(uploads, results)
+                report(outcome.outcome, into: &summary)
+                accepted += outcome.accepted
+                if outcome.outcome.refetch {
+                    refetch = true
+                    break
+                }
+            }
+        }
+        if accepted > 0 { events.emit(.uploaded(count: accepted)) }
+        return (accepted, refetch)
+    }
+
+    /// Reads a batch of pending keys of `table` and what to send for each;
+    /// keys whose row equals its last acknowledged version (echoes of
+    /// applied remote changes) or that never reached the remote are cleared.
+    private func prepareUploads(_ table: MappedTable) async throws -> ([Upload], [CloudAsset: [UInt8]], Int) {
+        let zone = zone(of: table)
+        let codec = applier.codec(table)
+        return try await pool.write { db in
+            var uploads: [Upload] = []
+            var assets: [CloudAsset: [UInt8]] = [:]
+            var settled = 0
+            var bytes = 0
+            for entry in try SyncState.pendingBatch(db, entity: table.name, limit: Self.maxBatchRecords) {
+                let row = try codec.read(entry.name, in: db)
+                let state = try SyncState.recordState(db, entity: table.name, name: entry.name)
+                let id = CloudRecordID(zone: zone, type: table.name, name: entry.name)
+                let editedAt = RecordApplier.editTime(entry, state)
+                let change: CloudRecordChange
+                switch (row, state) {
+                case (nil, nil):
+                    try SyncState.clearPending(db, entry)
+                    settled += 1
+                    continue
+                case (let row?, let state?) where RecordApplier.same(row.fields, state.ancestor):
+                    try SyncState.clearPending(db, entry)
+                    settled += 1
+                    continue
+                case (nil, let state?):
+                    change = .delete(id: id, baseTag: state.tag, editedAt: editedAt)
+                case (let row?, let state):
+                    var fields = row.fields
+                    if let ancestor = state?.ancestor {
+                        fields = fields.filter { (ancestor[$0.key] ?? .null) != $0.value }
+                    }
+                    for case .asset(let asset) in fields.values { assets[asset] = row.assets[asset.hash] }
+                    change = .save(id: id, baseTag: state?.tag, fields: fields, editedAt: editedAt)
+                }
+                bytes += change.batchSize
+                uploads.append(Upload(change: change, entry: entry, table: table, row: row?.fields))
+                if bytes >= Self.maxBatchBytes { break }
+            }
+            return (uploads, assets, settled)
+        }
+    }
+
+    /// Uploads the assets the remote lacks, before the records naming them.
+    private func uploadAssets(_ assets: [CloudAsset: [UInt8]]) async throws {
+        guard !assets.isEmpty else { return }
+        let hashes = assets.keys.map(\.hash)
+        let missing = try await Retry.run(configuration, "check assets on \(remote.displayName)") {
+            try await self.remote.missingAssets(hashes)
+        }
+        for (asset, bytes) in assets where missing.contains(asset.hash) {
+            try await Retry.run(configuration, "upload asset \(asset.hash) to \(remote.displayName)") {
+                try await self.remote.uploadAsset(asset, bytes: bytes)
+            }
+        }
+    }
+
+    /// Sends changes, retrying transient failures and splitting a batch the
+    /// remote finds too large.
+    private func send(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
+        do {
+            return try await Retry.run(configuration, "upload to \(remote.displayName)") { try await self.remote.modify(changes) }
+        } catch let error as CloudSyncError where error.code == .batchTooLarge {
+            guard changes.count > 1 else {
+                return [.refused(changes[0].id, reason: "too large for \(remote.displayName): \(error.message)")]
+            }
+            let half = changes.count / 2
+            let first = try await send(Array(changes[..<half]))
+            return first + (try await send(Array(changes[half...])))
+        }
+    }
+
+    /// Records what the remote did with each change, in one local transaction.
+    private func acknowledge(
+        _ uploads: [Upload], _ results: [CloudModifyResult]
+    ) async throws -> (accepted: Int, outcome: RecordApplier.Outcome) {
+        let applier = self.applier
+        let maxRounds = configuration.maxConflictRounds
+        return try await store.write { db in
+            var outcome = RecordApplier.Outcome()
+            var accepted = 0
+            for (upload, result) in zip(uploads, results) {
+                let table = upload.table
+                let name = upload.entry.name
+                let codec = applier.codec(table)
+                switch result {
+                case .saved(let record):
+                    try SyncState.setRecord(db, entity: table.name, name: name, record: record)
+                    if RecordApplier.same(try codec.read(name, in: db)?.fields, upload.row) { try SyncState.clearPending(db, upload.entry) }
+                    accepted += 1
+                case .deleted:
+                    try SyncState.removeRecord(db, entity: table.name, name: name)
+                    if try codec.read(name, in: db) == nil { try SyncState.clearPending(db, upload.entry) }
+                    accepted += 1
+                case .conflict(_, let server):
+                    let rounds = upload.entry.rounds + 1
+                    if rounds > maxRounds {
+                        try applier.park(
+                            db, table, name, "up", "conflict did not settle after \(maxRounds) rounds with the remote", server, &outcome)
+                        continue
+                    }
+                    let state = try SyncState.recordState(db, entity: table.name, name: name)
+                    let client = try codec.read(name, in: db)
+                    try SyncState.setRounds(db, entity: table.name, name: name, rounds: rounds)
+                    let serverAssets = server?.fields.values.compactMap { value -> String? in
+                        if case .asset(let asset) = value { return asset.hash } else { return nil }
+                    } ?? []
+                    if serverAssets.contains(where: { client?.assets[$0] == nil }) {
+                        // The server's version names assets not here: it is settled when fetched (with them).
+                        outcome.refetch = true
+                        continue
+                    }
+                    try applier.settle(
+                        table, name, server: server, client: client, state: state, pending: upload.entry, assets: client?.assets ?? [:],
+                        in: db, outcome: &outcome)
+                case .refused(_, let reason):
+                    try applier.park(db, table, name, "up", reason, nil, &outcome)
+                }
+            }
+            try applier.takeInConsequences(of: outcome, in: db)
+            return (accepted, outcome)
+        }
+    }
+}

@@ -1,0 +1,282 @@
+import Foundation
+import GRDB
+import GroupStore
+import Logging
+
+/// The syncing member's work, one sync at a time: take local changes in
+/// from the history, fetch and apply the remote's, upload what is pending.
+///
+/// Runs on an actor; all database work goes through GRDB's async API and the
+/// store's `write`, so nothing blocks the Swift concurrency pool.
+actor SyncEngine {
+    let store: GroupStore
+    let remote: any CloudDatabase
+    let configuration: CloudSyncConfiguration
+    let tables: [MappedTable]
+    let applier: RecordApplier
+    /// The remote's user, checked at the first sync.
+    private(set) var account: String?
+    let events: EventHub
+    let logger: Logger
+    private var prepared = false
+    private var intakeWaiters: [(Int64, CheckedContinuation<Void, Never>)] = []
+    private var intakePosition: Int64 = 0
+
+    static let fetchPageSize = 400
+    static let maxBatchRecords = 400
+    static let maxBatchBytes = 2 * 1024 * 1024
+
+    var pool: DatabasePool { store.pool }
+
+    /// Maps the tables (refusing those that cannot be synced), creates the
+    /// sync state, and handles a change of account.
+    static func make(store: GroupStore, configuration: CloudSyncConfiguration, events: EventHub) async throws -> SyncEngine {
+        let request = SchemaMapper.Request(
+            privateTables: configuration.privateTables, publicTables: configuration.publicTables,
+            assetColumns: configuration.assetColumns)
+        let path = store.directoryPath + "/store.sqlite"
+        let (tables, triggered) = try await store.pool.read { db -> ([MappedTable], Set<String>) in
+            let tables = try SchemaMapper.map(request, in: db, path: path)
+            var triggered = Set<String>()
+            for table in tables {
+                let count = try Int.fetchOne(
+                    db,
+                    sql: "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? AND name NOT LIKE 'groupstore\\_%' ESCAPE '\\'",
+                    arguments: [table.name]) ?? 0
+                if count > 0 { triggered.insert(table.name.lowercased()) }
+            }
+            return (tables, triggered)
+        }
+        let codecs = Dictionary(
+            uniqueKeysWithValues: tables.map { ($0.name.lowercased(), RowCodec(table: $0, assetThreshold: configuration.assetThreshold)) })
+        let applier = RecordApplier(tables: tables, codecs: codecs, policy: configuration.policy, triggered: triggered)
+        let engine = SyncEngine(store: store, configuration: configuration, tables: tables, applier: applier, events: events)
+        try await engine.prepareState()
+        return engine
+    }
+
+    private init(
+        store: GroupStore, configuration: CloudSyncConfiguration, tables: [MappedTable], applier: RecordApplier, events: EventHub
+    ) {
+        self.store = store
+        self.remote = configuration.remote
+        self.configuration = configuration
+        self.tables = tables
+        self.applier = applier
+        self.events = events
+        self.logger = configuration.logger
+    }
+
+    func zone(of table: MappedTable) -> CloudZone {
+        table.scope == .public ? .public : .private(account ?? "")
+    }
+
+    /// Checks the remote's user; on a change of account, purges or
+    /// re-uploads as configured.
+    private func checkAccount() async throws {
+        let account = try await Retry.run(configuration, "check the account on \(remote.displayName)") {
+            try await self.remote.account()
+        }
+        let tables = self.tables
+        let accountChange = configuration.accountChange
+        let changed = try await store.write { db -> Bool in
+            let known = String.fromDatabaseValue(try SyncState.value(db, "account"))
+            if let known, known != account {
+                switch accountChange {
+                case .purge:
+                    // The deletions are this member's own: they are not taken in, so not uploaded.
+                    for table in tables.reversed() { try db.execute(sql: "DELETE FROM \(quote(table.name))") }
+                    for name in [SyncState.record, SyncState.pending, SyncState.parked, SyncState.zone, SyncState.diff] {
+                        try db.execute(sql: "DELETE FROM \(name)")
+                    }
+                case .upload:
+                    for name in [SyncState.record, SyncState.pending, SyncState.parked, SyncState.zone, SyncState.diff] {
+                        try db.execute(sql: "DELETE FROM \(name)")
+                    }
+                    for table in tables { try db.execute(sql: "INSERT OR IGNORE INTO \(SyncState.diff)(entity) VALUES (?)", arguments: [table.name]) }
+                }
+            }
+            try SyncState.setValue(db, "account", account)
+            return known != nil && known != account
+        }
+        if changed { logger.info("account changed", metadata: ["account": "\(account)", "action": "\(accountChange.rawValue)"]) }
+        self.account = account
+    }
+
+    /// Creates the state tables; on the first sync of a table, marks it to
+    /// be diffed (its rows were written before sync was on).
+    private func prepareState() async throws {
+        let tables = self.tables
+        let configured = tables.map { "\($0.name.lowercased()):\($0.scope.rawValue)" }.sorted().joined(separator: ",")
+        try await store.write { db in
+            try SyncState.create(db)
+            // Tables synced for the first time (or under a new scope) are diffed in full.
+            let previous = Set((String.fromDatabaseValue(try SyncState.value(db, "tables")) ?? "").split(separator: ",").map(String.init))
+            for table in tables where !previous.contains("\(table.name.lowercased()):\(table.scope.rawValue)") {
+                try db.execute(sql: "INSERT OR IGNORE INTO \(SyncState.diff)(entity) VALUES (?)", arguments: [table.name])
+            }
+            if previous.isEmpty {
+                // First start: what is in the tables now is covered by the diff.
+                let head = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM groupstore_transaction") ?? 0
+                try SyncState.setValue(db, "intake_seq", head)
+            }
+            try SyncState.setValue(db, "tables", configured)
+        }
+        intakePosition = try await pool.read { try SyncState.intakeSeq($0) }
+    }
+
+    // MARK: one sync
+
+    /// One full sync: intake, diffs, fetch every zone, upload everything pending.
+    func sync(complete: Bool) async -> CloudSyncSummary {
+        var summary = CloudSyncSummary(startedAt: Date(), finishedAt: Date())
+        events.emit(.started(complete: complete))
+        var failure: CloudSyncError?
+        do {
+            // Local work first, so what waits to go up is counted even when the remote fails.
+            // Changes the shell committed that no member has closed yet become a transaction first.
+            try await store.write { _ in }
+            try await intake()
+            try await runDiffs()
+            if account == nil {
+                try await checkAccount()
+                try await runDiffs()
+            }
+            if !prepared {
+                let types = tables.map(\.recordType)
+                try await Retry.run(configuration, "prepare the tables on \(remote.displayName)") { try await self.remote.prepare(types) }
+                prepared = true
+            }
+            if complete {
+                let tables = self.tables
+                try await pool.write { db in
+                    try db.execute(sql: "DELETE FROM \(SyncState.zone)")
+                    for table in tables { try db.execute(sql: "INSERT OR IGNORE INTO \(SyncState.diff)(entity) VALUES (?)", arguments: [table.name]) }
+                    // Parked uploads get another chance.
+                    try db.execute(sql: "DELETE FROM \(SyncState.parked) WHERE direction = 'up'")
+                    try db.execute(sql: "UPDATE \(SyncState.pending) SET rounds = 0")
+                }
+                try await runDiffs()
+            }
+            // Fetch first (uploads then carry fresh tags); again when a conflict needs the server's version.
+            var passes = 0
+            while true {
+                summary.fetched += try await fetchAll(summary: &summary)
+                let (accepted, refetch) = try await uploadAll(summary: &summary)
+                summary.uploaded += accepted
+                passes += 1
+                if !refetch || passes > configuration.maxConflictRounds { break }
+            }
+        } catch {
+            failure = CloudSyncError.wrap(error, "sync with \(remote.displayName)")
+            summary.error = failure?.message
+            summary.errorCode = failure?.code.rawValue
+            logger.info("sync failed", metadata: ["error": "\(failure?.message ?? "")"])
+        }
+        summary.finishedAt = Date()
+        let finished = summary
+        let counts = try? await pool.write { db -> SyncState.Counts in
+            let json = String(decoding: (try? JSONEncoder().encode(finished)) ?? Data(), as: UTF8.self)
+            try SyncState.setValue(db, "last_sync", json)
+            return try SyncState.counts(db)
+        }
+        summary.pending = counts?.pending ?? summary.pending
+        events.emit(.finished(summary), error: failure)
+        return summary
+    }
+
+    // MARK: intake
+
+    /// Waits until the history through `seq` is taken in (so the bridge's
+    /// cursor never passes a save whose keys are not durably pending).
+    func waitIntake(through seq: Int64) async {
+        if intakePosition >= seq { return }
+        await withCheckedContinuation { continuation in intakeWaiters.append((seq, continuation)) }
+    }
+
+    /// Lets every waiter go (the bridge is stopping).
+    func releaseWaiters() {
+        for (_, continuation) in intakeWaiters { continuation.resume() }
+        intakeWaiters = []
+    }
+
+    private func advanceIntake(to seq: Int64) {
+        intakePosition = max(intakePosition, seq)
+        let ready = intakeWaiters.filter { $0.0 <= intakePosition }
+        intakeWaiters.removeAll { $0.0 <= intakePosition }
+        for (_, continuation) in ready { continuation.resume() }
+    }
+
+    /// Moves the changed keys of every transaction since the intake position
+    /// into the pending keys, with the position, one page per transaction.
+    func intake() async throws {
+        var position = try await pool.read { try SyncState.intakeSeq($0) }
+        let member = store.member.rawValue
+        let applier = self.applier
+        let tables = self.tables
+        while true {
+            let page = try await store.historyIntake(after: position, limit: 512)
+            if page.prunedThrough > position {
+                // The history was pruned past the bridge: what changed there is found by a diff.
+                let through = page.prunedThrough
+                logger.info("history pruned past the bridge: diffing", metadata: ["through": "\(through)"])
+                try await pool.write { db in
+                    for table in tables { try db.execute(sql: "INSERT OR IGNORE INTO \(SyncState.diff)(entity) VALUES (?)", arguments: [table.name]) }
+                    try SyncState.setValue(db, "intake_seq", through)
+                }
+                position = through
+                continue
+            }
+            guard !page.saves.isEmpty else { break }
+            let saves = page.saves
+            let through = page.through
+            try await pool.write { db in
+                for save in saves where save.author != member {
+                    for change in save.changes {
+                        guard let table = applier.table(named: change.entity) else { continue }
+                        if change.reset {
+                            try db.execute(sql: "INSERT OR IGNORE INTO \(SyncState.diff)(entity) VALUES (?)", arguments: [table.name])
+                        }
+                        for key in change.inserted + change.updated + change.deleted {
+                            guard let name = RecordName.name(of: key, shape: table.key) else { continue }
+                            try SyncState.addPending(db, entity: table.name, name: name, editedAt: save.committedAt)
+                        }
+                    }
+                }
+                try SyncState.setValue(db, "intake_seq", through)
+            }
+            position = through
+            advanceIntake(to: through)
+            if !page.hasMore { break }
+        }
+        advanceIntake(to: position)
+    }
+
+    /// Compares the tables marked for a diff with their last acknowledged
+    /// versions and marks every difference pending.
+    func runDiffs() async throws {
+        let entities = try await pool.read { try String.fetchAll($0, sql: "SELECT entity FROM \(SyncState.diff)") }
+        for entity in entities {
+            let applier = self.applier
+            try await pool.write { db in
+                defer { _ = try? db.execute(sql: "DELETE FROM \(SyncState.diff) WHERE entity = ?", arguments: [entity]) }
+                guard let table = applier.table(named: entity) else { return }
+                let rows = try applier.codec(table).readAll(in: db)
+                var known: Set<String> = []
+                let now = Date()
+                let records = try Row.fetchCursor(db, sql: "SELECT name, ancestor FROM \(SyncState.record) WHERE entity = ?", arguments: [table.name])
+                while let record = try records.next() {
+                    let name: String = record[0]
+                    known.insert(name)
+                    let ancestor = try? CloudFieldsJSON.decode(record[1])
+                    if !RecordApplier.same(rows[name]?.fields, ancestor) {
+                        try SyncState.addPending(db, entity: table.name, name: name, editedAt: now)
+                    }
+                }
+                for name in rows.keys where !known.contains(name) {
+                    try SyncState.addPending(db, entity: table.name, name: name, editedAt: now)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import GRDB
+
+/// The bridge's state in `store.sqlite`, in `groupstore_cloud_*` tables the
+/// history does not track: per record its zone, server change tag and last
+/// acknowledged values (the ancestor of three-way merges); the pending keys
+/// and the intake position; per zone the change token; parked records.
+/// Nothing is kept only in memory.
+enum SyncState {
+    static let meta = "groupstore_cloud_meta"
+    static let record = "groupstore_cloud_record"
+    static let pending = "groupstore_cloud_pending"
+    static let parked = "groupstore_cloud_parked"
+    static let zone = "groupstore_cloud_zone"
+    static let diff = "groupstore_cloud_diff"
+
+    static func create(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS \(meta)(key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS \(record)(
+                    entity TEXT NOT NULL, name TEXT NOT NULL, zone TEXT NOT NULL, tag TEXT NOT NULL,
+                    ancestor TEXT NOT NULL, edited_at REAL NOT NULL, PRIMARY KEY (entity, name)) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS \(pending)(
+                    entity TEXT NOT NULL, name TEXT NOT NULL, edited_at REAL NOT NULL,
+                    version INTEGER NOT NULL DEFAULT 1, rounds INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (entity, name)) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS \(parked)(
+                    entity TEXT NOT NULL, name TEXT NOT NULL, direction TEXT NOT NULL, reason TEXT NOT NULL,
+                    record TEXT, parked_at REAL NOT NULL, PRIMARY KEY (entity, name, direction)) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS \(zone)(zone TEXT PRIMARY KEY NOT NULL, token TEXT) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS \(diff)(entity TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+                INSERT OR IGNORE INTO \(meta)(key, value) VALUES ('format', 1), ('intake_seq', 0), ('conflicts', 0);
+                """)
+    }
+
+    /// Whether the tables exist (`cloud status` on a group never synced).
+    static func exists(_ db: Database) throws -> Bool {
+        try db.tableExists(meta)
+    }
+
+    // MARK: meta
+
+    static func value(_ db: Database, _ key: String) throws -> DatabaseValue {
+        try DatabaseValue.fetchOne(db.cachedStatement(sql: "SELECT value FROM \(meta) WHERE key = ?"), arguments: [key]) ?? .null
+    }
+
+    static func setValue(_ db: Database, _ key: String, _ value: (any DatabaseValueConvertible)?) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(meta)(key, value) VALUES (?, ?)").execute(arguments: [key, value])
+    }
+
+    static func intakeSeq(_ db: Database) throws -> Int64 {
+        Int64.fromDatabaseValue(try value(db, "intake_seq")) ?? 0
+    }
+
+    // MARK: records
+
+    struct RecordState: Sendable {
+        var zone: String
+        var tag: String
+        var ancestor: CloudFields
+        var editedAt: Date
+    }
+
+    static func recordState(_ db: Database, entity: String, name: String) throws -> RecordState? {
+        guard let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT zone, tag, ancestor, edited_at FROM \(record) WHERE entity = ? AND name = ?"),
+            arguments: [entity, name])
+        else { return nil }
+        // An unreadable ancestor (edited by hand) counts as unknown: the row is compared as new.
+        let ancestor = (try? CloudFieldsJSON.decode(row[2])) ?? [:]
+        return RecordState(zone: row[0], tag: row[1], ancestor: ancestor, editedAt: Date(timeIntervalSince1970: row[3]))
+    }
+
+    static func setRecord(_ db: Database, entity: String, name: String, record cloud: CloudRecord) throws {
+        try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO \(record)(entity, name, zone, tag, ancestor, edited_at) VALUES (?, ?, ?, ?, ?, ?)"
+        ).execute(arguments: [
+            entity, name, cloud.id.zone.description, cloud.tag, CloudFieldsJSON.encode(cloud.fields), cloud.editedAt.timeIntervalSince1970,
+        ])
+    }
+
+    static func removeRecord(_ db: Database, entity: String, name: String) throws {
+        try db.cachedStatement(sql: "DELETE FROM \(record) WHERE entity = ? AND name = ?").execute(arguments: [entity, name])
+    }
+
+    // MARK: pending
+
+    struct Pending: Sendable, Hashable {
+        var entity: String
+        var name: String
+        var editedAt: Date
+        var version: Int64
+        var rounds: Int
+    }
+
+    /// Marks a key as changed locally (a newer edit time wins; the version
+    /// moves so an upload in flight does not clear it).
+    static func addPending(_ db: Database, entity: String, name: String, editedAt: Date) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO \(pending)(entity, name, edited_at) VALUES (?, ?, ?)
+                ON CONFLICT (entity, name) DO UPDATE SET edited_at = max(edited_at, excluded.edited_at), version = version + 1
+                """
+        ).execute(arguments: [entity, name, editedAt.timeIntervalSince1970])
+    }
+
+    static func pendingEntry(_ db: Database, entity: String, name: String) throws -> Pending? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT entity, name, edited_at, version, rounds FROM \(pending) WHERE entity = ? AND name = ?"),
+            arguments: [entity, name]
+        ).map(pendingFrom)
+    }
+
+    /// Pending keys not parked, at most `limit`, of the given entities.
+    static func pendingBatch(_ db: Database, entity: String, limit: Int) throws -> [Pending] {
+        try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT p.entity, p.name, p.edited_at, p.version, p.rounds FROM \(pending) AS p
+                    WHERE p.entity = ? AND NOT EXISTS (SELECT 1 FROM \(parked) AS k WHERE k.entity = p.entity AND k.name = p.name AND k.direction = 'up')
+                    ORDER BY p.name LIMIT ?
+                    """),
+            arguments: [entity, limit]
+        ).map(pendingFrom)
+    }
+
+    private static func pendingFrom(_ row: Row) -> Pending {
+        Pending(entity: row[0], name: row[1], editedAt: Date(timeIntervalSince1970: row[2]), version: row[3], rounds: row[4])
+    }
+
+    /// Clears a pending key unless it changed again since `version` was read.
+    static func clearPending(_ db: Database, _ entry: Pending) throws {
+        try db.cachedStatement(sql: "DELETE FROM \(pending) WHERE entity = ? AND name = ? AND version = ?")
+            .execute(arguments: [entry.entity, entry.name, entry.version])
+    }
+
+    static func clearPending(_ db: Database, entity: String, name: String) throws {
+        try db.cachedStatement(sql: "DELETE FROM \(pending) WHERE entity = ? AND name = ?").execute(arguments: [entity, name])
+    }
+
+    static func setRounds(_ db: Database, entity: String, name: String, rounds: Int) throws {
+        try db.cachedStatement(sql: "UPDATE \(pending) SET rounds = ? WHERE entity = ? AND name = ?").execute(arguments: [rounds, entity, name])
+    }
+
+    // MARK: parked
+
+    static func park(_ db: Database, entity: String, name: String, direction: String, reason: String, record cloud: CloudRecord?) throws {
+        let json = try cloud.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO \(parked)(entity, name, direction, reason, record, parked_at) VALUES (?, ?, ?, ?, ?, ?)"
+        ).execute(arguments: [entity, name, direction, reason, json, Date().timeIntervalSince1970])
+    }
+
+    /// Fetched records waiting for their parent (orphans), oldest first.
+    static func orphans(_ db: Database) throws -> [(entity: String, name: String, record: CloudRecord?)] {
+        try Row.fetchAll(db, sql: "SELECT entity, name, record FROM \(parked) WHERE direction = 'down' ORDER BY parked_at").map { row in
+            let json: String? = row[2]
+            return (row[0], row[1], json.flatMap { try? JSONDecoder().decode(CloudRecord.self, from: Data($0.utf8)) })
+        }
+    }
+
+    static func unpark(_ db: Database, entity: String, name: String, direction: String) throws {
+        try db.cachedStatement(sql: "DELETE FROM \(parked) WHERE entity = ? AND name = ? AND direction = ?")
+            .execute(arguments: [entity, name, direction])
+    }
+
+    // MARK: zones
+
+    static func token(_ db: Database, zone: CloudZone) throws -> CloudChangeToken? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT token FROM \(self.zone) WHERE zone = ?"), arguments: [zone.description])
+            .map(CloudChangeToken.init)
+    }
+
+    static func setToken(_ db: Database, zone: CloudZone, _ token: CloudChangeToken?) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(self.zone)(zone, token) VALUES (?, ?)")
+            .execute(arguments: [zone.description, token?.rawValue])
+    }
+
+    // MARK: counts, for status
+
+    struct Counts: Sendable {
+        var pending: Int
+        var parked: Int
+        var conflicts: Int
+        var lastSync: String?
+    }
+
+    static func counts(_ db: Database) throws -> Counts {
+        Counts(
+            pending: try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT count(*) FROM \(pending) AS p WHERE NOT EXISTS
+                    (SELECT 1 FROM \(parked) AS k WHERE k.entity = p.entity AND k.name = p.name AND k.direction = 'up')
+                    """) ?? 0,
+            parked: try Int.fetchOne(db, sql: "SELECT count(*) FROM \(parked)") ?? 0,
+            conflicts: Int.fromDatabaseValue(try value(db, "conflicts")) ?? 0,
+            lastSync: String.fromDatabaseValue(try value(db, "last_sync")))
+    }
+}

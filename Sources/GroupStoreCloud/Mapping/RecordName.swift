@@ -1,0 +1,80 @@
+import Foundation
+import GroupStore
+
+/// Record names from row keys and back.
+enum RecordName {
+    static let blobPrefix = "hex:"
+
+    /// The record name of a row key, or `nil` if the key cannot name a record
+    /// (a NULL, integer or invalid-text key in a table whose key column does
+    /// not enforce its type).
+    static func name(of key: KeyValue, shape: MappedTable.KeyShape) -> String? {
+        switch (shape, key) {
+        case (.text, .text(let text)), (.blob, .text(let text)):
+            return text.hasPrefix(blobPrefix) || text.isEmpty ? nil : text
+        case (.blob, .blob(let bytes)), (.text, .blob(let bytes)):
+            return bytes.isEmpty ? nil : blobPrefix + hex(bytes)
+        case (.link(let columns), .composite(let parts)) where parts.count == columns.count:
+            var names: [String] = []
+            for part in parts {
+                guard case .text(let text) = part else { return nil }
+                names.append(text)
+            }
+            return linkName(names)
+        default:
+            return nil
+        }
+    }
+
+    /// The JSON array of a link record's parent names.
+    static func linkName(_ parents: [String]) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: parents, options: [.withoutEscapingSlashes])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The key column values of a record name, for SQL arguments.
+    static func keyValues(of name: String, shape: MappedTable.KeyShape) -> [DatabaseValueConvertibleBox]? {
+        switch shape {
+        case .text, .blob:
+            if name.hasPrefix(blobPrefix) {
+                guard let bytes = bytes(hex: String(name.dropFirst(blobPrefix.count))) else { return nil }
+                return [.blob(bytes)]
+            }
+            return [.text(name)]
+        case .link(let columns):
+            guard let array = try? JSONSerialization.jsonObject(with: Data(name.utf8)) as? [String], array.count == columns.count
+            else { return nil }
+            return array.map { .text($0) }
+        }
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func bytes(hex: String) -> [UInt8]? {
+        let utf8 = Array(hex.utf8)
+        guard utf8.count % 2 == 0 else { return nil }
+        var out = [UInt8]()
+        var index = 0
+        while index < utf8.count {
+            guard let byte = UInt8(String(decoding: utf8[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+            out.append(byte)
+            index += 2
+        }
+        return out
+    }
+}
+
+/// A key column value for SQL arguments.
+enum DatabaseValueConvertibleBox: Hashable, Sendable {
+    case text(String)
+    case blob([UInt8])
+}

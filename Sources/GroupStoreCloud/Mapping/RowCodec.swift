@@ -1,0 +1,138 @@
+import Foundation
+import GRDB
+import GroupStore
+
+/// Reads a synced table's rows as record fields and writes fields back.
+struct RowCodec: Sendable {
+    let table: MappedTable
+    /// Blobs of at least this many bytes travel as assets.
+    let assetThreshold: Int
+
+    /// A row's fields, and the bytes of its assets by hash.
+    struct LocalRow: Sendable {
+        var fields: CloudFields
+        var assets: [String: [UInt8]]
+    }
+
+    private var fieldList: String { table.fieldColumns.map(quote).joined(separator: ", ") }
+    private var keyPredicate: String { table.keyColumns.map { "\(quote($0)) = ?" }.joined(separator: " AND ") }
+
+    /// The row named `name`, or `nil` if there is none.
+    func read(_ name: String, in db: Database) throws -> LocalRow? {
+        guard let key = RecordName.keyValues(of: name, shape: table.key) else { return nil }
+        let select = table.fieldColumns.isEmpty ? "1" : fieldList
+        guard let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT \(select) FROM \(quote(table.name)) WHERE \(keyPredicate)"),
+            arguments: StatementArguments(key.map(\.databaseValue)))
+        else { return nil }
+        return decode(row, offset: 0)
+    }
+
+    /// Every row, by record name (rows whose key names no record are left out).
+    func readAll(in db: Database) throws -> [String: LocalRow] {
+        let keys = table.keyColumns.map(quote).joined(separator: ", ")
+        let select = table.fieldColumns.isEmpty ? keys : keys + ", " + fieldList
+        var rows: [String: LocalRow] = [:]
+        let cursor = try Row.fetchCursor(db, sql: "SELECT \(select) FROM \(quote(table.name))")
+        while let row = try cursor.next() {
+            guard let name = RecordName.name(of: keyValue(row), shape: table.key) else { continue }
+            rows[name] = decode(row, offset: table.keyColumns.count)
+        }
+        return rows
+    }
+
+    private func keyValue(_ row: Row) -> KeyValue {
+        func one(_ value: DatabaseValue) -> KeyValue {
+            switch value.storage {
+            case .string(let text): return .text(text)
+            case .blob(let data): return .blob([UInt8](data))
+            case .int64(let integer): return .integer(integer)
+            case .double(let real): return .real(real)
+            case .null: return .null
+            }
+        }
+        if case .link(let columns) = table.key { return .composite((0..<columns.count).map { one(row[$0]) }) }
+        return one(row[0])
+    }
+
+    private func decode(_ row: Row, offset: Int) -> LocalRow {
+        var result = LocalRow(fields: [:], assets: [:])
+        for (index, column) in table.fieldColumns.enumerated() {
+            let value: DatabaseValue = row[offset + index]
+            switch value.storage {
+            case .null: result.fields[column] = .null
+            case .int64(let integer): result.fields[column] = .integer(integer)
+            case .double(let real): result.fields[column] = .real(real)
+            case .string(let text): result.fields[column] = .text(text)
+            case .blob(let data):
+                let bytes = [UInt8](data)
+                if bytes.count >= assetThreshold || table.assetColumns.contains(column) {
+                    let asset = CloudAsset(bytes: bytes)
+                    result.fields[column] = .asset(asset)
+                    result.assets[asset.hash] = bytes
+                } else {
+                    result.fields[column] = .bytes(bytes)
+                }
+            }
+        }
+        return result
+    }
+
+    /// Inserts or updates the row named `name` with `fields` (columns the
+    /// table does not have are left out; columns not in `fields` are kept).
+    /// - Parameter assets: bytes of the assets `fields` names.
+    func upsert(_ name: String, fields: CloudFields, assets: [String: [UInt8]], in db: Database) throws {
+        guard let key = RecordName.keyValues(of: name, shape: table.key) else {
+            throw CloudSyncError(.tableRefused, "record \(name) cannot name a row of table \(table.name)")
+        }
+        let columns = table.fieldColumns.filter { fields[$0] != nil }
+        var arguments = key.map(\.databaseValue)
+        for column in columns {
+            arguments.append(try databaseValue(fields[column]!, column: column, assets: assets))
+        }
+        let names = (table.keyColumns + columns).map(quote).joined(separator: ", ")
+        let marks = Array(repeating: "?", count: table.keyColumns.count + columns.count).joined(separator: ", ")
+        let conflict = table.keyColumns.map(quote).joined(separator: ", ")
+        let update =
+            columns.isEmpty
+            ? "DO NOTHING" : "DO UPDATE SET " + columns.map { "\(quote($0)) = excluded.\(quote($0))" }.joined(separator: ", ")
+        try db.cachedStatement(sql: "INSERT INTO \(quote(table.name)) (\(names)) VALUES (\(marks)) ON CONFLICT (\(conflict)) \(update)")
+            .execute(arguments: StatementArguments(arguments))
+    }
+
+    /// Deletes the row named `name`, if there is one.
+    func delete(_ name: String, in db: Database) throws {
+        guard let key = RecordName.keyValues(of: name, shape: table.key) else { return }
+        try db.cachedStatement(sql: "DELETE FROM \(quote(table.name)) WHERE \(keyPredicate)")
+            .execute(arguments: StatementArguments(key.map(\.databaseValue)))
+    }
+
+    private func databaseValue(_ value: CloudValue, column: String, assets: [String: [UInt8]]) throws -> DatabaseValue {
+        switch value {
+        case .null: return .null
+        case .integer(let integer): return integer.databaseValue
+        case .real(let real): return real.databaseValue
+        case .text(let text): return text.databaseValue
+        case .bytes(let bytes): return Data(bytes).databaseValue
+        case .asset(let asset):
+            guard let bytes = assets[asset.hash] else {
+                throw CloudSyncError(.badRemote, "asset \(asset.hash) of \(table.name).\(column) was not downloaded")
+            }
+            return Data(bytes).databaseValue
+        }
+    }
+}
+
+extension DatabaseValueConvertibleBox {
+    var databaseValue: DatabaseValue {
+        switch self {
+        case .text(let text): return text.databaseValue
+        case .blob(let bytes): return Data(bytes).databaseValue
+        }
+    }
+}
+
+/// An SQL identifier in double quotes.
+func quote(_ identifier: String) -> String {
+    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}

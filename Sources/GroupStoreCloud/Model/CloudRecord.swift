@@ -1,0 +1,143 @@
+import Foundation
+
+/// Who may see the records of a zone.
+public enum CloudScope: String, Hashable, Sendable, Codable, CaseIterable {
+    /// Only the zone's owner reads and writes.
+    case `private`
+    /// Everyone reads; a record's creator writes it.
+    case `public`
+}
+
+/// A zone: the unit of change tokens. Each user has one private zone; there
+/// is one public zone.
+public struct CloudZone: Hashable, Sendable, Codable, CustomStringConvertible {
+    public var scope: CloudScope
+    /// The owner of a private zone; empty for the public zone.
+    public var owner: String
+
+    public init(scope: CloudScope, owner: String) {
+        self.scope = scope
+        self.owner = scope == .public ? "" : owner
+    }
+
+    public static func `private`(_ owner: String) -> CloudZone { CloudZone(scope: .private, owner: owner) }
+    public static let `public` = CloudZone(scope: .public, owner: "")
+
+    /// `private/<owner>` or `public`: how the zone is stored and named in messages.
+    public var description: String { scope == .public ? "public" : "private/\(owner)" }
+
+    public init?(description: String) {
+        if description == "public" {
+            self = .public
+        } else if description.hasPrefix("private/"), description.count > 8 {
+            self = .private(String(description.dropFirst(8)))
+        } else {
+            return nil
+        }
+    }
+}
+
+/// Names one record: its zone, its type (the table) and its name (the
+/// primary key as text).
+public struct CloudRecordID: Hashable, Sendable, Codable, CustomStringConvertible {
+    public var zone: CloudZone
+    public var type: String
+    public var name: String
+
+    public init(zone: CloudZone, type: String, name: String) {
+        self.zone = zone
+        self.type = type
+        self.name = name
+    }
+
+    public var description: String { "\(type)/\(name) in \(zone)" }
+}
+
+/// A record as the remote holds it.
+public struct CloudRecord: Hashable, Sendable, Codable {
+    public var id: CloudRecordID
+    /// The server's change tag: it changes with every accepted save.
+    public var tag: String
+    /// Every field the server has for the record.
+    public var fields: CloudFields
+    /// The user who created it.
+    public var owner: String
+    /// When the edit was made, for newer-edit-wins: the editor's commit
+    /// time, raised above the version it edited and never later than the
+    /// server's clock when the server accepted it.
+    public var editedAt: Date
+    /// The user who saved it last.
+    public var editedBy: String
+
+    public init(id: CloudRecordID, tag: String, fields: CloudFields, owner: String, editedAt: Date, editedBy: String) {
+        self.id = id
+        self.tag = tag
+        self.fields = fields
+        self.owner = owner
+        self.editedAt = editedAt
+        self.editedBy = editedBy
+    }
+}
+
+/// One change sent to the remote.
+public enum CloudRecordChange: Hashable, Sendable {
+    /// Saves `fields` (only those that changed) onto the record whose current
+    /// tag is `baseTag` (`nil`: the record is new to this client).
+    case save(id: CloudRecordID, baseTag: String?, fields: CloudFields, editedAt: Date)
+    /// Deletes the record whose current tag is `baseTag`.
+    case delete(id: CloudRecordID, baseTag: String?, editedAt: Date)
+
+    public var id: CloudRecordID {
+        switch self {
+        case .save(let id, _, _, _), .delete(let id, _, _): return id
+        }
+    }
+
+    /// An estimate of the bytes this change adds to a batch.
+    var batchSize: Int {
+        switch self {
+        case .save(let id, _, let fields, _):
+            return fields.reduce(id.name.utf8.count + 64) { $0 + $1.key.utf8.count + $1.value.batchSize }
+        case .delete(let id, _, _): return id.name.utf8.count + 64
+        }
+    }
+}
+
+/// What the remote did with one change.
+public enum CloudModifyResult: Hashable, Sendable {
+    /// Saved: the record as the server now holds it (new tag, all fields).
+    case saved(CloudRecord)
+    /// Deleted (or already absent with no tag given).
+    case deleted(CloudRecordID)
+    /// The base tag was stale: the record as the server holds it now, or
+    /// `nil` if the server deleted it.
+    case conflict(CloudRecordID, server: CloudRecord?)
+    /// Refused for good (not allowed, invalid): retrying will not help.
+    case refused(CloudRecordID, reason: String)
+}
+
+/// An opaque position in a zone's change feed.
+public struct CloudChangeToken: Hashable, Sendable, Codable, CustomStringConvertible {
+    public var rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+}
+
+/// A page of a zone's changes since a token.
+public struct CloudChangeBatch: Sendable {
+    /// Records saved since the token (their current state), in change order.
+    public var changed: [CloudRecord]
+    /// Records deleted since the token.
+    public var deleted: [CloudRecordID]
+    /// The position after this page.
+    public var token: CloudChangeToken
+    /// More changes follow: fetch again from `token`.
+    public var moreComing: Bool
+
+    public init(changed: [CloudRecord], deleted: [CloudRecordID], token: CloudChangeToken, moreComing: Bool) {
+        self.changed = changed
+        self.deleted = deleted
+        self.token = token
+        self.moreComing = moreComing
+    }
+}

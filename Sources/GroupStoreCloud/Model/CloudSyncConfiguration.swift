@@ -1,0 +1,55 @@
+import Foundation
+import GroupStore
+import Logging
+
+/// Turns sync on for a group: which tables, which remote, which policy.
+///
+/// ```swift
+/// var sync = CloudSyncConfiguration(group: "/var/lib/myapp/group", remote: try EmbeddedRemote(path: "/srv/cloud.sqlite", user: "alice"))
+/// sync.privateTables = ["note", "tag", "note_tag"]
+/// sync.policy = .fieldMerge
+/// let bridge = CloudSync(sync)   // a Service: run it beside the store
+/// ```
+public struct CloudSyncConfiguration: Sendable {
+    /// What to do when the remote's user is not the one this group synced with.
+    public enum AccountChange: String, Sendable, CaseIterable {
+        /// Delete the synced tables' rows here, then fetch the new user's.
+        case purge
+        /// Keep the rows and upload them all to the new user.
+        case upload
+    }
+
+    /// The group directory.
+    public var group: String
+    public var remote: any CloudDatabase
+    /// Tables only their owner sees.
+    public var privateTables: [String] = []
+    /// Tables everyone reads; each record is written by its creator.
+    public var publicTables: [String] = []
+    /// Blob columns always stored as assets, by table.
+    public var assetColumns: [String: Set<String>] = [:]
+    /// Blobs of at least this many bytes become assets.
+    public var assetThreshold = 64 * 1024
+    public var policy: CloudConflictPolicy = .serverWins
+    /// Rounds of resolve-and-retry for one record before it is parked.
+    public var maxConflictRounds = 5
+    public var accountChange: AccountChange = .purge
+    /// The bridge's member name; its lock is the syncing member's lock.
+    public var member: MemberName
+    /// How often a standby member tries to take over.
+    public var standbyInterval: TimeInterval = 0.25
+    /// How often a running bridge fetches with no push hint.
+    public var fetchInterval: TimeInterval = 5
+    /// First retry delay after a transient error (doubled, jittered, up to ``maxRetryDelay``).
+    public var retryDelay: TimeInterval = 0.05
+    public var maxRetryDelay: TimeInterval = 30
+    public var logger: Logger
+
+    public init(group: String, remote: any CloudDatabase, logger: Logger = Logger(label: "GroupStoreCloud")) {
+        self.group = group
+        self.remote = remote
+        // "cloud" is a valid member name.
+        self.member = try! MemberName("cloud")
+        self.logger = logger
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// A remote database the bridge syncs with: CloudKit's model (zones,
+/// records, server change tags, change tokens, push hints), with nothing of
+/// any particular server in it.
+///
+/// Conformances: ``EmbeddedRemote`` (a SQLite file shared by the groups of
+/// one host) and, in `GroupStoreCloudPostgres`, a PostgreSQL server. Each
+/// enforces the same rules: tags change with every accepted save; a save or
+/// delete whose base tag is stale is a conflict that returns the server's
+/// record; deletes leave a tombstone so a stale edit of a deleted record is a
+/// conflict too; a private zone is visible to its owner only; a public
+/// record is written by its creator only.
+public protocol CloudDatabase: Sendable {
+    /// Names the remote in messages (a path, or a URL without its password).
+    var displayName: String { get }
+
+    /// The user this connection acts as (checked at every start: a change of
+    /// user is handled as ``CloudSyncConfiguration/accountChange`` says).
+    func account() async throws -> String
+
+    /// Declares the record types this client syncs (creating them if new).
+    /// - Throws: ``CloudSyncError/Code/scopeChanged`` when a type was first
+    ///   synced with another scope.
+    func prepare(_ types: [CloudRecordType]) async throws
+
+    /// Applies changes, each on its own (a conflict in one does not stop the
+    /// others), and says what happened to each, in order.
+    /// - Throws: ``CloudSyncError/Code/batchTooLarge`` (split and retry),
+    ///   ``CloudSyncError/Code/transient`` or ``CloudSyncError/Code/rateLimited``
+    ///   (retry later: nothing was applied).
+    func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult]
+
+    /// The changes of `zone` after `token` (`nil`: every live record).
+    /// - Throws: ``CloudSyncError/Code/tokenExpired`` when the remote can no
+    ///   longer say what changed since `token`: fetch from `nil` and diff.
+    func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch
+
+    /// Which of these assets the remote lacks.
+    func missingAssets(_ hashes: [String]) async throws -> Set<String>
+    /// Stores an asset's bytes (idempotent).
+    func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws
+    /// An asset's bytes.
+    func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8]
+
+    /// Push hints: an element whenever the remote may have changed. Only a
+    /// hint (the bridge fetches on start and after any reconnect anyway).
+    func pushHints() -> AsyncStream<Void>
+}
+
+/// A synced table as the remote sees it: a record type in one scope.
+public struct CloudRecordType: Hashable, Sendable, Codable {
+    public var name: String
+    public var scope: CloudScope
+    /// The mapped columns, key columns first.
+    public var columns: [CloudColumn]
+
+    public init(name: String, scope: CloudScope, columns: [CloudColumn]) {
+        self.name = name
+        self.scope = scope
+        self.columns = columns
+    }
+}
+
+/// A mapped column: its name, what it holds and its SQLite declared type.
+public struct CloudColumn: Hashable, Sendable, Codable {
+    public enum Kind: String, Hashable, Sendable, Codable {
+        case text, integer, real, boolean, date, blob, asset
+        /// No declared type (SQLite's `ANY`): any type class.
+        case any
+        /// A reference to a record of `references` (a foreign key).
+        case reference
+    }
+
+    public var name: String
+    public var kind: Kind
+    /// As declared in `CREATE TABLE` (`""` when none).
+    public var declaredType: String
+    public var notNull: Bool
+    public var isKey: Bool
+    /// For a reference, the referenced table.
+    public var references: String?
+
+    public init(name: String, kind: Kind, declaredType: String, notNull: Bool, isKey: Bool, references: String? = nil) {
+        self.name = name
+        self.kind = kind
+        self.declaredType = declaredType
+        self.notNull = notNull
+        self.isKey = isKey
+        self.references = references
+    }
+}

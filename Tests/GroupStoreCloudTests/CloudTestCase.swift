@@ -1,0 +1,97 @@
+import Foundation
+import GRDB
+import GroupStore
+import GroupStoreCloud
+import Subprocesses
+import XCTest
+
+/// Base of in-process bridge tests: a temporary folder holding group
+/// directories ("hosts") and one embedded remote they share.
+class CloudTestCase: XCTestCase {
+    var root = ""
+    var remotePath: String { root + "/cloud.sqlite" }
+    private var stores: [GroupStore] = []
+
+    override func setUpWithError() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("cloud-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        for store in stores { store.close() }
+        stores = []
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// The directory of group (host) `name`.
+    func group(_ name: String) -> String { root + "/" + name }
+
+    /// Opens group `name` as an app member, running `schema` first (once).
+    func open(_ name: String, member: String = "app", schema: String? = nil) throws -> GroupStore {
+        var configuration = GroupConfiguration(directory: group(name), member: try MemberName(member))
+        configuration.pruneInterval = nil
+        if let schema {
+            var migrator = DatabaseMigrator()
+            migrator.registerMigration("schema") { db in try db.execute(sql: schema) }
+            configuration.migrator = migrator
+        }
+        let store = try GroupStore(configuration)
+        stores.append(store)
+        return store
+    }
+
+    func remote(user: String = "alice", faults: EmbeddedRemoteFaults = .init()) throws -> EmbeddedRemote {
+        try EmbeddedRemote(path: remotePath, user: user, faults: faults)
+    }
+
+    func configuration(
+        _ name: String, tables: [String], publicTables: [String] = [], policy: CloudConflictPolicy = .serverWins,
+        remote: (any CloudDatabase)? = nil
+    ) throws -> CloudSyncConfiguration {
+        var configuration = CloudSyncConfiguration(group: group(name), remote: try remote ?? self.remote())
+        configuration.privateTables = tables
+        configuration.publicTables = publicTables
+        configuration.policy = policy
+        configuration.retryDelay = 0.01
+        configuration.maxRetryDelay = 0.2
+        return configuration
+    }
+
+    /// One sync of group `name`; fails the test if the sync reports an error.
+    @discardableResult
+    func sync(
+        _ name: String, tables: [String], publicTables: [String] = [], policy: CloudConflictPolicy = .serverWins,
+        remote: (any CloudDatabase)? = nil, complete: Bool = false, file: StaticString = #filePath, line: UInt = #line
+    ) async throws -> CloudSyncSummary {
+        let sync = CloudSync(try configuration(name, tables: tables, publicTables: publicTables, policy: policy, remote: remote))
+        let summary = try await sync.syncOnce(complete: complete)
+        XCTAssertNil(summary.error, "sync of \(name) failed: \(summary.error ?? "")", file: file, line: line)
+        return summary
+    }
+
+    /// Runs `sql` in group `name`'s database with the `sqlite3` shell (a
+    /// writer outside the library; foreign keys off, its default).
+    func shell(_ name: String, _ sql: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let process = try Subprocess(
+            URL(fileURLWithPath: "/usr/bin/sqlite3"), ["-bail", "-cmd", ".timeout 10000", group(name) + "/store.sqlite", "BEGIN; \(sql); COMMIT;"])
+        let status = process.waitForExit(timeout: 60)
+        XCTAssertEqual(status, 0, "sqlite3 failed on \(sql): \(process.errors)", file: file, line: line)
+    }
+
+    /// Every row of `table` in group `name`, as text lines ordered by the first column.
+    func dump(_ store: GroupStore, _ table: String) throws -> [String] {
+        try store.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1, 2").map { row in
+                row.databaseValues.map { value -> String in
+                    switch value.storage {
+                    case .null: return "NULL"
+                    case .int64(let integer): return "i:\(integer)"
+                    case .double(let real): return "r:\(real)"
+                    case .string(let text): return "t:\(text)"
+                    case .blob(let data): return "b:\(data.count):\(data.hashValue)"
+                    }
+                }.joined(separator: "|")
+            }
+        }
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import GRDB
+import GroupStore
+import GroupStoreCloud
+import Synchronization
+import XCTest
+
+/// Each policy on constructed conflicts, with the result checked in both groups.
+final class ConflictTests: CloudTestCase {
+    static let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT, body TEXT)"
+
+    /// Both groups hold note n1 ('t0', 'b0'); then `editA` runs in A and is
+    /// synced, `editB` runs in B (before B syncs), and B, A, B sync. Returns
+    /// the rows of A and B (they must agree).
+    private func conflict(
+        _ policy: CloudConflictPolicy, a editA: String, b editB: String, bFetchesLate: Bool = false,
+        file: StaticString = #filePath, line: UInt = #line
+    ) async throws -> [String] {
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 't0', 'b0')") }
+        try await sync("a", tables: ["note"], policy: policy)
+        try await sync("b", tables: ["note"], policy: policy)
+        try await a.write { db in try db.execute(sql: editA) }
+        try await b.write { db in try db.execute(sql: editB) }
+        try await sync("a", tables: ["note"], policy: policy)
+        // With bFetchesLate, B's first fetch sees nothing new: the conflict shows at upload (a stale tag).
+        let remoteB: any CloudDatabase = bFetchesLate ? LaggingRemote(try remote()) : try remote()
+        let summary = try await sync("b", tables: ["note"], policy: policy, remote: remoteB)
+        XCTAssertEqual(summary.conflicts, 1, "B meets one conflict", file: file, line: line)
+        try await sync("a", tables: ["note"], policy: policy)
+        try await sync("b", tables: ["note"], policy: policy)
+        let rowsA = try dump(a, "note")
+        XCTAssertEqual(rowsA, try dump(b, "note"), "both groups agree", file: file, line: line)
+        return rowsA
+    }
+
+    private func expect(
+        _ expected: [String], _ policy: CloudConflictPolicy, a editA: String, b editB: String, bFetchesLate: Bool = false,
+        file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
+        let rows = try await conflict(policy, a: editA, b: editB, bFetchesLate: bFetchesLate, file: file, line: line)
+        XCTAssertEqual(rows, expected, "\(policy)", file: file, line: line)
+    }
+
+    private let sameField = ("UPDATE note SET title = 'from A'", "UPDATE note SET title = 'from B'")
+    private let otherFields = ("UPDATE note SET title = 'from A'", "UPDATE note SET body = 'from B'")
+
+    func testServerWins_sameField_andDifferentFields() async throws {
+        try await expect(["t:n1|t:from A|t:b0"], .serverWins, a: sameField.0, b: sameField.1)
+    }
+
+    func testServerWins_differentFields_keepsTheServerRecord() async throws {
+        try await expect(["t:n1|t:from A|t:b0"], .serverWins, a: otherFields.0, b: otherFields.1)
+    }
+
+    func testClientWins_sameField() async throws {
+        try await expect(["t:n1|t:from B|t:b0"], .clientWins, a: sameField.0, b: sameField.1)
+    }
+
+    func testClientWins_atUpload_whenTheFetchLagged() async throws {
+        try await expect(["t:n1|t:from B|t:b0"], .clientWins, a: sameField.0, b: sameField.1, bFetchesLate: true)
+    }
+
+    func testServerWins_atUpload_whenTheFetchLagged() async throws {
+        try await expect(["t:n1|t:from A|t:b0"], .serverWins, a: sameField.0, b: sameField.1, bFetchesLate: true)
+    }
+
+    func testNewerWins_theLaterEditWins_eitherWay() async throws {
+        // B edits after A: B's is newer.
+        try await expect(["t:n1|t:from B|t:b0"], .newerWins, a: sameField.0, b: sameField.1)
+    }
+
+    func testNewerWins_anOlderLocalEditLoses() async throws {
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 't0', 'b0')") }
+        try await sync("a", tables: ["note"], policy: .newerWins)
+        try await sync("b", tables: ["note"], policy: .newerWins)
+        // B edits first, A later; A syncs first: at B's sync the server's edit is the newer one.
+        try await b.write { db in try db.execute(sql: "UPDATE note SET title = 'older B'") }
+        try await Task.sleep(for: .milliseconds(20))  // distinct commit times, not synchronisation
+        try await a.write { db in try db.execute(sql: "UPDATE note SET title = 'newer A'") }
+        try await sync("a", tables: ["note"], policy: .newerWins)
+        try await sync("b", tables: ["note"], policy: .newerWins)
+        try await sync("a", tables: ["note"], policy: .newerWins)
+        XCTAssertEqual(try dump(b, "note"), ["t:n1|t:newer A|t:b0"])
+        XCTAssertEqual(try dump(a, "note"), ["t:n1|t:newer A|t:b0"])
+    }
+
+    func testFieldMerge_editsToDifferentFieldsBothSurvive() async throws {
+        try await expect(["t:n1|t:from A|t:from B"], .fieldMerge, a: otherFields.0, b: otherFields.1)
+    }
+
+    func testFieldMerge_sameFieldTakesTheServers() async throws {
+        try await expect(["t:n1|t:from A|t:b0"], .fieldMerge, a: sameField.0, b: sameField.1)
+    }
+
+    func testCallerDecides_withServerClientAndAncestor() async throws {
+        let policy = CloudConflictPolicy.custom { conflict in
+            guard case .text(let server)? = conflict.server?["title"], case .text(let client)? = conflict.client?["title"],
+                case .text(let ancestor)? = conflict.ancestor?["title"]
+            else { return .server }
+            var merged = conflict.client ?? [:]
+            merged["title"] = .text("\(ancestor)→\(server)+\(client)")
+            return .fields(merged)
+        }
+        try await expect(["t:n1|t:t0→from A+from B|t:b0"], policy, a: sameField.0, b: sameField.1)
+    }
+
+    // Delete against edit.
+
+    func testDeleteAgainstEdit_serverWins_deletes() async throws {
+        try await expect([], .serverWins, a: "DELETE FROM note", b: sameField.1)
+    }
+
+    func testDeleteAgainstEdit_clientWins_keepsTheEdit() async throws {
+        try await expect(["t:n1|t:from B|t:b0"], .clientWins, a: "DELETE FROM note", b: sameField.1)
+    }
+
+    func testDeleteAgainstEdit_newerWinsAndFieldMerge_keepTheEdit() async throws {
+        try await expect(["t:n1|t:from B|t:b0"], .newerWins, a: "DELETE FROM note", b: sameField.1)
+        try tearDownWithError()
+        try setUpWithError()
+        try await expect(["t:n1|t:from B|t:b0"], .fieldMerge, a: "DELETE FROM note", b: sameField.1)
+    }
+
+    func testEditAgainstDelete_serverWins_bringsTheRowBack() async throws {
+        try await expect(["t:n1|t:from A|t:b0"], .serverWins, a: sameField.0, b: "DELETE FROM note")
+    }
+
+    func testEditAgainstDelete_clientWins_deletesEverywhere() async throws {
+        try await expect([], .clientWins, a: sameField.0, b: "DELETE FROM note")
+    }
+
+    func testAConflictThatNeverSettles_isParkedAfterTheBound_andReported() async throws {
+        let a = try open("a", schema: Self.schema)
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 't0', 'b0')") }
+        try await sync("a", tables: ["note"])
+        try await a.write { db in try db.execute(sql: "UPDATE note SET title = 'mine'") }
+        let faults = EmbeddedRemoteFaults()
+        faults.conflictOnEverySave = true
+        let sync = CloudSync(try configuration("a", tables: ["note"], policy: .clientWins, remote: try remote(faults: faults)))
+        let events = sync.events()
+        let summary = try await sync.syncOnce()
+        XCTAssertEqual(summary.parked, 1)
+        XCTAssertNil(summary.error)
+        var parked: [String] = []
+        var conflicts = 0
+        for await event in events {
+            if case .parked(let table, let record, let reason) = event { parked.append("\(table)/\(record): \(reason)") }
+            if case .conflict = event { conflicts += 1 }
+            if case .finished = event { break }
+        }
+        XCTAssertEqual(parked.count, 1, "\(parked)")
+        XCTAssertTrue(parked.first?.contains("did not settle") ?? false, "\(parked)")
+        XCTAssertEqual(conflicts, 5, "the bound: 5 rounds")
+        // Nothing lost: the local edit is still there, and reported as parked.
+        XCTAssertEqual(try dump(a, "note"), ["t:n1|t:mine|t:b0"])
+        let status = try CloudSyncStatus.read(group: group("a"))
+        XCTAssertEqual(status.parked, 1)
+        XCTAssertEqual(status.parkedRecords.first?.record, "n1")
+        // A complete resync retries it; with the fault gone it settles.
+        faults.conflictOnEverySave = false
+        let retry = try await self.sync("a", tables: ["note"], policy: .clientWins, complete: true)
+        XCTAssertEqual(retry.parked, 0)
+        XCTAssertEqual(try CloudSyncStatus.read(group: group("a")).parked, 0)
+        XCTAssertEqual(try CloudSyncStatus.read(group: group("a")).pending, 0)
+    }
+}
+
+/// A remote whose first fetch of each zone reports nothing new (as if the
+/// change arrived after it), so a conflict shows up at upload time.
+final class LaggingRemote: CloudDatabase {
+    let base: any CloudDatabase
+    private let lagged = Mutex<Set<CloudZone>>([])
+    init(_ base: any CloudDatabase) { self.base = base }
+    var displayName: String { base.displayName }
+    func account() async throws -> String { try await base.account() }
+    func prepare(_ types: [CloudRecordType]) async throws { try await base.prepare(types) }
+    func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] { try await base.modify(changes) }
+    func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
+        let first = lagged.withLock { $0.insert(zone).inserted }
+        if first, let token { return CloudChangeBatch(changed: [], deleted: [], token: token, moreComing: false) }
+        return try await base.fetchChanges(in: zone, since: token, limit: limit)
+    }
+    func missingAssets(_ hashes: [String]) async throws -> Set<String> { try await base.missingAssets(hashes) }
+    func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws { try await base.uploadAsset(asset, bytes: bytes) }
+    func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8] { try await base.downloadAsset(asset) }
+    func pushHints() -> AsyncStream<Void> { base.pushHints() }
+}

@@ -1,0 +1,781 @@
+import Foundation
+import GRDB
+import XCTest
+
+@testable import GroupStoreCloud
+
+/// The embedded remote on real files in a temporary directory: tags, tokens,
+/// tombstones, scopes, assets, batch limits, faults, push hints and bad files.
+final class EmbeddedRemoteTests: XCTestCase {
+    private var directory = ""
+    private var path: String { directory + "/cloud.sqlite" }
+
+    private let notes = CloudRecordType(
+        name: "notes", scope: .private,
+        columns: [
+            CloudColumn(name: "id", kind: .text, declaredType: "TEXT", notNull: true, isKey: true),
+            CloudColumn(name: "title", kind: .text, declaredType: "TEXT", notNull: false, isKey: false),
+            CloudColumn(name: "body", kind: .text, declaredType: "TEXT", notNull: false, isKey: false),
+        ])
+    private let posts = CloudRecordType(
+        name: "posts", scope: .public,
+        columns: [
+            CloudColumn(name: "id", kind: .text, declaredType: "TEXT", notNull: true, isKey: true),
+            CloudColumn(name: "title", kind: .text, declaredType: "TEXT", notNull: false, isKey: false),
+        ])
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("remote-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    // MARK: - Helpers
+
+    private func remote(_ user: String = "alice", faults: EmbeddedRemoteFaults = .init()) async throws -> EmbeddedRemote {
+        let remote = try EmbeddedRemote(path: path, user: user, faults: faults)
+        try await remote.prepare([notes, posts])
+        return remote
+    }
+
+    private func note(_ name: String, owner: String = "alice") -> CloudRecordID {
+        CloudRecordID(zone: .private(owner), type: "notes", name: name)
+    }
+
+    private func post(_ name: String) -> CloudRecordID {
+        CloudRecordID(zone: .public, type: "posts", name: name)
+    }
+
+    @discardableResult
+    private func create(_ remote: EmbeddedRemote, _ id: CloudRecordID, _ fields: CloudFields) async throws -> CloudRecord {
+        let results = try await remote.modify([.save(id: id, baseTag: nil, fields: fields, editedAt: Date())])
+        guard case .saved(let record) = results.first else {
+            XCTFail("expected \(id) saved, got \(results)")
+            throw CancellationError()
+        }
+        return record
+    }
+
+    private func save(_ remote: EmbeddedRemote, _ id: CloudRecordID, base: String?, _ fields: CloudFields) async throws -> CloudModifyResult {
+        let results = try await remote.modify([.save(id: id, baseTag: base, fields: fields, editedAt: Date())])
+        XCTAssertEqual(results.count, 1)
+        return results[0]
+    }
+
+    private func delete(_ remote: EmbeddedRemote, _ id: CloudRecordID, base: String?) async throws -> CloudModifyResult {
+        let results = try await remote.modify([.delete(id: id, baseTag: base, editedAt: Date())])
+        XCTAssertEqual(results.count, 1)
+        return results[0]
+    }
+
+    /// The error `body` throws, as a `CloudSyncError` (a failure if it returns or throws another).
+    private func cloudError(
+        _ body: () async throws -> Void, file: StaticString = #filePath, line: UInt = #line
+    ) async -> CloudSyncError? {
+        do {
+            try await body()
+            XCTFail("expected a CloudSyncError, nothing was thrown", file: file, line: line)
+            return nil
+        } catch let error as CloudSyncError {
+            return error
+        } catch {
+            XCTFail("expected a CloudSyncError, got \(error)", file: file, line: line)
+            return nil
+        }
+    }
+
+    /// The error opening the remote at `path` throws.
+    private func openError(_ path: String, file: StaticString = #filePath, line: UInt = #line) -> CloudSyncError? {
+        do {
+            _ = try EmbeddedRemote(path: path, user: "alice")
+            XCTFail("expected \(path) to be refused", file: file, line: line)
+            return nil
+        } catch let error as CloudSyncError {
+            return error
+        } catch {
+            XCTFail("expected a CloudSyncError, got \(error)", file: file, line: line)
+            return nil
+        }
+    }
+
+    /// Every page of `zone` from `token`.
+    private func fetchAll(
+        _ remote: EmbeddedRemote, _ zone: CloudZone, since token: CloudChangeToken?, limit: Int = 100
+    ) async throws -> (changed: [CloudRecord], deleted: [CloudRecordID], token: CloudChangeToken, pages: Int) {
+        var changed: [CloudRecord] = []
+        var deleted: [CloudRecordID] = []
+        var token = token
+        var pages = 0
+        while true {
+            let batch = try await remote.fetchChanges(in: zone, since: token, limit: limit)
+            pages += 1
+            XCTAssertLessThanOrEqual(batch.changed.count + batch.deleted.count, limit)
+            changed += batch.changed
+            deleted += batch.deleted
+            token = batch.token
+            if !batch.moreComing { return (changed, deleted, batch.token, pages) }
+            XCTAssertLessThan(pages, 1000, "paging does not end")
+        }
+    }
+
+    /// Whether `stream` yields within `seconds`.
+    private func yields(_ stream: AsyncStream<Void>, within seconds: Double) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                var iterator = stream.makeAsyncIterator()
+                return await iterator.next() != nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
+    private func overwrite(_ path: String, with bytes: [UInt8]) throws {
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: path))
+        try handle.seek(toOffset: 0)
+        try handle.write(contentsOf: Data(bytes))
+        try handle.close()
+    }
+
+    private func removeRemoteFiles() {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    // MARK: - Opening and setup
+
+    func testCreatesTheFileAndReportsPathAndUser() async throws {
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path))
+        let remote = try EmbeddedRemote(path: path, user: "alice")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path))
+        XCTAssertEqual(remote.displayName, path)
+        let account = try await remote.account()
+        XCTAssertEqual(account, "alice")
+        // Opening again finds the same remote.
+        let again = try EmbeddedRemote(path: path, user: "bob")
+        let bobAccount = try await again.account()
+        XCTAssertEqual(bobAccount, "bob")
+    }
+
+    func testSetupCreatesThenIsIdempotent() throws {
+        let first = try EmbeddedRemote.setup(path: path)
+        XCTAssertTrue(first.contains("created"), first)
+        XCTAssertTrue(first.contains(path), first)
+        XCTAssertFalse(first.contains("\n"))
+        let second = try EmbeddedRemote.setup(path: path)
+        XCTAssertTrue(second.contains("up to date"), second)
+        XCTAssertNoThrow(try EmbeddedRemote(path: path, user: "alice"))
+    }
+
+    func testEmptyUserIsRefused() {
+        XCTAssertThrowsError(try EmbeddedRemote(path: path, user: "")) { error in
+            XCTAssertEqual((error as? CloudSyncError)?.code, .invalidConfiguration)
+        }
+    }
+
+    // MARK: - Tags and conflicts
+
+    func testEverySaveGetsANewTagAndTheSavedRecordIsWhatIsFetched() async throws {
+        let remote = try await remote()
+        let id = note("n1")
+        let created = try await create(remote, id, ["title": .text("one")])
+        XCTAssertEqual(created.owner, "alice")
+        XCTAssertEqual(created.editedBy, "alice")
+        guard case .saved(let updated) = try await save(remote, id, base: created.tag, ["title": .text("two")]) else {
+            return XCTFail("expected a save")
+        }
+        XCTAssertNotEqual(updated.tag, created.tag)
+        guard case .saved(let third) = try await save(remote, id, base: updated.tag, ["title": .text("three")]) else {
+            return XCTFail("expected a save")
+        }
+        XCTAssertEqual(Set([created.tag, updated.tag, third.tag]).count, 3)
+        let fetched = try await fetchAll(remote, .private("alice"), since: nil)
+        XCTAssertEqual(fetched.changed, [third])
+    }
+
+    func testStaleTagIsAConflictCarryingTheServerRecord() async throws {
+        let remote = try await remote()
+        let id = note("n1")
+        let created = try await create(remote, id, ["title": .text("one")])
+        guard case .saved(let updated) = try await save(remote, id, base: created.tag, ["title": .text("two")]) else {
+            return XCTFail("expected a save")
+        }
+        let stale = try await save(remote, id, base: created.tag, ["title": .text("three")])
+        XCTAssertEqual(stale, .conflict(id, server: updated))
+        let staleDelete = try await delete(remote, id, base: created.tag)
+        XCTAssertEqual(staleDelete, .conflict(id, server: updated))
+    }
+
+    func testStaleEditOfADeletedRecordIsAConflictWithNothing() async throws {
+        let remote = try await remote()
+        let id = note("n1")
+        let created = try await create(remote, id, ["title": .text("one")])
+        let deleted = try await delete(remote, id, base: created.tag)
+        XCTAssertEqual(deleted, .deleted(id))
+        let staleSave = try await save(remote, id, base: created.tag, ["title": .text("two")])
+        XCTAssertEqual(staleSave, .conflict(id, server: nil))
+        let staleDelete = try await delete(remote, id, base: created.tag)
+        XCTAssertEqual(staleDelete, .conflict(id, server: nil))
+        // Without a tag: already gone; and a new save creates it again.
+        let untaggedDelete = try await delete(remote, id, base: nil)
+        XCTAssertEqual(untaggedDelete, .deleted(id))
+        let recreated = try await create(remote, id, ["title": .text("again")])
+        XCTAssertEqual(recreated.fields, ["title": .text("again")])
+        // Never seen at all: a tagged save is a conflict with nothing.
+        let unknown = try await save(remote, note("nope"), base: "1-abc", ["title": .text("x")])
+        XCTAssertEqual(unknown, .conflict(note("nope"), server: nil))
+    }
+
+    func testSaveOrDeleteWithoutTagOfALiveRecordConflicts() async throws {
+        let remote = try await remote()
+        let id = note("n1")
+        let created = try await create(remote, id, ["title": .text("one")])
+        let second = try await save(remote, id, base: nil, ["title": .text("mine")])
+        XCTAssertEqual(second, .conflict(id, server: created))
+        let untaggedDelete = try await delete(remote, id, base: nil)
+        XCTAssertEqual(untaggedDelete, .conflict(id, server: created))
+    }
+
+    func testFieldsNotSentAreKept() async throws {
+        let remote = try await remote()
+        let id = note("n1")
+        let created = try await create(remote, id, ["title": .text("one"), "body": .text("text"), "n": .integer(1)])
+        guard case .saved(let updated) = try await save(remote, id, base: created.tag, ["title": .text("two"), "n": .null]) else {
+            return XCTFail("expected a save")
+        }
+        XCTAssertEqual(updated.fields, ["title": .text("two"), "body": .text("text"), "n": .null])
+    }
+
+    func testEachChangeStandsAloneInOrder() async throws {
+        let remote = try await remote()
+        let a = try await create(remote, note("a"), ["title": .text("a")])
+        let results = try await remote.modify([
+            .save(id: note("a"), baseTag: "stale", fields: ["title": .text("x")], editedAt: Date()),
+            .save(id: note("b"), baseTag: nil, fields: ["title": .text("b")], editedAt: Date()),
+            .save(id: note("x", owner: "bob"), baseTag: nil, fields: ["title": .text("x")], editedAt: Date()),
+            .delete(id: note("a"), baseTag: a.tag, editedAt: Date()),
+        ])
+        XCTAssertEqual(results.count, 4)
+        XCTAssertEqual(results[0], .conflict(note("a"), server: a))
+        guard case .saved(let b) = results[1] else { return XCTFail("expected b saved, got \(results[1])") }
+        XCTAssertEqual(b.id, note("b"))
+        guard case .refused = results[2] else { return XCTFail("expected bob's zone refused, got \(results[2])") }
+        XCTAssertEqual(results[3], .deleted(note("a")))
+    }
+
+    func testEditTimeNeverLaterThanTheRemoteClockAndAboveTheVersionEdited() async throws {
+        let remote = try await remote()
+        let id = note("n1")
+        let before = Date()
+        let results = try await remote.modify([
+            .save(id: id, baseTag: nil, fields: [:], editedAt: Date().addingTimeInterval(3600))
+        ])
+        guard case .saved(let created) = results[0] else { return XCTFail("expected a save") }
+        XCTAssertLessThanOrEqual(created.editedAt, Date())
+        XCTAssertGreaterThanOrEqual(created.editedAt.timeIntervalSince1970, before.timeIntervalSince1970 - 0.001)
+        let behind = try await remote.modify([
+            .save(id: id, baseTag: created.tag, fields: ["title": .text("x")], editedAt: Date().addingTimeInterval(-3600))
+        ])
+        guard case .saved(let edited) = behind[0] else { return XCTFail("expected a save") }
+        XCTAssertGreaterThan(edited.editedAt, created.editedAt)
+    }
+
+    func testUnpreparedTypeAndWrongScopeAreRefused() async throws {
+        let remote = try await remote()
+        let unknown = CloudRecordID(zone: .private("alice"), type: "ghosts", name: "g")
+        let wrongZone = CloudRecordID(zone: .public, type: "notes", name: "n")
+        let results = try await remote.modify([
+            .save(id: unknown, baseTag: nil, fields: [:], editedAt: Date()),
+            .save(id: wrongZone, baseTag: nil, fields: [:], editedAt: Date()),
+        ])
+        guard case .refused(_, let reason1) = results[0], case .refused(_, let reason2) = results[1] else {
+            return XCTFail("expected both refused, got \(results)")
+        }
+        XCTAssertTrue(reason1.contains("ghosts"), reason1)
+        XCTAssertTrue(reason2.contains("private"), reason2)
+    }
+
+    func testTagsAreUniqueAcrossConcurrentWriters() async throws {
+        let alice = try await remote("alice")
+        let bob = try await remote("bob")
+        let changes = (0..<20).map { i in
+            (
+                CloudRecordChange.save(id: note("a\(i)"), baseTag: nil, fields: [:], editedAt: Date()),
+                CloudRecordChange.save(id: note("b\(i)", owner: "bob"), baseTag: nil, fields: [:], editedAt: Date())
+            )
+        }
+        let tags = try await withThrowingTaskGroup(of: [String].self) { group in
+            for (forAlice, forBob) in changes {
+                group.addTask { try await alice.modify([forAlice]).compactMap { if case .saved(let r) = $0 { r.tag } else { nil } } }
+                group.addTask { try await bob.modify([forBob]).compactMap { if case .saved(let r) = $0 { r.tag } else { nil } } }
+            }
+            var tags: [String] = []
+            for try await some in group { tags += some }
+            return tags
+        }
+        XCTAssertEqual(tags.count, 40)
+        XCTAssertEqual(Set(tags).count, 40)
+    }
+
+    // MARK: - Tokens
+
+    func testFullFetchPagesWithMoreComing() async throws {
+        let remote = try await remote()
+        for i in 0..<5 { try await create(remote, note("n\(i)"), ["title": .text("\(i)")]) }
+        let p1 = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 2)
+        XCTAssertEqual(p1.changed.map(\.id.name), ["n0", "n1"])
+        XCTAssertTrue(p1.moreComing)
+        let p2 = try await remote.fetchChanges(in: .private("alice"), since: p1.token, limit: 2)
+        XCTAssertEqual(p2.changed.map(\.id.name), ["n2", "n3"])
+        XCTAssertTrue(p2.moreComing)
+        let p3 = try await remote.fetchChanges(in: .private("alice"), since: p2.token, limit: 2)
+        XCTAssertEqual(p3.changed.map(\.id.name), ["n4"])
+        XCTAssertFalse(p3.moreComing)
+        XCTAssertTrue(p3.deleted.isEmpty)
+        let after = try await remote.fetchChanges(in: .private("alice"), since: p3.token, limit: 2)
+        XCTAssertTrue(after.changed.isEmpty && after.deleted.isEmpty && !after.moreComing)
+        XCTAssertEqual(after.token, p3.token)
+    }
+
+    func testFullFetchListsLiveRecordsOnlyAndOnlyItsZone() async throws {
+        let alice = try await remote("alice")
+        let bob = try await remote("bob")
+        let gone = try await create(alice, note("gone"), [:])
+        _ = try await delete(alice, note("gone"), base: gone.tag)
+        try await create(alice, note("kept"), [:])
+        try await create(bob, note("bobs", owner: "bob"), [:])
+        try await create(bob, post("p"), [:])
+        let all = try await fetchAll(alice, .private("alice"), since: nil)
+        XCTAssertEqual(all.changed.map(\.id.name), ["kept"])
+        XCTAssertEqual(all.deleted, [])
+    }
+
+    func testFetchSinceATokenGivesTheLatestStateOnceAndDeletions() async throws {
+        let remote = try await remote()
+        let a = try await create(remote, note("a"), ["title": .text("a1")])
+        let b = try await create(remote, note("b"), ["title": .text("b")])
+        let start = try await fetchAll(remote, .private("alice"), since: nil).token
+        guard case .saved(let a2) = try await save(remote, note("a"), base: a.tag, ["title": .text("a2")]),
+            case .saved(let a3) = try await save(remote, note("a"), base: a2.tag, ["title": .text("a3")])
+        else { return XCTFail("expected saves") }
+        _ = try await delete(remote, note("b"), base: b.tag)
+        let c = try await create(remote, note("c"), [:])
+        let changes = try await fetchAll(remote, .private("alice"), since: start)
+        XCTAssertEqual(changes.changed, [a3, c])
+        XCTAssertEqual(changes.deleted, [note("b")])
+        // Paged one at a time: the same, in change order.
+        let paged = try await fetchAll(remote, .private("alice"), since: start, limit: 1)
+        XCTAssertEqual(paged.changed, [a3, c])
+        XCTAssertEqual(paged.deleted, [note("b")])
+        XCTAssertEqual(paged.pages, 3)
+        XCTAssertEqual(paged.token, changes.token)
+    }
+
+    func testCompactLogExpiresOlderTokensOnly() async throws {
+        let remote = try await remote()
+        let a = try await create(remote, note("a"), [:])
+        let old = try await fetchAll(remote, .private("alice"), since: nil).token
+        _ = try await delete(remote, note("a"), base: a.tag)
+        try await create(remote, note("b"), [:])
+        try await create(remote, note("c"), [:])
+        let recent = try await fetchAll(remote, .private("alice"), since: old).token
+        try remote.compactLog(keepingLast: 0)
+        let error = await cloudError { _ = try await remote.fetchChanges(in: .private("alice"), since: old, limit: 10) }
+        XCTAssertEqual(error?.code, .tokenExpired)
+        XCTAssertTrue(error?.message.contains(path) ?? false, error?.message ?? "")
+        let fine = try await remote.fetchChanges(in: .private("alice"), since: recent, limit: 10)
+        XCTAssertTrue(fine.changed.isEmpty && fine.deleted.isEmpty)
+        // A full listing, paged, still works over records older than the horizon.
+        let all = try await fetchAll(remote, .private("alice"), since: nil, limit: 1)
+        XCTAssertEqual(all.changed.map(\.id.name), ["b", "c"])
+        // And changes after compaction flow from the new token.
+        try await create(remote, note("d"), [:])
+        let next = try await fetchAll(remote, .private("alice"), since: all.token)
+        XCTAssertEqual(next.changed.map(\.id.name), ["d"])
+    }
+
+    func testARecreatedRemoteExpiresTokens() async throws {
+        let remote = try await remote()
+        try await create(remote, note("a"), [:])
+        let token = try await fetchAll(remote, .private("alice"), since: nil).token
+        removeRemoteFiles()
+        let fresh = try await self.remote()
+        let error = await cloudError { _ = try await fresh.fetchChanges(in: .private("alice"), since: token, limit: 10) }
+        XCTAssertEqual(error?.code, .tokenExpired)
+        // The instance opened on the old file notices the new one too.
+        let oldError = await cloudError { _ = try await remote.fetchChanges(in: .private("alice"), since: token, limit: 10) }
+        XCTAssertEqual(oldError?.code, .tokenExpired)
+        let empty = try await fetchAll(remote, .private("alice"), since: nil)
+        XCTAssertEqual(empty.changed, [])
+    }
+
+    func testUnreadableTokenExpires() async throws {
+        let remote = try await remote()
+        for raw in ["", "garbage", "x:y", "abc:-1", "abc:5:2"] {
+            let error = await cloudError { _ = try await remote.fetchChanges(in: .private("alice"), since: CloudChangeToken(raw), limit: 10) }
+            XCTAssertEqual(error?.code, .tokenExpired, raw)
+        }
+    }
+
+    // MARK: - Scopes
+
+    func testAnotherUsersPrivateZoneIsRefusedAndUnreadable() async throws {
+        let alice = try await remote("alice")
+        let bob = try await remote("bob")
+        let secret = try await create(alice, note("n1"), ["title": .text("top secret")])
+        let results = try await bob.modify([
+            .save(id: note("n1"), baseTag: secret.tag, fields: ["title": .text("hacked")], editedAt: Date()),
+            .delete(id: note("n1"), baseTag: secret.tag, editedAt: Date()),
+            .save(id: note("n2"), baseTag: nil, fields: [:], editedAt: Date()),
+        ])
+        for result in results {
+            guard case .refused(_, let reason) = result else { return XCTFail("expected refused, got \(result)") }
+            XCTAssertFalse(reason.contains("top secret"), reason)
+        }
+        let error = await cloudError { _ = try await bob.fetchChanges(in: .private("alice"), since: nil, limit: 10) }
+        XCTAssertEqual(error?.code, .permissionDenied)
+        XCTAssertFalse(error?.message.contains("top secret") ?? true)
+        let stillThere = try await fetchAll(alice, .private("alice"), since: nil)
+        XCTAssertEqual(stillThere.changed, [secret])
+    }
+
+    func testPublicRecordsAreReadByAllAndWrittenByTheirCreatorOnly() async throws {
+        let alice = try await remote("alice")
+        let bob = try await remote("bob")
+        let record = try await create(alice, post("p1"), ["title": .text("alice's words")])
+        let seen = try await fetchAll(bob, .public, since: nil)
+        XCTAssertEqual(seen.changed, [record])
+        let edit = try await save(bob, post("p1"), base: record.tag, ["title": .text("bob's words")])
+        guard case .refused(_, let reason) = edit else { return XCTFail("expected refused, got \(edit)") }
+        XCTAssertFalse(reason.contains("alice's words"), reason)
+        let removal = try await delete(bob, post("p1"), base: record.tag)
+        guard case .refused = removal else { return XCTFail("expected refused, got \(removal)") }
+        // Bob's own public record is his to edit.
+        let own = try await create(bob, post("p2"), ["title": .text("bob")])
+        guard case .saved = try await save(bob, post("p2"), base: own.tag, ["title": .text("bob 2")]) else {
+            return XCTFail("expected bob's own post saved")
+        }
+        let unchanged = try await fetchAll(alice, .public, since: nil)
+        XCTAssertEqual(unchanged.changed.first, record)
+    }
+
+    func testScopeChangeIsRefused() async throws {
+        let remote = try await remote()
+        let flipped = CloudRecordType(name: "notes", scope: .public, columns: notes.columns)
+        let error = await cloudError { try await remote.prepare([flipped]) }
+        XCTAssertEqual(error?.code, .scopeChanged)
+        XCTAssertEqual(error?.message, "table notes was first synced as private; it cannot be synced as public")
+        // More columns in the same scope are fine.
+        var wider = notes
+        wider.columns.append(CloudColumn(name: "tags", kind: .text, declaredType: "TEXT", notNull: false, isKey: false))
+        try await remote.prepare([wider])
+        try await remote.prepare([notes])
+    }
+
+    // MARK: - Assets
+
+    func testAssetsRoundTrip() async throws {
+        let remote = try await remote()
+        let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let asset = CloudAsset(bytes: bytes)
+        let other = CloudAsset(bytes: [1, 2, 3])
+        let missing = try await remote.missingAssets([asset.hash, other.hash])
+        XCTAssertEqual(missing, [asset.hash, other.hash])
+        try await remote.uploadAsset(asset, bytes: bytes)
+        try await remote.uploadAsset(asset, bytes: bytes)
+        let stillMissing = try await remote.missingAssets([asset.hash, other.hash])
+        XCTAssertEqual(stillMissing, [other.hash])
+        let downloaded = try await remote.downloadAsset(asset)
+        XCTAssertEqual(downloaded, bytes)
+        let noneMissing = try await remote.missingAssets([])
+        XCTAssertEqual(noneMissing, [])
+    }
+
+    func testAssetWithWrongBytesIsRejectedAndMissingOneIsNamed() async throws {
+        let remote = try await remote()
+        let asset = CloudAsset(bytes: [1, 2, 3])
+        let wrongHash = await cloudError { try await remote.uploadAsset(asset, bytes: [1, 2, 4]) }
+        XCTAssertEqual(wrongHash?.code, .badRemote)
+        XCTAssertTrue(wrongHash?.message.contains(asset.hash) ?? false)
+        let wrongSize = await cloudError { try await remote.uploadAsset(CloudAsset(hash: asset.hash, size: 4), bytes: [1, 2, 3]) }
+        XCTAssertEqual(wrongSize?.code, .badRemote)
+        let stillMissing = try await remote.missingAssets([asset.hash])
+        XCTAssertEqual(stillMissing, [asset.hash])
+        let absent = await cloudError { _ = try await remote.downloadAsset(asset) }
+        XCTAssertEqual(absent?.code, .badRemote)
+        XCTAssertTrue(absent?.message.contains(asset.hash) ?? false, absent?.message ?? "")
+    }
+
+    // MARK: - Batches
+
+    func testTooLargeBatchesAreRefusedWhole() async throws {
+        let faults = EmbeddedRemoteFaults()
+        faults.maxBatchRecords = 3
+        let remote = try await remote(faults: faults)
+        let four = (0..<4).map { CloudRecordChange.save(id: note("n\($0)"), baseTag: nil, fields: [:], editedAt: Date()) }
+        let error = await cloudError { _ = try await remote.modify(four) }
+        XCTAssertEqual(error?.code, .batchTooLarge)
+        let big = CloudRecordChange.save(
+            id: note("big"), baseTag: nil, fields: ["body": .text(String(repeating: "x", count: 2_100_000))], editedAt: Date())
+        let sizeError = await cloudError { _ = try await remote.modify([big]) }
+        XCTAssertEqual(sizeError?.code, .batchTooLarge)
+        let nothing = try await fetchAll(remote, .private("alice"), since: nil)
+        XCTAssertEqual(nothing.changed, [])
+        let three = try await remote.modify(Array(four.prefix(3)))
+        XCTAssertEqual(three.count, 3)
+    }
+
+    func testDefaultBatchLimitIs400() async throws {
+        let remote = try await remote()
+        XCTAssertEqual(remote.faults.maxBatchRecords, 400)
+        let changes = (0..<401).map { CloudRecordChange.save(id: note("n\($0)"), baseTag: nil, fields: [:], editedAt: Date()) }
+        let error = await cloudError { _ = try await remote.modify(changes) }
+        XCTAssertEqual(error?.code, .batchTooLarge)
+        let results = try await remote.modify(Array(changes.prefix(400)))
+        XCTAssertEqual(results.count, 400)
+    }
+
+    // MARK: - Faults
+
+    func testFailNextAndRateLimit() async throws {
+        let faults = EmbeddedRemoteFaults()
+        let remote = try await remote(faults: faults)
+        faults.failNext(2)
+        faults.rateLimitNext(1, retryAfter: 1.5)
+        for _ in 0..<2 {
+            let error = await cloudError { _ = try await remote.modify([.save(id: note("n"), baseTag: nil, fields: [:], editedAt: Date())]) }
+            XCTAssertEqual(error?.code, .transient)
+            XCTAssertEqual(error?.isTransient, true)
+        }
+        let limited = await cloudError { _ = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 10) }
+        XCTAssertEqual(limited?.code, .rateLimited)
+        XCTAssertEqual(limited?.retryAfter, 1.5)
+        // Nothing was applied by the failed calls; the next call works.
+        let empty = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 10)
+        XCTAssertEqual(empty.changed, [])
+        try await create(remote, note("n"), [:])
+    }
+
+    func testExpireTokensOnce() async throws {
+        let faults = EmbeddedRemoteFaults()
+        let remote = try await remote(faults: faults)
+        let token = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 10).token
+        faults.expireTokensOnce()
+        // A fetch with no token does not use the fault up.
+        _ = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 10)
+        let error = await cloudError { _ = try await remote.fetchChanges(in: .private("alice"), since: token, limit: 10) }
+        XCTAssertEqual(error?.code, .tokenExpired)
+        _ = try await remote.fetchChanges(in: .private("alice"), since: token, limit: 10)
+    }
+
+    func testConflictOnEverySaveNeverSettles() async throws {
+        let faults = EmbeddedRemoteFaults()
+        let remote = try await remote(faults: faults)
+        var record = try await create(remote, note("n"), ["title": .text("one")])
+        faults.conflictOnEverySave = true
+        for _ in 0..<3 {
+            let result = try await save(remote, note("n"), base: record.tag, ["title": .text("mine")])
+            guard case .conflict(_, let server?) = result else { return XCTFail("expected a conflict, got \(result)") }
+            XCTAssertNotEqual(server.tag, record.tag)
+            XCTAssertEqual(server.fields, ["title": .text("one")])
+            record = server
+        }
+        faults.conflictOnEverySave = false
+        guard case .saved = try await save(remote, note("n"), base: record.tag, ["title": .text("mine")]) else {
+            return XCTFail("expected a save once the fault is off")
+        }
+    }
+
+    func testFaultsFromTheEnvironment() async throws {
+        let faults = EmbeddedRemoteFaults(environment: [
+            EmbeddedRemoteFaults.environmentVariable: "fail=1, ratelimit=1,retry-after=0.25,expire=1,maxbatch=50,conflict-always=1,bogus=7,fail2,=3"
+        ])
+        XCTAssertEqual(faults.maxBatchRecords, 50)
+        XCTAssertTrue(faults.conflictOnEverySave)
+        let remote = try EmbeddedRemote(path: path, user: "alice", faults: faults)
+        let first = await cloudError { try await remote.prepare([self.notes]) }
+        XCTAssertEqual(first?.code, .transient)
+        let second = await cloudError { try await remote.prepare([self.notes]) }
+        XCTAssertEqual(second?.code, .rateLimited)
+        XCTAssertEqual(second?.retryAfter, 0.25)
+        try await remote.prepare([notes])
+        let token = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 10).token
+        let expired = await cloudError { _ = try await remote.fetchChanges(in: .private("alice"), since: token, limit: 10) }
+        XCTAssertEqual(expired?.code, .tokenExpired)
+
+        let none = EmbeddedRemoteFaults(environment: [:])
+        XCTAssertEqual(none.maxBatchRecords, 400)
+        XCTAssertFalse(none.conflictOnEverySave)
+        let junk = EmbeddedRemoteFaults(environment: [EmbeddedRemoteFaults.environmentVariable: "fail=x,maxbatch=-4,,="])
+        XCTAssertEqual(junk.maxBatchRecords, 400)
+    }
+
+    // MARK: - Push hints
+
+    func testPushHintWhenAnotherInstanceWrites() async throws {
+        let watching = try await remote("alice")
+        let writer = try await remote("bob")
+        let hints = watching.pushHints()
+        try await create(writer, note("n", owner: "bob"), [:])
+        let hinted = await yields(hints, within: 10)
+        XCTAssertTrue(hinted, "no push hint within 10 s after another instance wrote \(path)")
+    }
+
+    func testDroppedOrFinishedHintStreamsReleaseTheirWatch() async throws {
+        let remote = try await remote()
+        let before = inotifyDescriptors()
+        do {
+            let held = remote.pushHints()
+            XCTAssertEqual(inotifyDescriptors(), before + 1, "a hint stream watches with one inotify instance")
+            _ = held
+        }
+        for _ in 0..<5 { _ = remote.pushHints() }
+        let consumed = remote.pushHints()
+        let task = Task { for await _ in consumed {} }
+        task.cancel()
+        await task.value
+        // Cancelling the dispatch source closes the descriptor on the watcher's queue.
+        let deadline = Date().addingTimeInterval(10)
+        while inotifyDescriptors() > before, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        XCTAssertEqual(inotifyDescriptors(), before, "hint streams that ended still hold inotify descriptors")
+    }
+
+    private func inotifyDescriptors() -> Int {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return fds.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)"))?.contains("inotify") ?? false }.count
+    }
+
+    // MARK: - Bad remotes
+
+    func testMissingDirectoryIsABadRemote() {
+        let path = directory + "/nowhere/cloud.sqlite"
+        let error = openError(path)
+        XCTAssertEqual(error?.code, .badRemote)
+        XCTAssertEqual(error?.message, "no directory \(directory)/nowhere for the remote \(path)")
+    }
+
+    func testDirectoryIsABadRemote() throws {
+        let path = directory + "/adir"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        let error = openError(path)
+        XCTAssertEqual(error?.code, .badRemote)
+        XCTAssertTrue(error?.message.contains(path) ?? false, error?.message ?? "")
+        XCTAssertTrue(error?.message.contains("directory") ?? false, error?.message ?? "")
+    }
+
+    func testGarbageFileIsABadRemote() throws {
+        _ = FileManager.default.createFile(atPath: path, contents: Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 * 7) }))
+        let error = openError(path)
+        XCTAssertEqual(error?.code, .badRemote)
+        XCTAssertTrue(error?.message.contains(path) ?? false, error?.message ?? "")
+        XCTAssertTrue(error?.message.contains("not a SQLite database") ?? false, error?.message ?? "")
+        let tiny = directory + "/tiny.sqlite"
+        _ = FileManager.default.createFile(atPath: tiny, contents: Data("hi".utf8))
+        XCTAssertEqual(openError(tiny)?.code, .badRemote)
+    }
+
+    func testSQLiteDatabaseThatIsNotARemoteIsABadRemoteAndLeftAlone() throws {
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { try $0.execute(sql: "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT)") }
+        try queue.close()
+        let error = openError(path)
+        XCTAssertEqual(error?.code, .badRemote)
+        XCTAssertTrue(error?.message.contains(path) ?? false, error?.message ?? "")
+        XCTAssertTrue(error?.message.contains("not a GroupStore remote") ?? false, error?.message ?? "")
+        let mode = try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
+        XCTAssertEqual(mode, "delete", "the foreign database was switched to WAL")
+
+        let other = directory + "/other.sqlite"
+        let foreign = try DatabaseQueue(path: other)
+        try foreign.write { try $0.execute(sql: "CREATE TABLE meta (key TEXT, value TEXT); INSERT INTO meta VALUES ('kind', 'something else')") }
+        try foreign.close()
+        let metaError = openError(other)
+        XCTAssertEqual(metaError?.code, .badRemote)
+        XCTAssertTrue(metaError?.message.contains(other) ?? false, metaError?.message ?? "")
+    }
+
+    func testNewerFormatIsABadRemote() throws {
+        _ = try EmbeddedRemote.setup(path: path)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { try $0.execute(sql: "UPDATE meta SET value = '99' WHERE key = 'format'") }
+        try queue.close()
+        let error = openError(path)
+        XCTAssertEqual(error?.code, .badRemote)
+        XCTAssertTrue(error?.message.contains("format 99") ?? false, error?.message ?? "")
+    }
+
+    func testUnreadableFileIsABadRemote() throws {
+        try XCTSkipIf(getuid() == 0, "root reads any file")
+        _ = try EmbeddedRemote.setup(path: path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: path)
+        let error = openError(path)
+        XCTAssertEqual(error?.code, .badRemote)
+        XCTAssertTrue(error?.message.contains(path) ?? false, error?.message ?? "")
+        XCTAssertTrue(error?.message.contains("permission") ?? false, error?.message ?? "")
+    }
+
+    func testGarbageWrittenOverAnOpenRemoteFailsCleanly() async throws {
+        let remote = try await remote()
+        try await create(remote, note("a"), ["title": .text("a")])
+        try overwrite(path, with: (0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) })
+        let fetch = await cloudError { _ = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 10) }
+        XCTAssertEqual(fetch?.code, .badRemote)
+        XCTAssertTrue(fetch?.message.contains(path) ?? false, fetch?.message ?? "")
+        let modify = await cloudError { _ = try await remote.modify([.save(id: self.note("b"), baseTag: nil, fields: [:], editedAt: Date())]) }
+        XCTAssertEqual(modify?.code, .badRemote)
+        let assets = await cloudError { _ = try await remote.missingAssets(["x"]) }
+        XCTAssertEqual(assets?.code, .badRemote)
+        XCTAssertThrowsError(try remote.compactLog(keepingLast: 0))
+    }
+
+    func testRemoteReplacedByGarbageOrDeletedFailsCleanly() async throws {
+        let remote = try await remote()
+        try await create(remote, note("a"), [:])
+        // Replaced by garbage (a new file renamed over it).
+        let replacement = directory + "/replacement"
+        _ = FileManager.default.createFile(atPath: replacement, contents: Data((0..<8000).map { UInt8(truncatingIfNeeded: $0 &* 29) }))
+        XCTAssertEqual(rename(replacement, path), 0)
+        let replaced = await cloudError { _ = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 10) }
+        XCTAssertEqual(replaced?.code, .badRemote)
+        XCTAssertTrue(replaced?.message.contains(path) ?? false, replaced?.message ?? "")
+        // Garbage behind a valid SQLite header: SQLite may still serve pages
+        // from the old -wal; whatever happens, no crash and only CloudSyncErrors.
+        var bytes = EmbeddedRemoteFile.sqliteMagic
+        bytes += (0..<8000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        _ = FileManager.default.createFile(atPath: replacement, contents: Data(bytes))
+        XCTAssertEqual(rename(replacement, path), 0)
+        for _ in 0..<2 {
+            do {
+                _ = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 10)
+                _ = try await remote.modify([.save(id: note("b"), baseTag: nil, fields: [:], editedAt: Date())])
+            } catch {
+                XCTAssertTrue(error is CloudSyncError, "\(error)")
+            }
+        }
+        removeRemoteFiles()
+        let gone = await cloudError { _ = try await remote.modify([.save(id: self.note("b"), baseTag: nil, fields: [:], editedAt: Date())]) }
+        XCTAssertEqual(gone?.code, .badRemote)
+        XCTAssertTrue(gone?.message.contains(path) ?? false, gone?.message ?? "")
+    }
+
+    func testDamagedRowsAreABadRemoteNotACrash() async throws {
+        let remote = try await remote()
+        let a = try await create(remote, note("a"), [:])
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { try $0.execute(sql: "UPDATE records SET fields = 'not json', edited_at = 'soon'") }
+        try queue.close()
+        let fetch = await cloudError { _ = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 10) }
+        XCTAssertEqual(fetch?.code, .badRemote)
+        XCTAssertTrue(fetch?.message.contains(path) ?? false, fetch?.message ?? "")
+        let modify = await cloudError { _ = try await remote.modify([.save(id: self.note("a"), baseTag: a.tag, fields: [:], editedAt: Date())]) }
+        XCTAssertEqual(modify?.code, .badRemote)
+    }
+}
