@@ -83,6 +83,7 @@ let package = Package(
             name: "GroupStoreCLI",
             dependencies: [
                 "GroupStore",
+                "GroupStoreCloud",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -110,6 +111,7 @@ let package = Package(
             dependencies: [
                 "GroupStore",
                 "Subprocesses",
+                "GroupStoreCloud",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

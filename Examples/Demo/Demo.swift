@@ -11,18 +11,27 @@ import Subprocesses
 /// 1. The CDShare example: `counter` as "app" and as "extension".
 /// 2. A job queue: `job-producer` enqueues, `job-worker` claims and completes,
 ///    each reacting to the other's saves; the worker is stopped with SIGTERM.
+/// 3. Two hosts: two groups, each with its own `store.sqlite`, keep a table in
+///    sync through one embedded remote with `groupstore cloud run`; then a
+///    conflict made while the bridges are stopped, settled by `cloud sync`.
 @main
 struct Demo {
+    /// The sibling executables the demo runs.
+    static let siblings = ["counter", "job-worker", "job-producer", "groupstore"]
+
     static func main() {
+        Prerequisites.ensureBuilt(siblings)
         let group = makeGroupDirectory()
+        let temporary = (group as NSString).deletingLastPathComponent
         let keep = CommandLine.arguments.contains("--keep")
         let started = Date()
         say("GroupStore demo: processes sharing \(group)/store.sqlite and seeing each other's saves live.\n")
         var ok = true
         var children: [Subprocess] = []
+        var hosts = TwoHosts(directory: temporary)
         defer {
-            for child in children { child.stop() }
-            if !keep { try? FileManager.default.removeItem(atPath: group) }
+            for child in children + hosts.children { child.stop() }
+            if !keep { try? FileManager.default.removeItem(atPath: temporary) }
         }
         do {
             // 1. Counter pair.
@@ -61,14 +70,19 @@ struct Demo {
             }
             say("[worker] stopped cleanly on SIGTERM")
 
-            // Summary.
             let delays = children.flatMap(\.output).compactMap(delay(in:)).sorted()
             guard !delays.isEmpty else { throw DemoFailure("no save was delivered") }
+
+            // 3. Two hosts.
+            say("\n3. Two hosts: groups A and B, each with its own store.sqlite, sync table `note` through one remote, cloud.sqlite.")
+            let hostsReport = try hosts.run()
+
+            // Summary.
             say(
                 String(
-                    format:
-                        "\nSummary: %d saves delivered between processes; delay from commit to delivery median %.2f ms, p99 %.2f ms (%.1f s in all).",
-                    delays.count, percentile(delays, 0.5), percentile(delays, 0.99), Date().timeIntervalSince(started)))
+                    format: "\nSummary: %d saves delivered between processes; delay from commit to delivery median %.2f ms, p99 %.2f ms; ",
+                    delays.count, percentile(delays, 0.5), percentile(delays, 0.99))
+                    + "two hosts: \(hostsReport)" + String(format: " (%.1f s in all).", Date().timeIntervalSince(started)))
         } catch {
             say("demo failed: \(error)")
             ok = false
@@ -76,10 +90,11 @@ struct Demo {
         exit(ok ? 0 : 1)
     }
 
-    /// Starts a sibling example executable; its stdout is echoed with a label.
-    static func start(_ executable: String, _ arguments: [String], label: String) throws -> Subprocess {
+    /// Starts a sibling example executable; its stdout is echoed with a label
+    /// unless `echo` is false.
+    static func start(_ executable: String, _ arguments: [String], label: String, echo: Bool = true) throws -> Subprocess {
         try Subprocess(Subprocess.productsDirectory.appendingPathComponent(executable), arguments, name: label) { stream, line in
-            if stream == .output { say("[\(label)] \(line)") }
+            if echo && stream == .output { say("[\(label)] \(line)") }
         }
     }
 

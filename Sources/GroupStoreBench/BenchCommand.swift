@@ -25,7 +25,7 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(help: "Also write the figures as JSON to this file.") var json: String?
     @Flag(help: "Fewer samples (a smoke run, not for quoting).") var quick = false
-    @Option(help: "Only these sections (comma-separated: latency,polling,throughput,overhead,foreign,catchup,memory,bulk).")
+    @Option(help: "Only these sections (comma-separated: latency,polling,throughput,overhead,foreign,catchup,memory,bulk,cloud).")
     var only: String?
 
     func run() async throws {
@@ -58,6 +58,14 @@ struct RunCommand: AsyncParsableCommand {
         section("catchup") { try CatchUpScenario(bench: bench).run() }
         section("memory") { try MemoryScenario(bench: bench).run() }
         section("bulk") { try BulkScenario(bench: bench).run() }
+        if wanted?.contains("cloud") ?? true {
+            FileHandle.standardError.write(Data("bench: cloud…\n".utf8))
+            do {
+                rows += try await CloudScenario(bench: bench).run()
+            } catch {
+                rows.append(TableRow(section: "cloud", what: "FAILED: \(error)", unit: ""))
+            }
+        }
 
         print("GroupStore benchmark — \(Report.machine)\(quick ? " (quick run: few samples)" : "")\n")
         print(Report.table(rows))

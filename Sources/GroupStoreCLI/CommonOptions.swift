@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GroupStore
+import GroupStoreCloud
 import Logging
 
 /// Options every subcommand that joins a group takes.
@@ -42,6 +43,8 @@ func reportingFailure<T>(_ body: () async throws -> T) async throws -> T {
     do {
         return try await body()
     } catch let error as GroupStoreError {
+        throw CommandFailure(message: error.message)
+    } catch let error as CloudSyncError {
         throw CommandFailure(message: error.message)
     } catch let error as CommandFailure {
         throw error

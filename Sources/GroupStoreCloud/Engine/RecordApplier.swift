@@ -72,11 +72,9 @@ struct RecordApplier: Sendable {
                 return
             }
         }
+        // One statement: a constraint failure undoes it alone (SQLite's statement rollback), the transaction goes on.
         do {
-            try db.inSavepoint {
-                try codec.upsert(name, fields: record.fields, assets: assets, in: db)
-                return .commit
-            }
+            try codec.upsert(name, fields: record.fields, assets: assets, in: db)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             try park(db, table, name, "down", "waits: \(error.message ?? "constraint failed") in \(table.name)", record, &outcome)
             return
@@ -102,10 +100,7 @@ struct RecordApplier: Sendable {
             }
         }
         do {
-            try db.inSavepoint {
-                try codec.delete(name, in: db)
-                return .commit
-            }
+            try codec.delete(name, in: db)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             try park(db, table, name, "down", "delete waits: \(error.message ?? "constraint failed") in \(table.name)", nil, &outcome)
             return
@@ -143,6 +138,17 @@ struct RecordApplier: Sendable {
         _ table: MappedTable, _ name: String, server: CloudRecord?, deletedID: CloudRecordID? = nil, client: RowCodec.LocalRow?,
         state: SyncState.RecordState?, pending: SyncState.Pending?, assets: [String: [UInt8]], in db: Database, outcome: inout Outcome
     ) throws {
+        // Both sides already agree (an upload the remote took before this
+        // member died, sent again; or the same edit made on both sides): not a conflict.
+        if Self.same(client?.fields, server?.fields) && (client == nil) == (server == nil) {
+            if let server {
+                try SyncState.setRecord(db, entity: table.name, name: name, record: server)
+            } else {
+                try SyncState.removeRecord(db, entity: table.name, name: name)
+            }
+            try SyncState.clearPending(db, entity: table.name, name: name)
+            return
+        }
         let conflict = CloudConflict(
             table: table.name, recordName: name, server: server?.fields, client: client?.fields, ancestor: state?.ancestor,
             serverEditedAt: server?.editedAt, clientEditedAt: Self.editTime(pending, state))
@@ -151,9 +157,12 @@ struct RecordApplier: Sendable {
         var available = assets
         for (hash, bytes) in client?.assets ?? [:] { available[hash] = bytes }
         if !Self.same(result, client?.fields) || (result == nil) != (client == nil) {
-            try db.inSavepoint {
+            do {
                 if let result { try codec.upsert(name, fields: result, assets: available, in: db) } else { try codec.delete(name, in: db) }
-                return .commit
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                // The result cannot be written yet (its parent is missing, or children hold it): it waits, still pending.
+                try park(db, table, name, "down", "conflict result waits: \(error.message ?? "constraint failed") in \(table.name)", server, &outcome)
+                return
             }
         }
         if let server {

@@ -7,6 +7,33 @@ struct RowCodec: Sendable {
     let table: MappedTable
     /// Blobs of at least this many bytes travel as assets.
     let assetThreshold: Int
+    /// The statements' SQL, built once.
+    private let selectByKey: String
+    private let selectAll: String
+    private let deleteByKey: String
+    private let upsertAll: String
+
+    init(table: MappedTable, assetThreshold: Int) {
+        self.table = table
+        self.assetThreshold = assetThreshold
+        let fields = table.fieldColumns.map(quote).joined(separator: ", ")
+        let keys = table.keyColumns.map(quote).joined(separator: ", ")
+        let predicate = table.keyColumns.map { "\(quote($0)) = ?" }.joined(separator: " AND ")
+        selectByKey = "SELECT \(table.fieldColumns.isEmpty ? "1" : fields) FROM \(quote(table.name)) WHERE \(predicate)"
+        selectAll = "SELECT \(table.fieldColumns.isEmpty ? keys : keys + ", " + fields) FROM \(quote(table.name))"
+        deleteByKey = "DELETE FROM \(quote(table.name)) WHERE \(predicate)"
+        upsertAll = Self.upsertSQL(table, columns: table.fieldColumns)
+    }
+
+    private static func upsertSQL(_ table: MappedTable, columns: [String]) -> String {
+        let names = (table.keyColumns + columns).map(quote).joined(separator: ", ")
+        let marks = Array(repeating: "?", count: table.keyColumns.count + columns.count).joined(separator: ", ")
+        let conflict = table.keyColumns.map(quote).joined(separator: ", ")
+        let update =
+            columns.isEmpty
+            ? "DO NOTHING" : "DO UPDATE SET " + columns.map { "\(quote($0)) = excluded.\(quote($0))" }.joined(separator: ", ")
+        return "INSERT INTO \(quote(table.name)) (\(names)) VALUES (\(marks)) ON CONFLICT (\(conflict)) \(update)"
+    }
 
     /// A row's fields, and the bytes of its assets by hash.
     struct LocalRow: Sendable {
@@ -14,15 +41,11 @@ struct RowCodec: Sendable {
         var assets: [String: [UInt8]]
     }
 
-    private var fieldList: String { table.fieldColumns.map(quote).joined(separator: ", ") }
-    private var keyPredicate: String { table.keyColumns.map { "\(quote($0)) = ?" }.joined(separator: " AND ") }
-
     /// The row named `name`, or `nil` if there is none.
     func read(_ name: String, in db: Database) throws -> LocalRow? {
         guard let key = RecordName.keyValues(of: name, shape: table.key) else { return nil }
-        let select = table.fieldColumns.isEmpty ? "1" : fieldList
         guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT \(select) FROM \(quote(table.name)) WHERE \(keyPredicate)"),
+            db.cachedStatement(sql: selectByKey),
             arguments: StatementArguments(key.map(\.databaseValue)))
         else { return nil }
         return decode(row, offset: 0)
@@ -30,10 +53,8 @@ struct RowCodec: Sendable {
 
     /// Every row, by record name (rows whose key names no record are left out).
     func readAll(in db: Database) throws -> [String: LocalRow] {
-        let keys = table.keyColumns.map(quote).joined(separator: ", ")
-        let select = table.fieldColumns.isEmpty ? keys : keys + ", " + fieldList
         var rows: [String: LocalRow] = [:]
-        let cursor = try Row.fetchCursor(db, sql: "SELECT \(select) FROM \(quote(table.name))")
+        let cursor = try Row.fetchCursor(db, sql: selectAll)
         while let row = try cursor.next() {
             guard let name = RecordName.name(of: keyValue(row), shape: table.key) else { continue }
             rows[name] = decode(row, offset: table.keyColumns.count)
@@ -90,20 +111,14 @@ struct RowCodec: Sendable {
         for column in columns {
             arguments.append(try databaseValue(fields[column]!, column: column, assets: assets))
         }
-        let names = (table.keyColumns + columns).map(quote).joined(separator: ", ")
-        let marks = Array(repeating: "?", count: table.keyColumns.count + columns.count).joined(separator: ", ")
-        let conflict = table.keyColumns.map(quote).joined(separator: ", ")
-        let update =
-            columns.isEmpty
-            ? "DO NOTHING" : "DO UPDATE SET " + columns.map { "\(quote($0)) = excluded.\(quote($0))" }.joined(separator: ", ")
-        try db.cachedStatement(sql: "INSERT INTO \(quote(table.name)) (\(names)) VALUES (\(marks)) ON CONFLICT (\(conflict)) \(update)")
-            .execute(arguments: StatementArguments(arguments))
+        let sql = columns.count == table.fieldColumns.count ? upsertAll : Self.upsertSQL(table, columns: columns)
+        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
     }
 
     /// Deletes the row named `name`, if there is one.
     func delete(_ name: String, in db: Database) throws {
         guard let key = RecordName.keyValues(of: name, shape: table.key) else { return }
-        try db.cachedStatement(sql: "DELETE FROM \(quote(table.name)) WHERE \(keyPredicate)")
+        try db.cachedStatement(sql: deleteByKey)
             .execute(arguments: StatementArguments(key.map(\.databaseValue)))
     }
 

@@ -28,7 +28,13 @@ public enum CloudValue: Hashable, Sendable, Codable, CustomStringConvertible {
         }
         switch tag {
         case .i: self = .integer(try container.decode(Int64.self, forKey: .i))
-        case .r: self = .real(try container.decode(Double.self, forKey: .r))
+        case .r:
+            // Infinities (SQLite stores them) travel as strings: JSON has no number for them.
+            if let text = try? container.decode(String.self, forKey: .r), let value = Double(text), value.isInfinite {
+                self = .real(value)
+            } else {
+                self = .real(try container.decode(Double.self, forKey: .r))
+            }
         case .t: self = .text(try container.decode(String.self, forKey: .t))
         case .b:
             guard let data = Data(base64Encoded: try container.decode(String.self, forKey: .b)) else {
@@ -49,7 +55,8 @@ public enum CloudValue: Hashable, Sendable, Codable, CustomStringConvertible {
         switch self {
         case .null: break
         case .integer(let value): try container.encode(value, forKey: .i)
-        case .real(let value): try container.encode(value, forKey: .r)
+        case .real(let value):
+            if value.isInfinite { try container.encode(value > 0 ? "inf" : "-inf", forKey: .r) } else { try container.encode(value, forKey: .r) }
         case .text(let value): try container.encode(value, forKey: .t)
         case .bytes(let value): try container.encode(Data(value).base64EncodedString(), forKey: .b)
         case .asset(let value): try container.encode(value, forKey: .a)
@@ -102,20 +109,3 @@ public struct CloudAsset: Hashable, Sendable, Codable {
 
 /// A record's fields by column name.
 public typealias CloudFields = [String: CloudValue]
-
-enum CloudFieldsJSON {
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }()
-
-    static func encode(_ fields: CloudFields) -> String {
-        // Encoding plain values cannot fail.
-        String(decoding: (try? encoder.encode(fields)) ?? Data("{}".utf8), as: UTF8.self)
-    }
-
-    static func decode(_ text: String) throws -> CloudFields {
-        try JSONDecoder().decode(CloudFields.self, from: Data(text.utf8))
-    }
-}

@@ -1,0 +1,67 @@
+import Foundation
+import Subprocesses
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The executables the demo spawns must be built next to it: `swift run
+/// groupstore-demo` builds the demo alone. Missing ones are built when the
+/// current directory is the package; otherwise the demo says what to run.
+enum Prerequisites {
+    static func ensureBuilt(_ names: [String]) {
+        let directory = Subprocess.productsDirectory
+        func missing() -> [String] {
+            names.filter { !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent($0).path) }
+        }
+        var absent = missing()
+        guard !absent.isEmpty else { return }
+        // `.build/release` (a link to `.build/<triple>/release`) or `.build/release` itself.
+        let products = directory.resolvingSymlinksInPath()
+        let configuration = products.lastPathComponent == "debug" ? "debug" : "release"
+        let advice =
+            configuration == "debug"
+            ? "swift build && swift run groupstore-demo"
+            : "swift build -c release && swift run -c release groupstore-demo"
+        func fail(_ problem: String) -> Never {
+            let sentence = "groupstore-demo: \(problem); build everything first, from the package's directory: \(advice)\n"
+            FileHandle.standardError.write(Data(sentence.utf8))
+            exit(1)
+        }
+        func list(_ names: [String]) -> String {
+            names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " and " + names.last!
+        }
+        let current = FileManager.default.currentDirectoryPath
+        guard ["debug", "release"].contains(products.lastPathComponent),
+            FileManager.default.fileExists(atPath: current + "/Package.swift")
+        else {
+            fail("it runs \(list(absent)), not built next to it in \(directory.path)")
+        }
+        var scratch = products.deletingLastPathComponent()
+        if scratch.lastPathComponent.contains("-") { scratch = scratch.deletingLastPathComponent() }  // a target triple
+        var arguments = ["swift", "build", "-c", configuration]
+        if scratch.standardizedFileURL.path != URL(fileURLWithPath: current + "/.build").standardizedFileURL.path {
+            arguments += ["--scratch-path", scratch.path]
+        }
+        for name in absent {
+            let command = arguments + ["--product", name]
+            say("The demo runs \(name), which is not built yet: building it (\(command.joined(separator: " "))).")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = command
+            do {
+                try process.run()
+                process.waitUntilExit()
+            } catch {
+                fail("cannot run swift build to build \(name) (\(error))")
+            }
+            guard process.terminationStatus == 0 else {
+                fail("building \(name) failed")
+            }
+        }
+        absent = missing()
+        if !absent.isEmpty {
+            fail("\(list(absent)) still not built next to it in \(directory.path)")
+        }
+    }
+}

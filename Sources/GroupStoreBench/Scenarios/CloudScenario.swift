@@ -1,0 +1,169 @@
+import Foundation
+import GRDB
+import GroupStore
+import GroupStoreCloud
+import Logging
+
+/// Section 9: the cloud bridge through the embedded remote, in one process
+/// (two groups, each with a running bridge, sharing one remote file on disk):
+/// commit in group A → did-save in group B, beside the same commit's
+/// did-save inside group A; an initial sync of 100,000 records up and down;
+/// the sustained upload rate of a busy writer.
+struct CloudScenario {
+    let bench: Bench
+    static let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, n INTEGER, body TEXT)"
+
+    func run() async throws -> [TableRow] {
+        let section = "9. cloud bridge (embedded remote, disk)"
+        let root = try bench.directory("cloud", on: .disk)
+        var rows = try await latency(root: root, section: section)
+        rows += try await initialSync(root: root, section: section)
+        rows += try await uploadRate(root: root, section: section)
+        return rows
+    }
+
+    private func open(_ directory: String, _ member: String) async throws -> GroupStore {
+        var configuration = GroupConfiguration(directory: directory, member: try MemberName(member), logger: Logger(label: "bench"))
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("schema") { db in try db.execute(sql: Self.schema) }
+        configuration.migrator = migrator
+        configuration.pruneInterval = nil
+        return try await GroupStore.open(configuration)
+    }
+
+    private func bridge(_ directory: String, remote: String) throws -> CloudSync {
+        var configuration = CloudSyncConfiguration(
+            group: directory, remote: try EmbeddedRemote(path: remote, user: "bench"), logger: Logger(label: "bench"))
+        configuration.privateTables = ["note"]
+        return CloudSync(configuration)
+    }
+
+    /// Runs `sync` until cancelled; returns once it finished its first sync.
+    private func start(_ sync: CloudSync) async throws -> Task<Void, any Error> {
+        let events = sync.events()
+        let task = Task { try await sync.run() }
+        for await event in events {
+            if case .finished(let summary) = event {
+                if let error = summary.error { throw BenchFailure("bridge failed: \(error)") }
+                break
+            }
+        }
+        return task
+    }
+
+    private func latency(root: String, section: String) async throws -> [TableRow] {
+        let remote = root + "/latency-cloud.sqlite"
+        let writer = try await open(root + "/a", "writer")
+        let peer = try await open(root + "/a", "peer")
+        let reader = try await open(root + "/b", "reader")
+        defer {
+            writer.close()
+            peer.close()
+            reader.close()
+        }
+        let peerSaves = peer.saves()
+        let readerSaves = reader.saves()
+        try peer.start()
+        try reader.start()
+        let bridgeA = try await start(try bridge(root + "/a", remote: remote))
+        let bridgeB = try await start(try bridge(root + "/b", remote: remote))
+        defer {
+            bridgeA.cancel()
+            bridgeB.cancel()
+        }
+        var peerIterator = peerSaves.makeAsyncIterator()
+        var readerIterator = readerSaves.makeAsyncIterator()
+        var local: [Double] = []
+        var remoteTimes: [Double] = []
+        let samples = bench.quick ? 50 : 400
+        for index in 0..<(samples + 10) {
+            let key = "k\(index)"
+            let started = monotonicSeconds()
+            try await writer.write { db in try db.execute(sql: "INSERT INTO note VALUES (?, ?, 'x')", arguments: [key, index]) }
+            var sawLocal = false
+            var sawRemote = false
+            while !(sawLocal && sawRemote) {
+                // Both streams are awaited in turn; each records the time its save arrived.
+                if !sawLocal, let save = await peerIterator.next(), save.change(of: "note")?.inserted.contains(.text(key)) == true {
+                    sawLocal = true
+                    if index >= 10 { local.append((monotonicSeconds() - started) * 1e6) }
+                }
+                if !sawRemote {
+                    guard let save = await readerIterator.next() else { throw BenchFailure("group B's stream ended") }
+                    if save.author == "cloud", save.change(of: "note")?.inserted.contains(.text(key)) == true {
+                        sawRemote = true
+                        if index >= 10 { remoteTimes.append((monotonicSeconds() - started) * 1e6) }
+                    }
+                }
+            }
+        }
+        let inGroup = Distribution(local)
+        let across = Distribution(remoteTimes)
+        return [
+            TableRow(
+                section: section, what: "commit in group A → did-save in group B (through the remote)", unit: "µs", distribution: across,
+                reference: String(format: "in group A: %.0f / p99 %.0f µs", inGroup.median, inGroup.p99), ratio: across.median / inGroup.median,
+                target: "p50 ≤ 2000 µs")
+        ]
+    }
+
+    private func initialSync(root: String, section: String) async throws -> [TableRow] {
+        let count = bench.quick ? 10_000 : 100_000
+        let remote = root + "/initial-cloud.sqlite"
+        let source = try await open(root + "/initial-a", "writer")
+        try await source.write { db in
+            let statement = try db.makeStatement(sql: "INSERT INTO note VALUES (?, ?, ?)")
+            for index in 0..<count { try statement.execute(arguments: ["r\(index)", index, "body of record \(index)"]) }
+        }
+        await source.close()
+        let target = try await open(root + "/initial-b", "reader")
+        await target.close()
+        var started = monotonicSeconds()
+        let up = try await bridge(root + "/initial-a", remote: remote).syncOnce()
+        let upSeconds = monotonicSeconds() - started
+        started = monotonicSeconds()
+        let down = try await bridge(root + "/initial-b", remote: remote).syncOnce()
+        let downSeconds = monotonicSeconds() - started
+        guard up.uploaded == count, down.fetched == count else {
+            throw BenchFailure("initial sync moved \(up.uploaded) up / \(down.fetched) down of \(count): \(up.error ?? down.error ?? "")")
+        }
+        return [
+            TableRow(section: section, what: "initial sync of \(count) records: upload (group A)", unit: "s", value: upSeconds, target: "≤ 10 s"),
+            TableRow(section: section, what: "initial sync of \(count) records: download (group B)", unit: "s", value: downSeconds, target: "≤ 10 s"),
+        ]
+    }
+
+    private func uploadRate(root: String, section: String) async throws -> [TableRow] {
+        let remote = root + "/rate-cloud.sqlite"
+        let writer = try await open(root + "/rate-a", "writer")
+        defer { writer.close() }
+        let sync = try bridge(root + "/rate-a", remote: remote)
+        let events = sync.events()
+        let task = try await start(sync)
+        defer { task.cancel() }
+        let seconds = bench.quick ? 2.0 : 5.0
+        let started = monotonicSeconds()
+        var written = 0
+        while monotonicSeconds() - started < seconds {
+            let n = written
+            try await writer.write { db in try db.execute(sql: "INSERT INTO note VALUES (?, ?, 'x')", arguments: ["w\(n)", n]) }
+            written += 1
+        }
+        let writeRate = Double(written) / (monotonicSeconds() - started)
+        // Until everything written is acknowledged by the remote.
+        var uploaded = 0
+        for await event in events {
+            if case .finished(let summary) = event, summary.error == nil, summary.pending == 0 {
+                let status = try CloudSyncStatus.read(group: root + "/rate-a")
+                if status.pending == 0 { break }
+            }
+            if case .uploaded(let count) = event { uploaded += count }
+        }
+        let rate = Double(written) / (monotonicSeconds() - started)
+        return [
+            TableRow(
+                section: section, what: "sustained upload, 1-row commits as fast as one writer goes", unit: "records/s", value: rate,
+                reference: String(format: "writer alone: %.0f commits/s", writeRate), ratio: rate / writeRate)
+        ]
+    }
+}

@@ -1,0 +1,134 @@
+import ArgumentParser
+import Foundation
+import GroupStore
+import GroupStoreCloud
+import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The options `cloud sync` and `cloud run` share: which group, which
+/// remote, which tables, as whom, and how conflicts are settled.
+struct CloudOptions: ParsableArguments {
+    /// Absolute and normalised (see ``GroupPath``).
+    @Option(name: .long, help: GroupPath.help, transform: GroupPath.absolute)
+    var group: String
+
+    @Option(name: .long, help: RemoteArgument.help)
+    var remote: String
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Private tables to sync (comma-separated): only their owner (--user) sees them.", valueName: "A,B"))
+    var tables: String = ""
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Public tables to sync (comma-separated): every user reads them, each row is written by its creator.", valueName: "C"))
+    var publicTables: String = ""
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The account on an embedded remote (default: the Unix user running this).", valueName: "name"))
+    var user: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "How a conflict is settled: \(CloudConflictPolicy.names.joined(separator: ", ")).",
+            valueName: "policy"))
+    var policy: String = "server-wins"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Blob columns always stored as assets (comma-separated table.column).", valueName: "table.column,…"))
+    var assetColumns: String?
+
+    @Option(name: .long, help: "Log level on stderr: trace, debug, info, notice, warning, error.")
+    var logLevel: Logger.Level?
+
+    /// The configuration, with logging bootstrapped once and the remote
+    /// opened (an embedded remote's file is created if missing). Blocking.
+    func configuration() throws -> CloudSyncConfiguration {
+        let privateTables = Self.list(tables)
+        let publicTables = Self.list(publicTables)
+        guard !privateTables.isEmpty || !publicTables.isEmpty else {
+            throw CommandFailure(message: "no tables to sync: give --tables A,B (private) or --public-tables C (public), or both")
+        }
+        guard let policy = CloudConflictPolicy(name: policy) else {
+            throw CommandFailure(
+                message: "unknown --policy '\(self.policy)': use one of \(CloudConflictPolicy.names.joined(separator: ", "))")
+        }
+        let assets = try Self.assetColumns(assetColumns, synced: privateTables + publicTables)
+        let remote = try RemoteArgument(self.remote)
+        if case .postgres(let display) = remote { throw RemoteArgument.postgresUnavailable(display) }
+        try Self.checkGroup(group)
+        let user = try self.user ?? Self.unixUser()
+        LogSetup.bootstrap(level: logLevel ?? .warning)
+        let logger = Logger(label: "groupstore.cloud")
+        var configuration = CloudSyncConfiguration(group: group, remote: try remote.open(user: user, logger: logger), logger: logger)
+        configuration.privateTables = privateTables
+        configuration.publicTables = publicTables
+        configuration.policy = policy
+        configuration.assetColumns = assets
+        return configuration
+    }
+
+    /// The remote as given, for messages.
+    var remoteDisplay: String {
+        (try? RemoteArgument(remote).display) ?? remote
+    }
+
+    /// `A, B,,C` → `["A", "B", "C"]`.
+    static func list(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// `note.body,photo.data` → `["note": ["body"], "photo": ["data"]]`;
+    /// each table must be one of those synced.
+    static func assetColumns(_ text: String?, synced: [String]) throws -> [String: Set<String>] {
+        guard let text else { return [:] }
+        var columns: [String: Set<String>] = [:]
+        for item in list(text) {
+            let parts = item.split(separator: ".", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+                throw CommandFailure(message: "--asset-columns takes table.column items separated by commas; '\(item)' is not one")
+            }
+            guard let table = synced.first(where: { $0.lowercased() == parts[0].lowercased() }) else {
+                throw CommandFailure(
+                    message: "--asset-columns names \(item), but table \(parts[0]) is not synced (give it in --tables or --public-tables)")
+            }
+            columns[table, default: []].insert(parts[1])
+        }
+        return columns
+    }
+
+    /// A group to sync must exist, with its database: the synced tables are
+    /// read from it (opening it would otherwise create an empty group at a
+    /// mistyped path).
+    static func checkGroup(_ group: String) throws {
+        var info = stat()
+        guard stat(group, &info) == 0 else {
+            let reason = errno == ENOENT ? "no such directory" : String(cString: strerror(errno))
+            throw CommandFailure(
+                message: "no group at \(group) (\(reason)): create it and its tables first, e.g. with groupstore exec --group \(group)")
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw CommandFailure(message: "\(group) is not a directory, so it is not a group")
+        }
+        guard access(group + "/store.sqlite", F_OK) == 0 else {
+            throw CommandFailure(
+                message: "no group at \(group) (no store.sqlite in it): create it and its tables first, e.g. with groupstore exec --group \(group)")
+        }
+    }
+
+    /// The name of the Unix user this process runs as.
+    static func unixUser() throws -> String {
+        let uid = geteuid()
+        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name, name.pointee != 0 else {
+            throw CommandFailure(message: "cannot tell the name of Unix user \(uid): give the account with --user NAME")
+        }
+        return String(cString: name)
+    }
+}

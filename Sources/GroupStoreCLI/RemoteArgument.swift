@@ -1,0 +1,91 @@
+import ArgumentParser
+import Foundation
+import GroupStoreCloud
+import Logging
+
+/// The `--remote REMOTE` argument: an embedded remote's file, or a
+/// PostgreSQL URL (not available in this build yet).
+enum RemoteArgument {
+    static let help = ArgumentHelp(
+        "The remote: a file path (an embedded remote, created if missing; its directory must exist) or a postgres:// URL.",
+        valueName: "remote")
+
+    case embedded(path: String)
+    case postgres(display: String)
+
+    init(_ text: String) throws {
+        guard !text.isEmpty else { throw CommandFailure(message: "--remote must not be empty: give a file path or a postgres:// URL") }
+        let lowered = text.lowercased()
+        if lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") {
+            self = .postgres(display: Self.withoutPassword(text))
+        } else if let colon = text.range(of: "://") {
+            let scheme = text[..<colon.lowerBound]
+            throw CommandFailure(
+                message: "unknown remote \(Self.withoutPassword(text)): \(scheme):// is not a remote; "
+                    + "give a file path (an embedded remote) or a postgres:// URL")
+        } else {
+            self = .embedded(path: text)
+        }
+    }
+
+    /// Names the remote in messages.
+    var display: String {
+        switch self {
+        case .embedded(let path): return path
+        case .postgres(let display): return display
+        }
+    }
+
+    /// The remote, opened as `user` (an embedded remote's file is created if
+    /// missing). Blocking: call it off the concurrency pool.
+    func open(user: String, logger: Logger) throws -> any CloudDatabase {
+        switch self {
+        case .embedded(let path):
+            return try EmbeddedRemote(
+                path: path, user: user, faults: EmbeddedRemoteFaults(environment: ProcessInfo.processInfo.environment),
+                logger: logger)
+        case .postgres(let display):
+            throw Self.postgresUnavailable(display)
+        }
+    }
+
+    /// Creates or upgrades the remote; one line saying what it is now.
+    func setup() throws -> String {
+        switch self {
+        case .embedded(let path): return try EmbeddedRemote.setup(path: path)
+        case .postgres(let display): throw Self.postgresUnavailable(display)
+        }
+    }
+
+    static func postgresUnavailable(_ display: String) -> CommandFailure {
+        CommandFailure(message: "PostgreSQL remotes are not available in this build yet (\(display))")
+    }
+
+    /// `url` with any password left out: from the user information
+    /// (`user:secret@host`) and from a `password=` query parameter.
+    static func withoutPassword(_ url: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return url }
+        let head = url[..<schemeEnd.upperBound]
+        var rest = Substring(url[schemeEnd.upperBound...])
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        var authority = String(rest[..<authorityEnd])
+        rest = rest[authorityEnd...]
+        if let at = authority.lastIndex(of: "@") {
+            let userInfo = authority[..<at]
+            let user = userInfo.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            authority = String(user) + authority[at...]
+        }
+        var tail = String(rest)
+        if let question = tail.firstIndex(of: "?") {
+            let path = tail[..<question]
+            let afterQuestion = tail[tail.index(after: question)...]
+            let fragmentStart = afterQuestion.firstIndex(of: "#") ?? afterQuestion.endIndex
+            let query = afterQuestion[..<fragmentStart]
+                .split(separator: "&")
+                .filter { !$0.lowercased().hasPrefix("password=") }
+                .joined(separator: "&")
+            tail = path + (query.isEmpty ? "" : "?" + query) + afterQuestion[fragmentStart...]
+        }
+        return head + authority + tail
+    }
+}
