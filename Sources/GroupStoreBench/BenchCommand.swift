@@ -25,7 +25,7 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(help: "Also write the figures as JSON to this file.") var json: String?
     @Flag(help: "Fewer samples (a smoke run, not for quoting).") var quick = false
-    @Option(help: "Only these sections (comma-separated: latency,polling,throughput,overhead,foreign,catchup,memory,bulk,cloud).")
+    @Option(help: "Only these sections (comma-separated: latency,polling,throughput,overhead,foreign,catchup,memory,bulk,cloud; or one part of cloud: cloud-latency, cloud-initial, cloud-rate).")
     var only: String?
 
     func run() async throws {
@@ -58,10 +58,11 @@ struct RunCommand: AsyncParsableCommand {
         section("catchup") { try CatchUpScenario(bench: bench).run() }
         section("memory") { try MemoryScenario(bench: bench).run() }
         section("bulk") { try BulkScenario(bench: bench).run() }
-        if wanted?.contains("cloud") ?? true {
+        let cloudParts = CloudScenario.parts.filter { wanted == nil || wanted!.contains("cloud") || wanted!.contains("cloud-" + $0) }
+        if !cloudParts.isEmpty {
             FileHandle.standardError.write(Data("bench: cloud…\n".utf8))
             do {
-                rows += try await CloudScenario(bench: bench).run()
+                rows += try await CloudScenario(bench: bench).run(parts: Set(cloudParts))
             } catch {
                 rows.append(TableRow(section: "cloud", what: "FAILED: \(error)", unit: ""))
             }

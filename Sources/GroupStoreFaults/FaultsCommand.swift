@@ -8,6 +8,7 @@ import Subprocesses
 ///     swift build && .build/debug/groupstore-faults            # the long form (release checks)
 ///     swift build && .build/debug/groupstore-faults --ci       # the bounded form CI runs
 ///     .build/debug/groupstore-faults --only soak --soak 1800   # the 30-minute soak
+///     .build/debug/groupstore-faults --only cloud              # the cloud bridge: 100 kill trials, 60 s convergence
 @main
 struct FaultsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -17,17 +18,23 @@ struct FaultsCommand: ParsableCommand {
     @Flag(help: "The bounded form for CI (a few minutes).") var ci = false
     @Option(help: "Crash trials (default 500; 50 with --ci).") var trials: Int?
     @Option(help: "Soak duration in seconds (0: no soak).") var soak = 0
-    @Option(help: "Only these sections (comma-separated: capture,crash,overload,garbage,hostile,access,soak).") var only: String?
+    @Option(help: "Only these sections (comma-separated: capture,crash,overload,garbage,hostile,access,cloud,soak).") var only: String?
+    @Option(help: "Leave out these sections (comma-separated).") var skip: String?
     @Option(help: "Transactions of random SQL in the capture trial (default 5,000; 700 with --ci).") var steps: Int?
     @Option(help: "Seed of the capture trial's random SQL.") var seed: UInt64 = 0x6361_7074_7572_65
+    @Option(help: "Cloud kill trials (default 100; 10 with --ci).") var cloudTrials: Int?
+    @Option(help: "Seconds the three groups of each cloud convergence trial write (default 60; 30 with --ci).") var cloudSeconds: Int?
+    @Option(help: "Conflict policies of the cloud convergence trials (default server-wins,field-merge).") var cloudPolicies = "server-wins,field-merge"
+    @Option(help: "Seed of the cloud section (default: from the clock; printed). Kill trial i uses seed + i.") var cloudSeed: UInt64?
     @Option(help: "Also write the table as JSON to this file.") var json: String?
 
     func run() throws {
         let suite = FaultSuite()
         defer { suite.cleanUp() }
         let wanted = only.map { Set($0.split(separator: ",").map(String.init)) }
+        let unwanted = Set((skip ?? "").split(separator: ",").map(String.init))
         func section(_ name: String, _ body: () throws -> [Outcome]) {
-            guard wanted?.contains(name) ?? (name != "soak" || soak > 0) else { return }
+            guard wanted?.contains(name) ?? (name != "soak" || soak > 0), !unwanted.contains(name) else { return }
             let started = Date()
             FileHandle.standardError.write(Data("faults: \(name)…\n".utf8))
             do {
@@ -46,6 +53,20 @@ struct FaultsCommand: ParsableCommand {
         section("access") {
             var trial = AccessTrial(suite: suite)
             return try trial.run()
+        }
+        section("cloud") {
+            let seed = cloudSeed ?? UInt64(Date().timeIntervalSince1970 * 1000)
+            FileHandle.standardError.write(Data("faults: cloud seed \(seed)\n".utf8))
+            var outcomes = try CloudKillTrial(suite: suite).run(trials: cloudTrials ?? (ci ? 10 : 100), seed: seed)
+            for policy in cloudPolicies.split(separator: ",").map(String.init) {
+                do {
+                    outcomes += try CloudConvergenceTrial(suite: suite).run(seconds: cloudSeconds ?? (ci ? 30 : 60), policy: policy, seed: seed)
+                } catch {
+                    outcomes.append(
+                        Outcome(fault: "cloud: 3 groups converging, policy \(policy)", trials: 1, passed: false, figures: "seed \(seed): \(error)"))
+                }
+            }
+            return outcomes
         }
         section("soak") { try SoakTrial(suite: suite).run(seconds: max(soak, 60)) }
 

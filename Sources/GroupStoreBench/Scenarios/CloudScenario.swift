@@ -13,12 +13,15 @@ struct CloudScenario {
     let bench: Bench
     static let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, n INTEGER, body TEXT)"
 
-    func run() async throws -> [TableRow] {
+    static let parts = ["latency", "initial", "rate"]
+
+    func run(parts: Set<String>) async throws -> [TableRow] {
         let section = "9. cloud bridge (embedded remote, disk)"
         let root = try bench.directory("cloud", on: .disk)
-        var rows = try await latency(root: root, section: section)
-        rows += try await initialSync(root: root, section: section)
-        rows += try await uploadRate(root: root, section: section)
+        var rows: [TableRow] = []
+        if parts.contains("latency") { rows += try await latency(root: root, section: section) }
+        if parts.contains("initial") { rows += try await initialSync(root: root, section: section) }
+        if parts.contains("rate") { rows += try await uploadRate(root: root, section: section) }
         return rows
     }
 

@@ -122,7 +122,7 @@ public final class EmbeddedRemoteFaults: Sendable {
         switch due {
         case .none: return
         case .fail:
-            throw CloudSyncError(.transient, "the remote \(remote) failed \(operation) (injected fault)")
+            throw CloudSyncError(.transient, "the remote \(remote) failed to \(operation) (injected fault)")
         case .rateLimit(let delay):
             throw CloudSyncError(.rateLimited, "the remote \(remote) asks to retry \(operation) in \(delay) s (injected fault)", retryAfter: delay)
         }

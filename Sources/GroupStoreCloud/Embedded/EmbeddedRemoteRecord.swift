@@ -57,8 +57,7 @@ struct EmbeddedRemoteRecord: Sendable {
     /// The row of `id`, record or tombstone, if any.
     static func fetch(_ db: Database, _ id: CloudRecordID, display: String) throws -> EmbeddedRemoteRecord? {
         let row = try Row.fetchOne(
-            db,
-            sql: "SELECT \(columns) FROM records WHERE zone = ? AND type = ? AND name = ?",
+            db.cachedStatement(sql: "SELECT \(columns) FROM records WHERE zone = ? AND type = ? AND name = ?"),
             arguments: [id.zone.description, id.type, id.name]
         )
         return try row.map { try EmbeddedRemoteRecord(row: $0, display: display) }
@@ -66,7 +65,7 @@ struct EmbeddedRemoteRecord: Sendable {
 
     /// Writes this row (insert or replace).
     func store(_ db: Database) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO records (zone, type, name, owner, tag, fields, edited_at, edited_by, deleted, seq)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -74,7 +73,8 @@ struct EmbeddedRemoteRecord: Sendable {
                     owner = excluded.owner, tag = excluded.tag, fields = excluded.fields,
                     edited_at = excluded.edited_at, edited_by = excluded.edited_by,
                     deleted = excluded.deleted, seq = excluded.seq
-                """,
+                """
+        ).execute(
             arguments: [
                 record.id.zone.description, record.id.type, record.id.name, record.owner, record.tag,
                 CloudFieldsJSON.encode(deleted ? [:] : record.fields),
@@ -85,10 +85,8 @@ struct EmbeddedRemoteRecord: Sendable {
 
     /// Appends `id` to the change log: the new change's position.
     static func logChange(_ db: Database, _ id: CloudRecordID) throws -> Int64 {
-        try db.execute(
-            sql: "INSERT INTO change_log (zone, type, name) VALUES (?, ?, ?)",
-            arguments: [id.zone.description, id.type, id.name]
-        )
+        try db.cachedStatement(sql: "INSERT INTO change_log (zone, type, name) VALUES (?, ?, ?)")
+            .execute(arguments: [id.zone.description, id.type, id.name])
         return db.lastInsertedRowID
     }
 

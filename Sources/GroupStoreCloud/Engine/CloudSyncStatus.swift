@@ -47,7 +47,7 @@ public struct CloudSyncStatus: Sendable, Codable, Hashable {
                 status.parked = counts.parked
                 status.conflicts = counts.conflicts
                 status.account = String.fromDatabaseValue(try SyncState.value(db, "account"))
-                status.lastSync = counts.lastSync.flatMap { try? JSONDecoder().decode(CloudSyncSummary.self, from: Data($0.utf8)) }
+                status.lastSync = counts.lastSync.flatMap { SyncState.decode(CloudSyncSummary.self, json: $0) }
                 status.parkedRecords = try Row.fetchAll(
                     db, sql: "SELECT entity, name, direction, reason FROM \(SyncState.parked) ORDER BY parked_at LIMIT 100"
                 ).map { Parked(table: $0[0], record: $0[1], direction: $0[2], reason: $0[3]) }

@@ -22,6 +22,8 @@ struct RecordApplier: Sendable {
         var written: Set<RecordKey> = []
         /// A conflict needs the server's version fetched (with its assets) to be settled.
         var refetch = false
+        /// Records are parked as orphans (so an applied one may have been one).
+        var mayHaveOrphans = true
     }
 
     struct RecordKey: Hashable, Sendable {
@@ -29,8 +31,19 @@ struct RecordApplier: Sendable {
         var name: String
     }
 
+    /// Tables by exact name (how records and saves name them), then ignoring ASCII case.
+    private let byName: [String: MappedTable]
+
+    init(tables: [MappedTable], codecs: [String: RowCodec], policy: CloudConflictPolicy, triggered: Set<String>) {
+        self.tables = tables
+        self.codecs = codecs
+        self.policy = policy
+        self.triggered = triggered
+        byName = Dictionary(tables.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
     func table(named name: String) -> MappedTable? {
-        tables.first { $0.name.lowercased() == name.lowercased() }
+        byName[name] ?? tables.first { $0.name.lowercased() == name.lowercased() }
     }
 
     func codec(_ table: MappedTable) -> RowCodec { codecs[table.name.lowercased()]! }
@@ -80,7 +93,7 @@ struct RecordApplier: Sendable {
             return
         }
         try SyncState.setRecord(db, entity: table.name, name: name, record: record)
-        try SyncState.unpark(db, entity: table.name, name: name, direction: "down")
+        if outcome.mayHaveOrphans { try SyncState.unpark(db, entity: table.name, name: name, direction: "down") }
         outcome.applied += 1
         outcome.written.insert(RecordKey(table: table.name.lowercased(), name: name))
     }
@@ -88,14 +101,14 @@ struct RecordApplier: Sendable {
     func applyDelete(_ id: CloudRecordID, in db: Database, outcome: inout Outcome) throws {
         guard let table = table(named: id.type) else { return }
         let name = id.name
-        try SyncState.unpark(db, entity: table.name, name: name, direction: "down")
+        if outcome.mayHaveOrphans { try SyncState.unpark(db, entity: table.name, name: name, direction: "down") }
         // Never synced here: a local row of that name is new, and stays.
         guard let state = try SyncState.recordState(db, entity: table.name, name: name) else { return }
         let codec = codec(table)
         if let pending = try SyncState.pendingEntry(db, entity: table.name, name: name) {
             let client = try codec.read(name, in: db)
             if client == nil || !Self.same(client?.fields, state.ancestor) {
-                try settle(table, name, server: nil, deletedID: id, client: client, state: state, pending: pending, assets: [:], in: db, outcome: &outcome)
+                try settle(table, name, server: nil, client: client, state: state, pending: pending, assets: [:], in: db, outcome: &outcome)
                 return
             }
         }
@@ -112,15 +125,25 @@ struct RecordApplier: Sendable {
 
     /// Applies orphans whose parents have arrived, until no more can be.
     func retryOrphans(assets: [String: [UInt8]], in db: Database, outcome: inout Outcome) throws {
+        guard outcome.mayHaveOrphans else { return }
         var progress = true
         while progress {
             progress = false
             for orphan in try SyncState.orphans(db) {
-                guard let record = orphan.record else { continue }
                 let before = outcome.applied
                 var attempt = outcome
                 attempt.parked = []
-                try apply(record, assets: assets, in: db, outcome: &attempt)
+                if let record = orphan.record {
+                    try apply(record, assets: assets, in: db, outcome: &attempt)
+                } else if let state = try SyncState.recordState(db, entity: orphan.entity, name: orphan.name),
+                    let zone = CloudZone(description: state.zone)
+                {
+                    // A delete that waited (children held the row).
+                    try applyDelete(CloudRecordID(zone: zone, type: orphan.entity, name: orphan.name), in: db, outcome: &attempt)
+                } else {
+                    try SyncState.unpark(db, entity: orphan.entity, name: orphan.name, direction: "down")
+                    continue
+                }
                 outcome.applied = attempt.applied
                 outcome.conflicts = attempt.conflicts
                 outcome.written = attempt.written
@@ -135,7 +158,7 @@ struct RecordApplier: Sendable {
     /// server's version as the new ancestor, and keeps the key pending when
     /// the result still differs from the server's.
     func settle(
-        _ table: MappedTable, _ name: String, server: CloudRecord?, deletedID: CloudRecordID? = nil, client: RowCodec.LocalRow?,
+        _ table: MappedTable, _ name: String, server: CloudRecord?, client: RowCodec.LocalRow?,
         state: SyncState.RecordState?, pending: SyncState.Pending?, assets: [String: [UInt8]], in db: Database, outcome: inout Outcome
     ) throws {
         // Both sides already agree (an upload the remote took before this
@@ -183,6 +206,7 @@ struct RecordApplier: Sendable {
         _ outcome: inout Outcome
     ) throws {
         try SyncState.park(db, entity: table.name, name: name, direction: direction, reason: reason, record: record)
+        if direction == "down" { outcome.mayHaveOrphans = true }
         outcome.parked.append((table.name, name, reason))
     }
 

@@ -44,6 +44,7 @@ extension SyncEngine {
             }
             if listing { for record in batch.changed { seen.insert(record.id.type.lowercased() + "\u{0}" + record.id.name) } }
             let last = !batch.moreComing
+            if batch.changed.isEmpty && batch.deleted.isEmpty && !listing && batch.token == token && last { break }
             let outcome = try await apply(
                 batch, zone: zone, saveToken: (!listing || last) ? batch.token : nil, unseen: listing && last ? seen : nil)
             report(outcome, into: &summary)
@@ -62,6 +63,7 @@ extension SyncEngine {
         let tables = self.tables
         return try await store.write { db -> RecordApplier.Outcome in
             var outcome = RecordApplier.Outcome()
+            outcome.mayHaveOrphans = try SyncState.hasOrphans(db)
             let byType = Dictionary(grouping: batch.changed) { $0.id.type.lowercased() }
             for table in tables {
                 for record in byType[table.name.lowercased()] ?? [] {

@@ -24,7 +24,8 @@ actor SyncEngine {
 
     static let fetchPageSize = 400
     static let maxBatchRecords = 400
-    static let maxBatchBytes = 2 * 1024 * 1024
+    /// Below the 2 MB a remote takes at once (sizes are estimates).
+    static let maxBatchBytes = 1_800_000
 
     var pool: DatabasePool { store.pool }
 
@@ -175,12 +176,12 @@ actor SyncEngine {
         }
         summary.finishedAt = Date()
         let finished = summary
-        let counts = try? await pool.write { db -> SyncState.Counts in
-            let json = String(decoding: (try? JSONEncoder().encode(finished)) ?? Data(), as: UTF8.self)
-            try SyncState.setValue(db, "last_sync", json)
-            return try SyncState.counts(db)
-        }
-        summary.pending = counts?.pending ?? summary.pending
+        summary = (try? await pool.write { db -> CloudSyncSummary in
+            var summary = finished
+            summary.pending = try SyncState.counts(db).pending
+            try SyncState.setValue(db, "last_sync", SyncState.json(summary))
+            return summary
+        }) ?? summary
         events.emit(.finished(summary), error: failure)
         return summary
     }

@@ -100,9 +100,11 @@ enum SyncState {
         try db.cachedStatement(
             sql: """
                 INSERT INTO \(pending)(entity, name, edited_at) VALUES (?, ?, ?)
-                ON CONFLICT (entity, name) DO UPDATE SET edited_at = max(edited_at, excluded.edited_at), version = version + 1
+                ON CONFLICT (entity, name) DO UPDATE SET edited_at = max(edited_at, excluded.edited_at), version = version + 1, rounds = 0
                 """
         ).execute(arguments: [entity, name, editedAt.timeIntervalSince1970])
+        // A new edit gets another chance upstream.
+        try db.cachedStatement(sql: "DELETE FROM \(parked) WHERE entity = ? AND name = ? AND direction = 'up'").execute(arguments: [entity, name])
     }
 
     static func pendingEntry(_ db: Database, entity: String, name: String) throws -> Pending? {
@@ -145,8 +147,22 @@ enum SyncState {
 
     // MARK: parked
 
+    /// JSON for the state's own columns, times as Unix seconds (as everywhere in the format).
+    static func json(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: (try? encoder.encode(value)) ?? Data("null".utf8), as: UTF8.self)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, json: String) -> T? {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return try? decoder.decode(type, from: Data(json.utf8))
+    }
+
     static func park(_ db: Database, entity: String, name: String, direction: String, reason: String, record cloud: CloudRecord?) throws {
-        let json = try cloud.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        let json = cloud.map { Self.json($0) }
         try db.cachedStatement(
             sql: "INSERT OR REPLACE INTO \(parked)(entity, name, direction, reason, record, parked_at) VALUES (?, ?, ?, ?, ?, ?)"
         ).execute(arguments: [entity, name, direction, reason, json, Date().timeIntervalSince1970])
@@ -156,8 +172,12 @@ enum SyncState {
     static func orphans(_ db: Database) throws -> [(entity: String, name: String, record: CloudRecord?)] {
         try Row.fetchAll(db, sql: "SELECT entity, name, record FROM \(parked) WHERE direction = 'down' ORDER BY parked_at").map { row in
             let json: String? = row[2]
-            return (row[0], row[1], json.flatMap { try? JSONDecoder().decode(CloudRecord.self, from: Data($0.utf8)) })
+            return (row[0], row[1], json.flatMap { decode(CloudRecord.self, json: $0) })
         }
+    }
+
+    static func hasOrphans(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM \(parked) WHERE direction = 'down')")) ?? false
     }
 
     static func unpark(_ db: Database, entity: String, name: String, direction: String) throws {

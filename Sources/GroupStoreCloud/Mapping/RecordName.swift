@@ -17,8 +17,9 @@ enum RecordName {
         case (.link(let columns), .composite(let parts)) where parts.count == columns.count:
             var names: [String] = []
             for part in parts {
-                guard case .text(let text) = part else { return nil }
-                names.append(text)
+                // Each end named as its parent's record is (text, or a blob as `hex:`).
+                guard let name = name(of: part, shape: .blob("")) else { return nil }
+                names.append(name)
             }
             return linkName(names)
         default:
@@ -44,7 +45,12 @@ enum RecordName {
         case .link(let columns):
             guard let array = try? JSONSerialization.jsonObject(with: Data(name.utf8)) as? [String], array.count == columns.count
             else { return nil }
-            return array.map { .text($0) }
+            var values: [DatabaseValueConvertibleBox] = []
+            for part in array {
+                guard let value = keyValues(of: part, shape: .blob(""))?.first else { return nil }
+                values.append(value)
+            }
+            return values
         }
     }
 

@@ -12,8 +12,9 @@ public enum CloudConflictPolicy: Sendable, CustomStringConvertible {
     /// counts as later than the version it edited (its time is raised above
     /// that version's), and the remote never stores a time later than its own
     /// clock; so a clock behind cannot lose to what it has already seen, and a
-    /// clock ahead cannot claim the future. A tie goes to the remote. The
-    /// remote keeps no time for a delete: an edit against a delete wins.
+    /// clock ahead cannot claim the future. A tie goes to the remote. A
+    /// delete on the remote carries no time: a local edit against it wins;
+    /// a local delete against a remote edit wins only if it is the later.
     case newerWins
     /// Per-field three-way merge against the last version both sides agreed
     /// on: edits to different fields both survive; a field both sides changed

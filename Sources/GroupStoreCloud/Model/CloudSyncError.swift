@@ -5,7 +5,7 @@ import Foundation
 /// that caused it, if any, in ``underlying``.
 ///
 /// ```swift
-/// do { try await sync.syncNow() }
+/// do { _ = try await sync.syncOnce() }
 /// catch CloudSyncError.tableRefused { … }
 /// ```
 public struct CloudSyncError: Error, Sendable, CustomStringConvertible {
