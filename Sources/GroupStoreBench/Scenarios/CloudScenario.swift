@@ -16,10 +16,13 @@ struct CloudScenario {
     static let parts = ["latency", "initial", "rate"]
 
     func run(parts: Set<String>) async throws -> [TableRow] {
-        let section = "9. cloud bridge (embedded remote, disk)"
+        let section = "9. cloud bridge (embedded remote)"
         let root = try bench.directory("cloud", on: .disk)
         var rows: [TableRow] = []
-        if parts.contains("latency") { rows += try await latency(root: root, section: section) }
+        if parts.contains("latency") {
+            rows += try await latency(root: try bench.directory("cloud-tmpfs", on: .tmpfs), section: section, storage: "tmpfs")
+            rows += try await latency(root: root, section: section, storage: "disk")
+        }
         if parts.contains("initial") { rows += try await initialSync(root: root, section: section) }
         if parts.contains("rate") { rows += try await uploadRate(root: root, section: section) }
         return rows
@@ -54,7 +57,7 @@ struct CloudScenario {
         return task
     }
 
-    private func latency(root: String, section: String) async throws -> [TableRow] {
+    private func latency(root: String, section: String, storage: String) async throws -> [TableRow] {
         let remote = root + "/latency-cloud.sqlite"
         let writer = try await open(root + "/a", "writer")
         let peer = try await open(root + "/a", "peer")
@@ -104,7 +107,7 @@ struct CloudScenario {
         let across = Distribution(remoteTimes)
         return [
             TableRow(
-                section: section, what: "commit in group A → did-save in group B (through the remote)", unit: "µs", distribution: across,
+                section: section, what: "commit in group A → did-save in group B (through the remote, \(storage))", unit: "µs", distribution: across,
                 reference: String(format: "in group A: %.0f / p99 %.0f µs", inGroup.median, inGroup.p99), ratio: across.median / inGroup.median,
                 target: "p50 ≤ 2000 µs")
         ]
@@ -131,8 +134,8 @@ struct CloudScenario {
             throw BenchFailure("initial sync moved \(up.uploaded) up / \(down.fetched) down of \(count): \(up.error ?? down.error ?? "")")
         }
         return [
-            TableRow(section: section, what: "initial sync of \(count) records: upload (group A)", unit: "s", value: upSeconds, target: "≤ 10 s"),
-            TableRow(section: section, what: "initial sync of \(count) records: download (group B)", unit: "s", value: downSeconds, target: "≤ 10 s"),
+            TableRow(section: section, what: "initial sync of \(count) records: upload (group A, disk)", unit: "s", value: upSeconds, target: "≤ 10 s"),
+            TableRow(section: section, what: "initial sync of \(count) records: download (group B, disk)", unit: "s", value: downSeconds, target: "≤ 10 s"),
         ]
     }
 
@@ -165,7 +168,7 @@ struct CloudScenario {
         let rate = Double(written) / (monotonicSeconds() - started)
         return [
             TableRow(
-                section: section, what: "sustained upload, 1-row commits as fast as one writer goes", unit: "records/s", value: rate,
+                section: section, what: "sustained upload, 1-row commits as fast as one writer goes (disk)", unit: "records/s", value: rate,
                 reference: String(format: "writer alone: %.0f commits/s", writeRate), ratio: rate / writeRate)
         ]
     }

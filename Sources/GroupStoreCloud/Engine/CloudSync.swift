@@ -104,7 +104,7 @@ public final class CloudSync: Service, Sendable {
         hub.emit(.active)
         let engine: SyncEngine
         do {
-            engine = try await SyncEngine.make(store: store, configuration: configuration, events: hub)
+            engine = try await SyncEngine.make(store: store, configuration: configuration, events: hub, sealEveryCycle: false)
             try store.start()
         } catch {
             await store.close()

@@ -44,10 +44,10 @@ extension SyncEngine {
     private func prepareUploads(_ table: MappedTable) async throws -> ([Upload], [CloudAsset: [UInt8]], Int) {
         let zone = zone(of: table)
         let codec = applier.codec(table)
-        return try await pool.write { db in
+        let (uploads, assets, settled) = try await pool.read { db in
             var uploads: [Upload] = []
             var assets: [CloudAsset: [UInt8]] = [:]
-            var settled = 0
+            var settled: [SyncState.Pending] = []
             var bytes = 0
             for entry in try SyncState.pendingBatch(db, entity: table.name, limit: Self.maxBatchRecords) {
                 let row = try codec.read(entry.name, in: db)
@@ -57,12 +57,10 @@ extension SyncEngine {
                 let change: CloudRecordChange
                 switch (row, state) {
                 case (nil, nil):
-                    try SyncState.clearPending(db, entry)
-                    settled += 1
+                    settled.append(entry)
                     continue
                 case (let row?, let state?) where RecordApplier.same(row.fields, state.ancestor):
-                    try SyncState.clearPending(db, entry)
-                    settled += 1
+                    settled.append(entry)
                     continue
                 case (nil, let state?):
                     change = .delete(id: id, baseTag: state.tag, editedAt: editedAt)
@@ -80,6 +78,11 @@ extension SyncEngine {
             }
             return (uploads, assets, settled)
         }
+        if !settled.isEmpty {
+            // By version: an entry that changed since it was read stays.
+            try await pool.write { db in for entry in settled { try SyncState.clearPending(db, entry) } }
+        }
+        return (uploads, assets, settled.count)
     }
 
     /// Uploads the assets the remote lacks, before the records naming them.

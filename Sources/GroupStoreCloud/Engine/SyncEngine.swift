@@ -19,6 +19,13 @@ actor SyncEngine {
     let events: EventHub
     let logger: Logger
     private var prepared = false
+    /// Close the shell's unclosed changes into a transaction before every
+    /// sync (a one-shot sync), or only before the first (a running bridge,
+    /// whose store's merger closes them as it notices them).
+    private let sealEveryCycle: Bool
+    private var sealed = false
+    private var lastSyncWritten: Date?
+    private var lastSyncFailed = false
     private var intakeWaiters: [(Int64, CheckedContinuation<Void, Never>)] = []
     private var intakePosition: Int64 = 0
 
@@ -31,7 +38,9 @@ actor SyncEngine {
 
     /// Maps the tables (refusing those that cannot be synced), creates the
     /// sync state, and handles a change of account.
-    static func make(store: GroupStore, configuration: CloudSyncConfiguration, events: EventHub) async throws -> SyncEngine {
+    static func make(
+        store: GroupStore, configuration: CloudSyncConfiguration, events: EventHub, sealEveryCycle: Bool = true
+    ) async throws -> SyncEngine {
         let request = SchemaMapper.Request(
             privateTables: configuration.privateTables, publicTables: configuration.publicTables,
             assetColumns: configuration.assetColumns)
@@ -51,14 +60,17 @@ actor SyncEngine {
         let codecs = Dictionary(
             uniqueKeysWithValues: tables.map { ($0.name.lowercased(), RowCodec(table: $0, assetThreshold: configuration.assetThreshold)) })
         let applier = RecordApplier(tables: tables, codecs: codecs, policy: configuration.policy, triggered: triggered)
-        let engine = SyncEngine(store: store, configuration: configuration, tables: tables, applier: applier, events: events)
+        let engine = SyncEngine(
+            store: store, configuration: configuration, tables: tables, applier: applier, events: events, sealEveryCycle: sealEveryCycle)
         try await engine.prepareState()
         return engine
     }
 
     private init(
-        store: GroupStore, configuration: CloudSyncConfiguration, tables: [MappedTable], applier: RecordApplier, events: EventHub
+        store: GroupStore, configuration: CloudSyncConfiguration, tables: [MappedTable], applier: RecordApplier, events: EventHub,
+        sealEveryCycle: Bool
     ) {
+        self.sealEveryCycle = sealEveryCycle
         self.store = store
         self.remote = configuration.remote
         self.configuration = configuration
@@ -136,7 +148,10 @@ actor SyncEngine {
         do {
             // Local work first, so what waits to go up is counted even when the remote fails.
             // Changes the shell committed that no member has closed yet become a transaction first.
-            try await store.write { _ in }
+            if sealEveryCycle || !sealed {
+                try await store.write { _ in }
+                sealed = true
+            }
             try await intake()
             try await runDiffs()
             if account == nil {
@@ -175,13 +190,19 @@ actor SyncEngine {
             logger.info("sync failed", metadata: ["error": "\(failure?.message ?? "")"])
         }
         summary.finishedAt = Date()
-        let finished = summary
-        summary = (try? await pool.write { db -> CloudSyncSummary in
-            var summary = finished
-            summary.pending = try SyncState.counts(db).pending
-            try SyncState.setValue(db, "last_sync", SyncState.json(summary))
-            return summary
-        }) ?? summary
+        summary.pending = (try? await pool.read { try SyncState.counts($0).pending }) ?? summary.pending
+        // The last sync is recorded when something happened, a failure began
+        // or ended, or a second has passed (a bridge idling on push hints
+        // does not write every time).
+        let moved = summary.uploaded + summary.fetched + summary.conflicts + summary.parked > 0
+        let failed = summary.error != nil
+        if moved || failed || failed != lastSyncFailed || (lastSyncWritten.map { Date().timeIntervalSince($0) >= 1 } ?? true) {
+            let finished = summary
+            if (try? await pool.write({ db in try SyncState.setValue(db, "last_sync", SyncState.json(finished)) })) != nil {
+                lastSyncWritten = Date()
+                lastSyncFailed = failed
+            }
+        }
         events.emit(.finished(summary), error: failure)
         return summary
     }
