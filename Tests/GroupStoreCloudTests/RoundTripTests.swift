@@ -97,4 +97,30 @@ final class RoundTripTests: CloudTestCase {
         XCTAssertEqual(name, "Annie")
         XCTAssertEqual(photoAfter, photo)
     }
+
+    func testUUIDKeysAndALinkTableBetweenThem_roundTrip() async throws {
+        let schema = """
+            CREATE TABLE person(id BLOB PRIMARY KEY, name TEXT);
+            CREATE TABLE team(id UUID PRIMARY KEY, name TEXT);
+            CREATE TABLE member(person BLOB NOT NULL REFERENCES person(id) ON DELETE CASCADE,
+                                team UUID NOT NULL REFERENCES team(id) ON DELETE CASCADE, PRIMARY KEY (person, team));
+            """
+        let a = try open("a", schema: schema)
+        let b = try open("b", schema: schema)
+        let ann = Data(UUID().uuidString.utf8.prefix(16))
+        let red = UUID().uuidString
+        try await a.write { db in
+            try db.execute(sql: "INSERT INTO person VALUES (?, 'Ann')", arguments: [ann])
+            try db.execute(sql: "INSERT INTO team VALUES (?, 'Red')", arguments: [red])
+            try db.execute(sql: "INSERT INTO member VALUES (?, ?)", arguments: [ann, red])
+        }
+        try await sync("a", tables: ["person", "team", "member"])
+        try await sync("b", tables: ["person", "team", "member"])
+        for table in ["person", "team", "member"] {
+            XCTAssertEqual(try dump(b, table), try dump(a, table), "table \(table)")
+        }
+        let types = try await b.pool.read { try String.fetchAll($0, sql: "SELECT typeof(person) || typeof(team) FROM member") }
+        XCTAssertEqual(types, ["blobtext"])
+        XCTAssertEqual(try dump(b, "member").count, 1)
+    }
 }

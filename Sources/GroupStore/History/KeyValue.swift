@@ -65,7 +65,7 @@ public enum KeyValue: Hashable, Sendable, CustomStringConvertible {
         return .invalidText(bytes)
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
+    package static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789ABCDEF".utf8)
         var out = [UInt8]()
         out.reserveCapacity(bytes.count * 2)
@@ -76,7 +76,7 @@ public enum KeyValue: Hashable, Sendable, CustomStringConvertible {
         return String(decoding: out, as: UTF8.self)
     }
 
-    static func bytes(hex: String) -> [UInt8]? {
+    package static func bytes(hex: String) -> [UInt8]? {
         let utf8 = Array(hex.utf8)
         guard utf8.count % 2 == 0 else { return nil }
         func nibble(_ c: UInt8) -> UInt8? {

@@ -1,9 +1,9 @@
 /// Minimal JSON text helpers for the few shapes the library writes and reads
 /// (payloads, keys, JSON lines). Hand-written because they sit on the hot path
 /// of every delivered save.
-enum JSONText {
+package enum JSONText {
     /// `text` as a JSON string literal, quotes included.
-    static func string(_ text: String) -> String {
+    package static func string(_ text: String) -> String {
         var out = "\""
         out.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {

@@ -13,7 +13,7 @@ enum RecordName {
         case (.text, .text(let text)), (.blob, .text(let text)):
             return text.hasPrefix(blobPrefix) || text.isEmpty ? nil : text
         case (.blob, .blob(let bytes)), (.text, .blob(let bytes)):
-            return bytes.isEmpty ? nil : blobPrefix + hex(bytes)
+            return bytes.isEmpty ? nil : blobPrefix + KeyValue.hex(bytes)
         case (.link(let columns), .composite(let parts)) where parts.count == columns.count:
             var names: [String] = []
             for part in parts {
@@ -38,7 +38,7 @@ enum RecordName {
         switch shape {
         case .text, .blob:
             if name.hasPrefix(blobPrefix) {
-                guard let bytes = bytes(hex: String(name.dropFirst(blobPrefix.count))) else { return nil }
+                guard let bytes = KeyValue.bytes(hex: String(name.dropFirst(blobPrefix.count))) else { return nil }
                 return [.blob(bytes)]
             }
             return [.text(name)]
@@ -52,30 +52,6 @@ enum RecordName {
             }
             return values
         }
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    static func bytes(hex: String) -> [UInt8]? {
-        let utf8 = Array(hex.utf8)
-        guard utf8.count % 2 == 0 else { return nil }
-        var out = [UInt8]()
-        var index = 0
-        while index < utf8.count {
-            guard let byte = UInt8(String(decoding: utf8[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
-            out.append(byte)
-            index += 2
-        }
-        return out
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GroupStore
 
 /// The JSON of a record's fields (the embedded remote's storage and the
 /// local ancestor copies), written and read by hand: Foundation's coders
@@ -39,32 +40,7 @@ enum CloudFieldsJSON {
     }
 
     private static func appendString(_ value: String, to out: inout String) {
-        out += "\""
-        var plain = true
-        for byte in value.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-            plain = false
-            break
-        }
-        if plain {
-            out += value
-        } else {
-            for scalar in value.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\n": out += "\\n"
-                case "\r": out += "\\r"
-                case "\t": out += "\\t"
-                default:
-                    if scalar.value < 0x20 {
-                        out += String(format: "\\u%04x", scalar.value)
-                    } else {
-                        out.unicodeScalars.append(scalar)
-                    }
-                }
-            }
-        }
-        out += "\""
+        out += JSONText.string(value)
     }
 
     struct Malformed: Error, CustomStringConvertible {
