@@ -1,0 +1,129 @@
+import Foundation
+import GRDB
+import GroupStore
+import GroupStoreCloud
+import Metrics
+import MetricsTestKit
+import Synchronization
+import XCTest
+
+/// A running bridge syncs by itself; sync is observable through events,
+/// notifications and metrics.
+final class EventsTests: CloudTestCase {
+    static let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT)"
+
+    /// The metrics factory of this test process, bootstrapped once.
+    static let metrics: TestMetrics = {
+        let metrics = TestMetrics()
+        MetricsSystem.bootstrap(metrics)
+        return metrics
+    }()
+
+    func testRunningBridges_carryAWriteToTheOtherGroup_andTriggerSyncRunsACompleteSync() async throws {
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        let bSaves = b.saves()
+        try b.start()
+        let syncA = CloudSync(try configuration("a", tables: ["note"]))
+        let syncB = CloudSync(try configuration("b", tables: ["note"]))
+        let eventsA = syncA.events()
+        let runA = Task { try await syncA.run() }
+        let runB = Task { try await syncB.run() }
+        defer {
+            runA.cancel()
+            runB.cancel()
+        }
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'live')") }
+        let save = try await deadline(30, "the save of `cloud` in group B") {
+            for await save in bSaves where save.author == "cloud" && save.change(of: "note")?.inserted == ["n1"] { return save }
+            return nil
+        }
+        XCTAssertEqual(save.author, "cloud")
+        XCTAssertEqual(try dump(b, "note"), ["t:n1|t:live"])
+
+        syncA.triggerSync(complete: true)
+        let complete = try await deadline(30, "a complete sync of A") {
+            var sawStart = false
+            for await event in eventsA {
+                if case .started(true) = event { sawStart = true }
+                if case .finished(let summary) = event, sawStart { return summary }
+            }
+            return nil
+        }
+        XCTAssertNil(complete.error)
+        XCTAssertEqual(complete.pending, 0)
+        runA.cancel()
+        runB.cancel()
+        _ = await runA.result
+        _ = await runB.result
+        let status = try CloudSyncStatus.read(group: group("a"))
+        XCTAssertFalse(status.live, "the bridge left the group when cancelled")
+        XCTAssertNotNil(status.lastSync)
+    }
+
+    func testNotifications_didStartAndDidFinish_carryTheSummaryAndTheError() async throws {
+        _ = try open("a", schema: Self.schema)
+        let faults = EmbeddedRemoteFaults()
+        faults.failNext(1000)
+        let sync = CloudSync(try configuration("a", tables: ["note"], remote: try remote(faults: faults)))
+        let posted = Mutex<[String]>([])
+        let failure = Mutex<CloudSyncError?>(nil)
+        let center = NotificationCenter.default
+        let start = center.addObserver(forName: .cloudSyncDidStart, object: sync, queue: nil) { _ in
+            posted.withLock { $0.append("start") }
+        }
+        let finish = center.addObserver(forName: .cloudSyncDidFinish, object: sync, queue: nil) { notification in
+            posted.withLock { $0.append("finish") }
+            failure.withLock { $0 = notification.userInfo?["error"] as? CloudSyncError }
+            XCTAssertNotNil(notification.userInfo?["summary"] as? CloudSyncSummary)
+        }
+        defer {
+            center.removeObserver(start)
+            center.removeObserver(finish)
+        }
+        let summary = try await sync.syncOnce()
+        XCTAssertEqual(summary.errorCode, "transient")
+        XCTAssertEqual(posted.withLock { $0 }, ["start", "finish"])
+        XCTAssertEqual(failure.withLock { $0?.code }, .transient)
+        XCTAssertTrue(failure.withLock { $0?.message.contains(remotePath) ?? false })
+    }
+
+    func testMetrics_pendingUploads_lastSuccess_andConflicts() async throws {
+        let metrics = Self.metrics
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 't0')") }
+        try await sync("a", tables: ["note"])
+        try await sync("b", tables: ["note"])
+        try await a.write { db in try db.execute(sql: "UPDATE note SET title = 'A'") }
+        try await b.write { db in try db.execute(sql: "UPDATE note SET title = 'B'") }
+        try await sync("a", tables: ["note"])
+        let before = Date().timeIntervalSince1970
+        try await sync("b", tables: ["note"])
+        let dimensions = [("bridge", group("b"))]
+        XCTAssertEqual(try metrics.expectCounter("groupstore_cloud_conflicts_total", dimensions).totalValue, 1)
+        XCTAssertEqual(try metrics.expectGauge("groupstore_cloud_pending_uploads", dimensions).lastValue, 0)
+        let lastSuccess = try metrics.expectGauge("groupstore_cloud_last_success_seconds", dimensions).lastValue ?? 0
+        XCTAssertGreaterThanOrEqual(lastSuccess, before - 1)
+    }
+
+    private func deadline<T: Sendable>(
+        _ seconds: TimeInterval, _ what: String, _ body: @escaping @Sendable () async throws -> T?
+    ) async throws -> T {
+        let result = try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first
+        }
+        guard let result else {
+            XCTFail("timed out after \(seconds) s waiting for \(what)")
+            throw CancellationError()
+        }
+        return result
+    }
+}
