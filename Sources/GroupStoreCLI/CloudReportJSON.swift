@@ -41,6 +41,7 @@ extension ReportJSON {
         var live: Bool
         var account: Nullable<String>
         var pending: Int
+        var transactionsNotTakenIn: Int
         var parked: Int
         var conflicts: Int
         var lastSync: Nullable<CloudSummary>
@@ -51,6 +52,7 @@ extension ReportJSON {
             live = status.live
             account = Nullable(status.account)
             pending = status.pending
+            transactionsNotTakenIn = status.transactionsNotTakenIn
             parked = status.parked
             conflicts = status.conflicts
             lastSync = Nullable(status.lastSync.map(CloudSummary.init))

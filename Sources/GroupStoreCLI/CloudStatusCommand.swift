@@ -12,7 +12,7 @@ struct CloudStatusCommand: AsyncParsableCommand {
             sync.
 
             With --format json, prints one object:
-              {"group":…,"live":…,"account":…|null,"pending":…,"parked":…,
+              {"group":…,"live":…,"account":…|null,"pending":…,"transactionsNotTakenIn":…,"parked":…,
                "conflicts":…,"lastSync":{…as cloud sync --format json…}|null,
                "parkedRecords":[{"table":…,"record":…,"direction":"up"|"down",
                                  "reason":…}]}
@@ -40,7 +40,8 @@ struct CloudStatusCommand: AsyncParsableCommand {
                     "group \(status.group): "
                         + (status.live ? "a syncing member is live" : "no syncing member running")
                         + (status.account.map { ", account \($0)" } ?? ", never synced"),
-                    "pending uploads \(status.pending), parked \(status.parked), conflicts settled \(status.conflicts)",
+                    "pending uploads \(status.pending) (and \(status.transactionsNotTakenIn) transactions not taken in yet), "
+                        + "parked \(status.parked), conflicts settled \(status.conflicts)",
                 ]
                 if let last = status.lastSync {
                     let when = ISO8601DateFormatter().string(from: last.finishedAt)

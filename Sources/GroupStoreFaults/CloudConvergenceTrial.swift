@@ -59,7 +59,10 @@ struct CloudConvergenceTrial {
             }
         }
         var bridges: [Subprocess] = []
-        defer { for bridge in bridges { bridge.stop() } }
+        defer {
+            for bridge in bridges { bridge.stop() }
+            CloudHarness.saveOutput(bridges, in: folder)
+        }
         for (name, group) in zip(names, groups) {
             let bridge = try harness.bridge(group, remote: remote, tables: ["parent", "child"], policy: policy, name: "cloud run \(name)")
             bridges.append(bridge)

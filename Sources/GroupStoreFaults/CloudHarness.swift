@@ -133,6 +133,15 @@ struct CloudHarness {
         }
     }
 
+    /// Writes what `children` printed into `folder` (`<name>.out`, `<name>.err`), for a post-mortem.
+    static func saveOutput(_ children: [Subprocess], in folder: String) {
+        for child in children {
+            let name = child.name.map { $0.isLetter || $0.isNumber ? $0 : "-" }
+            try? (child.output.joined(separator: "\n") + "\n").write(toFile: "\(folder)/\(String(name)).out", atomically: false, encoding: .utf8)
+            try? (child.errors.joined(separator: "\n") + "\n").write(toFile: "\(folder)/\(String(name)).err", atomically: false, encoding: .utf8)
+        }
+    }
+
     /// The last few lines a child printed, for failure messages.
     static func tail(_ child: Subprocess) -> String {
         "\(child.name): stderr \(child.errors.suffix(3)); stdout \(child.output.suffix(2))"
@@ -177,7 +186,7 @@ extension FaultSuite {
     /// outlives the suite (for a post-mortem); returns where it was kept.
     @discardableResult
     func finish(folder: String, failed: Bool) -> String? {
-        guard failed else {
+        guard failed || ProcessInfo.processInfo.environment["GROUPSTORE_FAULTS_KEEP"] != nil else {
             try? FileManager.default.removeItem(atPath: folder)
             return nil
         }

@@ -49,22 +49,29 @@ struct CloudKillTrial {
         var failures: [String] = []
         for trial in 0..<trials {
             let trialSeed = seed &+ UInt64(trial)
+            // Kills and takeovers count in every trial; the data checked, in the trials that held.
+            var attempt = totals
+            defer {
+                totals.kills = attempt.kills
+                totals.killsDuringSync = attempt.killsDuringSync
+                totals.takeover = attempt.takeover
+            }
             do {
-                try runTrial(trial, seed: trialSeed, totals: &totals)
+                try runTrial(trial, seed: trialSeed, totals: &attempt)
+                totals = attempt
                 totals.trials += 1
                 FileHandle.standardError.write(Data("faults: cloud kill trial \(trial + 1)/\(trials) held (seed \(trialSeed))\n".utf8))
             } catch {
-                failures.append("trial \(trial) (seed \(trialSeed); replay: --only cloud --cloud-trials 1 --cloud-seed \(trialSeed)): \(error)")
+                failures.append("trial \(trial + 1) (seed \(trialSeed); replay: --only cloud --cloud-trials 1 --cloud-seed \(trialSeed)): \(error)")
                 FileHandle.standardError.write(Data("faults: cloud kill trial \(trial + 1)/\(trials) FAILED (seed \(trialSeed)): \(error)\n".utf8))
-                if failures.count >= 3 { break }
             }
         }
         let figures = String(
             format:
-                "seed %llu; %ld kills of the syncing member (%ld with a sync under way), standby took over every time: median %.2f s, max %.2f s (bound %.0f s); "
-                + "%ld transactions (%ld row writes) by the writer, %ld changes accepted by the remote, %ld conflicts settled; %ld live records checked: "
-                + "0 lost, 0 uploaded twice, 0 applied twice or out of order; settled in median %.2f s, max %.2f s",
-            seed, totals.kills, totals.killsDuringSync, totals.takeover.median, totals.takeover.max, Self.takeoverBound,
+                "seed %llu; %ld kills of the syncing member (%ld with a sync under way), a standby took over after each: median %.2f s, max %.2f s (bound %.0f s); "
+                + "in the %ld trials that held: %ld transactions (%ld row writes) by the writer, %ld changes accepted by the remote, %ld conflicts settled, "
+                + "%ld live records checked: 0 lost, 0 uploaded twice, 0 applied twice or out of order; settled in median %.2f s, max %.2f s",
+            seed, totals.kills, totals.killsDuringSync, totals.takeover.median, totals.takeover.max, Self.takeoverBound, totals.trials,
             totals.transactions, totals.rowWrites, totals.uploads, totals.conflicts, totals.records, totals.settle.median, totals.settle.max)
         return [
             Outcome(
@@ -72,8 +79,8 @@ struct CloudKillTrial {
                 trials: trials, passed: failures.isEmpty,
                 figures: failures.isEmpty
                     ? figures
-                    : failures.joined(separator: "; ")
-                        + String(format: " (before that: %ld trials held, %ld kills)", totals.trials, totals.kills))
+                    : "\(failures.count) of \(trials) trials failed (the first 3 below; every failure on stderr): "
+                        + failures.prefix(3).joined(separator: "; ") + ". " + figures)
         ]
     }
 
@@ -112,6 +119,7 @@ struct CloudKillTrial {
         var bridges: [Subprocess] = []
         defer {
             for bridge in bridges { bridge.stop() }
+            CloudHarness.saveOutput(bridges, in: folder)
         }
         var index = 0
         func startBridge(_ group: String, _ label: String) throws -> Subprocess {
@@ -132,12 +140,24 @@ struct CloudKillTrial {
         var writer = ItemWriter(store: store)
         let kills = Int.random(in: 2...4, using: &random)
         for _ in 0..<kills {
-            for _ in 0..<Int.random(in: 1...4, using: &random) {
+            for _ in 0..<Int.random(in: 0...3, using: &random) {
                 try writer.burst(transactions: Int.random(in: 1...25, using: &random), random: &random)
                 usleep(UInt32.random(in: 0...60_000, using: &random))
             }
-            // Right after a burst (uploads in flight) a third of the time; else anywhere in the next 300 ms.
-            if Int.random(in: 0..<3, using: &random) > 0 { usleep(UInt32.random(in: 0...300_000, using: &random)) }
+            let printed = active.output.count
+            try writer.burst(transactions: Int.random(in: 1...25, using: &random), random: &random)
+            // The instant: half the time inside the sync this burst woke (0–40 ms after it
+            // started: fetching, uploading or acknowledging), else right after the burst
+            // or anywhere in the next 300 ms.
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: break
+            case 1: usleep(UInt32.random(in: 0...300_000, using: &random))
+            default:
+                _ = active.wait(timeout: 2) { lines, _, _ in
+                    lines.dropFirst(printed).contains { $0.contains(#""event":"started""#) } ? true : nil
+                }
+                usleep(UInt32.random(in: 0...40_000, using: &random))
+            }
             let eventsBefore = active.output
             active.send(SIGKILL)
             let killedAt = Date()

@@ -19,8 +19,11 @@ public struct CloudSyncStatus: Sendable, Codable, Hashable {
     public var live: Bool
     /// The user the group syncs as, once it has synced.
     public var account: String?
-    /// Local changes not uploaded yet (parked ones not counted).
+    /// Local changes taken in and not uploaded yet (parked ones not counted).
     public var pending: Int
+    /// Transactions committed since the bridge last took the history in
+    /// (every table's; those of synced tables become pending at the next sync).
+    public var transactionsNotTakenIn: Int
     public var parked: Int
     /// Conflicts settled so far.
     public var conflicts: Int
@@ -40,8 +43,12 @@ public struct CloudSyncStatus: Sendable, Codable, Hashable {
         do {
             return try inspector.databasePool.read { db in
                 var status = CloudSyncStatus(
-                    group: group, live: live, account: nil, pending: 0, parked: 0, conflicts: 0, lastSync: nil, parkedRecords: [])
+                    group: group, live: live, account: nil, pending: 0, transactionsNotTakenIn: 0, parked: 0, conflicts: 0, lastSync: nil,
+                    parkedRecords: [])
                 guard try SyncState.exists(db) else { return status }
+                status.transactionsNotTakenIn = try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM groupstore_transaction WHERE seq > ? AND coalesce(author, '') <> ?",
+                    arguments: [try SyncState.intakeSeq(db), name]) ?? 0
                 let counts = try SyncState.counts(db)
                 status.pending = counts.pending
                 status.parked = counts.parked

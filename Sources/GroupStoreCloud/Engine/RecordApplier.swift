@@ -74,9 +74,24 @@ struct RecordApplier: Sendable {
             return
         }
         let state = try SyncState.recordState(db, entity: table.name, name: name)
-        if let state, state.tag == record.tag { return }
+        if let state, state.tag == record.tag {
+            if outcome.mayHaveOrphans { try SyncState.unpark(db, entity: table.name, name: name, direction: "down") }
+            return
+        }
         let codec = codec(table)
         if let pending = try SyncState.pendingEntry(db, entity: table.name, name: name) {
+            let own = try SyncState.inFlight(db, entity: table.name, name: name).contains { sent in
+                if case .save(let fields) = sent { return Self.same(fields, record.fields) }
+                return false
+            }
+            if own {
+                // This group's own upload, taken by the remote before the member that sent it died:
+                // it becomes the acknowledged version; a later local edit stays pending on top of it.
+                try SyncState.setRecord(db, entity: table.name, name: name, record: record)
+                try SyncState.clearSent(db, entity: table.name, name: name)
+                if Self.same(try codec.read(name, in: db)?.fields, record.fields) { try SyncState.clearPending(db, pending) }
+                return
+            }
             let client = try codec.read(name, in: db)
             let changedHere = client.map { row in state.map { !Self.same(row.fields, $0.ancestor) } ?? true } ?? (state != nil)
             if changedHere {
@@ -107,6 +122,12 @@ struct RecordApplier: Sendable {
         let codec = codec(table)
         if let pending = try SyncState.pendingEntry(db, entity: table.name, name: name) {
             let client = try codec.read(name, in: db)
+            if try SyncState.inFlight(db, entity: table.name, name: name).contains(.delete) {
+                // This group's own delete, taken by the remote before the member that sent it died.
+                try SyncState.removeRecord(db, entity: table.name, name: name)
+                if client == nil { try SyncState.clearPending(db, pending) } else { try SyncState.clearSent(db, entity: table.name, name: name) }
+                return
+            }
             if client == nil || !Self.same(client?.fields, state.ancestor) {
                 try settle(table, name, server: nil, client: client, state: state, pending: pending, assets: [:], in: db, outcome: &outcome)
                 return

@@ -78,9 +78,16 @@ extension SyncEngine {
             }
             return (uploads, assets, settled)
         }
-        if !settled.isEmpty {
-            // By version: an entry that changed since it was read stays.
-            try await pool.write { db in for entry in settled { try SyncState.clearPending(db, entry) } }
+        if !settled.isEmpty || !uploads.isEmpty {
+            try await pool.write { db in
+                // By version: an entry that changed since it was read stays.
+                for entry in settled { try SyncState.clearPending(db, entry) }
+                // What goes up is recorded first (see ``SyncState/Sent``).
+                for upload in uploads {
+                    let sent: SyncState.Sent = upload.row.map { .save($0) } ?? .delete
+                    try SyncState.markSending(db, entity: upload.table.name, name: upload.entry.name, sent)
+                }
+            }
         }
         return (uploads, assets, settled.count)
     }
@@ -138,7 +145,28 @@ extension SyncEngine {
                     try SyncState.removeRecord(db, entity: table.name, name: name)
                     try SyncState.clearPending(db, upload.entry)
                     accepted += 1
+                case .conflict(_, let server) where Self.isOwnUpload(server, sent: upload.row):
+                    // The remote already holds exactly what this upload sent: acknowledged, not a conflict.
+                    if let server {
+                        try SyncState.setRecord(db, entity: table.name, name: name, record: server)
+                    } else {
+                        try SyncState.removeRecord(db, entity: table.name, name: name)
+                    }
+                    try SyncState.clearPending(db, upload.entry)
+                    accepted += 1
+                case .conflict(_, let server)
+                where try SyncState.inFlight(db, entity: table.name, name: name).contains { Self.isOwnUpload(server, sent: $0) }:
+                    // An earlier upload of this group, taken by the remote before the member that sent it
+                    // died: it becomes the acknowledged version, and this newer edit goes up on top of it.
+                    if let server {
+                        try SyncState.setRecord(db, entity: table.name, name: name, record: server)
+                    } else {
+                        try SyncState.removeRecord(db, entity: table.name, name: name)
+                    }
+                    try SyncState.clearSent(db, entity: table.name, name: name)
                 case .conflict(_, let server):
+                    // Answered: the remote did not take it.
+                    try SyncState.clearSent(db, entity: table.name, name: name)
                     let rounds = upload.entry.rounds + 1
                     if rounds > maxRounds {
                         try applier.park(
@@ -167,5 +195,20 @@ extension SyncEngine {
             return (accepted, outcome)
         }
     }
-}
 
+    /// Whether the remote's version is exactly what this upload sent.
+    static func isOwnUpload(_ server: CloudRecord?, sent row: CloudFields?) -> Bool {
+        switch (server, row) {
+        case (nil, nil): return true
+        case (let server?, let row?): return RecordApplier.same(row, server.fields)
+        default: return false
+        }
+    }
+
+    static func isOwnUpload(_ server: CloudRecord?, sent: SyncState.Sent) -> Bool {
+        switch sent {
+        case .delete: return server == nil
+        case .save(let fields): return isOwnUpload(server, sent: fields)
+        }
+    }
+}

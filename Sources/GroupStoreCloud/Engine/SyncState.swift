@@ -24,7 +24,7 @@ enum SyncState {
                 CREATE TABLE IF NOT EXISTS \(pending)(
                     entity TEXT NOT NULL, name TEXT NOT NULL, edited_at REAL NOT NULL,
                     version INTEGER NOT NULL DEFAULT 1, rounds INTEGER NOT NULL DEFAULT 0,
-                    PRIMARY KEY (entity, name)) WITHOUT ROWID;
+                    sent TEXT, sent_before TEXT, PRIMARY KEY (entity, name)) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS \(parked)(
                     entity TEXT NOT NULL, name TEXT NOT NULL, direction TEXT NOT NULL, reason TEXT NOT NULL,
                     record TEXT, parked_at REAL NOT NULL, PRIMARY KEY (entity, name, direction)) WITHOUT ROWID;
@@ -107,6 +107,48 @@ enum SyncState {
         try db.cachedStatement(sql: "DELETE FROM \(parked) WHERE entity = ? AND name = ? AND direction = 'up'").execute(arguments: [entity, name])
     }
 
+    /// What is in flight for a key: written before an upload is sent, so a
+    /// member that takes over after a crash knows the remote's version as its
+    /// own upload (acknowledged, not a conflict) when it sees it come back.
+    enum Sent: Equatable, Sendable {
+        case save(CloudFields)
+        case delete
+    }
+
+    static let sentDelete = "delete"
+
+    /// Records what is about to be sent. An earlier upload never answered
+    /// (its member died) is kept as `sent_before`: the remote may have taken
+    /// it, and it must still be recognised when it comes back.
+    static func markSending(_ db: Database, entity: String, name: String, _ sent: Sent) throws {
+        try db.cachedStatement(
+            sql: "UPDATE \(pending) SET sent_before = coalesce(sent_before, sent), sent = ? WHERE entity = ? AND name = ?"
+        ).execute(arguments: [text(sent), entity, name])
+    }
+
+    /// Forgets what was in flight (answered, or known to be this group's).
+    static func clearSent(_ db: Database, entity: String, name: String) throws {
+        try db.cachedStatement(sql: "UPDATE \(pending) SET sent = NULL, sent_before = NULL WHERE entity = ? AND name = ?")
+            .execute(arguments: [entity, name])
+    }
+
+    private static func text(_ sent: Sent) -> String {
+        if case .save(let fields) = sent { return CloudFieldsJSON.encode(fields) }
+        return sentDelete
+    }
+
+    /// Uploads of this key that may have reached the remote unanswered.
+    static func inFlight(_ db: Database, entity: String, name: String) throws -> [Sent] {
+        guard let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT sent, sent_before FROM \(pending) WHERE entity = ? AND name = ?"), arguments: [entity, name])
+        else { return [] }
+        return [row[0] as String?, row[1] as String?].compactMap { text in
+            guard let text else { return nil }
+            if text == sentDelete { return .delete }
+            return (try? CloudFieldsJSON.decode(text)).map { .save($0) }
+        }
+    }
+
     static func pendingEntry(_ db: Database, entity: String, name: String) throws -> Pending? {
         try Row.fetchOne(
             db.cachedStatement(sql: "SELECT entity, name, edited_at, version, rounds FROM \(pending) WHERE entity = ? AND name = ?"),
@@ -132,13 +174,26 @@ enum SyncState {
     }
 
     /// Clears a pending key unless it changed again since `version` was read.
+    /// Clears a pending key unless it changed again since `entry` was read
+    /// (then only what was in flight is forgotten: it was answered).
     static func clearPending(_ db: Database, _ entry: Pending) throws {
         try db.cachedStatement(sql: "DELETE FROM \(pending) WHERE entity = ? AND name = ? AND version = ?")
             .execute(arguments: [entry.entity, entry.name, entry.version])
+        if db.changesCount > 0 {
+            try releaseParkedUpload(db, entity: entry.entity, name: entry.name)
+        } else {
+            try clearSent(db, entity: entry.entity, name: entry.name)
+        }
     }
 
     static func clearPending(_ db: Database, entity: String, name: String) throws {
         try db.cachedStatement(sql: "DELETE FROM \(pending) WHERE entity = ? AND name = ?").execute(arguments: [entity, name])
+        try releaseParkedUpload(db, entity: entity, name: name)
+    }
+
+    /// Nothing left to upload for a key: a parked upload of it is moot.
+    private static func releaseParkedUpload(_ db: Database, entity: String, name: String) throws {
+        try db.cachedStatement(sql: "DELETE FROM \(parked) WHERE entity = ? AND name = ? AND direction = 'up'").execute(arguments: [entity, name])
     }
 
     static func setRounds(_ db: Database, entity: String, name: String, rounds: Int) throws {
