@@ -32,6 +32,7 @@ final class RecordingRemote: CloudDatabase {
         assets.withLock { $0.append(asset) }
     }
     func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8] { try await base.downloadAsset(asset) }
+    func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> { try await base.forgotten(records) }
     func pushHints() -> AsyncStream<Void> { base.pushHints() }
 }
 

@@ -125,4 +125,39 @@ final class RecoveryTests: CloudTestCase {
         XCTAssertEqual(try CloudSyncStatus.read(group: group("a")).pending, 1, "n2 still waits to be uploaded")
         XCTAssertEqual(try CloudSyncStatus.read(group: group("a")).lastSync?.errorCode, "badRemote")
     }
+
+    func testAFreshRemoteAtTheSamePath_getsEverythingUploadedAgain_nothingLocalIsDeleted() async throws {
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('a1', 'x'), ('a2', 'y')") }
+        try await sync("a", tables: ["note"])
+        try await sync("b", tables: ["note"])
+        // The remote is moved away; the next sync creates a new, empty one at the path.
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.moveItem(atPath: remotePath + suffix, toPath: root + "/moved" + suffix) }
+        let summary = try await sync("a", tables: ["note"])
+        XCTAssertEqual(summary.uploaded, 2)
+        XCTAssertEqual(try dump(a, "note"), ["t:a1|t:x", "t:a2|t:y"], "nothing of A is deleted")
+        try await sync("b", tables: ["note"])
+        XCTAssertEqual(try dump(b, "note"), ["t:a1|t:x", "t:a2|t:y"], "nor of B")
+    }
+
+    func testARemoteRestoredFromAnOlderCopy_getsNewerRecordsUploadedAgain() async throws {
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('old', 'kept')") }
+        try await sync("a", tables: ["note"])
+        let backup = root + "/backup.sqlite"
+        try DatabaseQueue(path: remotePath).backup(to: DatabaseQueue(path: backup))
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('x1', 'after the backup')") }
+        try await sync("a", tables: ["note"])
+        try await sync("b", tables: ["note"])
+        XCTAssertEqual(try dump(b, "note").count, 2)
+        // The remote goes back to the copy (renamed over it, as a restore does).
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: remotePath + suffix) }
+        XCTAssertEqual(rename(backup, remotePath), 0)
+        try await sync("a", tables: ["note"])
+        try await sync("b", tables: ["note"])
+        XCTAssertEqual(try dump(a, "note"), ["t:old|t:kept", "t:x1|t:after the backup"])
+        XCTAssertEqual(try dump(b, "note"), ["t:old|t:kept", "t:x1|t:after the backup"])
+    }
 }

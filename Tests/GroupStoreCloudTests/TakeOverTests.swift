@@ -28,6 +28,7 @@ final class TakeOverTests: CloudTestCase {
         func missingAssets(_ hashes: [String]) async throws -> Set<String> { try await base.missingAssets(hashes) }
         func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws { try await base.uploadAsset(asset, bytes: bytes) }
         func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8] { try await base.downloadAsset(asset) }
+        func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> { try await base.forgotten(records) }
         func pushHints() -> AsyncStream<Void> { base.pushHints() }
     }
 

@@ -66,4 +66,23 @@ extension EmbeddedRemote {
             return bytes
         }
     }
+
+    /// A tag this remote issued, in its current epoch, at or before its log
+    /// head, was deleted since (tombstone or not); any other tag — another
+    /// epoch, or ahead of the head (a restored older copy) — was forgotten.
+    public func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {
+        try await perform("check records the listing lacks") { connection in
+            let head = try await connection.pool.read { try EmbeddedRemoteSchema.head($0) }
+            let prefix = String(connection.epoch.prefix(8))
+            var forgotten = Set<CloudRecordID>()
+            for (id, tag) in records {
+                let parts = tag.split(separator: "-", maxSplits: 1)
+                guard parts.count == 2, let seq = Int64(parts[0]), parts[1] == prefix, seq <= head else {
+                    forgotten.insert(id)
+                    continue
+                }
+            }
+            return forgotten
+        }
+    }
 }

@@ -45,8 +45,10 @@ extension SyncEngine {
             if listing { for record in batch.changed { seen.insert(record.id.type.lowercased() + "\u{0}" + record.id.name) } }
             let last = !batch.moreComing
             if batch.changed.isEmpty && batch.deleted.isEmpty && !listing && batch.token == token && last { break }
+            var gone: (deleted: [CloudRecordID], forgotten: [CloudRecordID]) = ([], [])
+            if listing && last { gone = try await unseen(in: zone, seen: seen) }
             let outcome = try await apply(
-                batch, zone: zone, saveToken: (!listing || last) ? batch.token : nil, unseen: listing && last ? seen : nil)
+                batch, zone: zone, saveToken: (!listing || last) ? batch.token : nil, deleted: gone.deleted, forgotten: gone.forgotten)
             report(outcome, into: &summary)
             applied += outcome.applied
             token = batch.token
@@ -55,8 +57,32 @@ extension SyncEngine {
         return applied
     }
 
+    /// The records this group holds in `zone` that a full listing lacked:
+    /// deleted on the remote, or forgotten by it (replaced or restored).
+    private func unseen(in zone: CloudZone, seen: Set<String>) async throws -> (deleted: [CloudRecordID], forgotten: [CloudRecordID]) {
+        let held = try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT entity, name, tag FROM \(SyncState.record) WHERE zone = ?", arguments: [zone.description])
+        }
+        var missing: [CloudRecordID: String] = [:]
+        for row in held {
+            let entity: String = row[0]
+            let name: String = row[1]
+            if !seen.contains(entity.lowercased() + "\u{0}" + name) { missing[CloudRecordID(zone: zone, type: entity, name: name)] = row[2] }
+        }
+        guard !missing.isEmpty else { return ([], []) }
+        let snapshot = missing
+        let forgotten = try await Retry.run(configuration, "check records missing from \(remote.displayName)") {
+            try await self.remote.forgotten(snapshot)
+        }
+        if !forgotten.isEmpty {
+            logger.info("the remote lost records this group had synced: uploading them again", metadata: ["count": "\(forgotten.count)"])
+        }
+        return (missing.keys.filter { !forgotten.contains($0) }, Array(forgotten))
+    }
+
     private func apply(
-        _ batch: CloudChangeBatch, zone: CloudZone, saveToken: CloudChangeToken?, unseen seen: Set<String>?
+        _ batch: CloudChangeBatch, zone: CloudZone, saveToken: CloudChangeToken?, deleted gone: [CloudRecordID],
+        forgotten: [CloudRecordID]
     ) async throws -> RecordApplier.Outcome {
         let assets = try await downloadAssets(for: batch.changed)
         let applier = self.applier
@@ -70,16 +96,11 @@ extension SyncEngine {
                     try applier.apply(record, assets: assets, in: db, outcome: &outcome)
                 }
             }
-            var deleted = batch.deleted
-            if let seen {
-                // Listed in full: what this zone had here and the listing lacks is gone.
-                for row in try Row.fetchAll(db, sql: "SELECT entity, name FROM \(SyncState.record) WHERE zone = ?", arguments: [zone.description]) {
-                    let entity: String = row[0]
-                    let name: String = row[1]
-                    if !seen.contains(entity.lowercased() + "\u{0}" + name) {
-                        deleted.append(CloudRecordID(zone: zone, type: entity, name: name))
-                    }
-                }
+            let deleted = batch.deleted + gone
+            // Forgotten by the remote: uploaded again as new records (nothing here is lost).
+            for id in forgotten {
+                try SyncState.removeRecord(db, entity: id.type, name: id.name)
+                try SyncState.addPending(db, entity: id.type, name: id.name, editedAt: Date())
             }
             let deletedByType = Dictionary(grouping: deleted) { $0.type.lowercased() }
             for table in tables.reversed() {

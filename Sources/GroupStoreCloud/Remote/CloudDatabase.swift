@@ -36,6 +36,12 @@ public protocol CloudDatabase: Sendable {
     ///   longer say what changed since `token`: fetch from `nil` and diff.
     func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch
 
+    /// Of records this client holds at these tags and a full listing of
+    /// their zone lacks, those the remote never deleted: it was replaced, or
+    /// restored from a copy older than those tags. They are uploaded again;
+    /// the others were deleted on the remote (their tombstones may be gone).
+    func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID>
+
     /// Which of these assets the remote lacks.
     func missingAssets(_ hashes: [String]) async throws -> Set<String>
     /// Stores an asset's bytes (idempotent).
