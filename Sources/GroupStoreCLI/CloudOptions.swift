@@ -45,6 +45,13 @@ struct CloudOptions: ParsableArguments {
         help: ArgumentHelp("Blob columns always stored as assets (comma-separated table.column).", valueName: "table.column,…"))
     var assetColumns: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "When the group synced as another user before: refuse (default: sync nothing, say so), purge (delete the synced rows here, edits not uploaded included, then fetch the new user's), upload (upload the rows here to the new user).",
+            valueName: "refuse|purge|upload"))
+    var onAccountChange: String = "refuse"
+
     @Option(name: .long, help: "Log level on stderr: trace, debug, info, notice, warning, error.")
     var logLevel: Logger.Level?
 
@@ -60,6 +67,9 @@ struct CloudOptions: ParsableArguments {
             throw CommandFailure(
                 message: "unknown --policy '\(self.policy)': use one of \(CloudConflictPolicy.names.joined(separator: ", "))")
         }
+        guard let accountChange = CloudSyncConfiguration.AccountChange(rawValue: onAccountChange) else {
+            throw CommandFailure(message: "unknown --on-account-change '\(onAccountChange)': use one of refuse, purge, upload")
+        }
         let assets = try Self.assetColumns(assetColumns, synced: privateTables + publicTables)
         let remote = try RemoteArgument(self.remote)
         if case .postgres(let display) = remote { throw RemoteArgument.postgresUnavailable(display) }
@@ -72,6 +82,7 @@ struct CloudOptions: ParsableArguments {
         configuration.publicTables = publicTables
         configuration.policy = policy
         configuration.assetColumns = assets
+        configuration.accountChange = accountChange
         return configuration
     }
 
@@ -118,6 +129,9 @@ struct CloudOptions: ParsableArguments {
             throw CommandFailure(message: "\(group) is not a directory, so it is not a group")
         }
         guard access(group + "/store.sqlite", F_OK) == 0 else {
+            if errno == EACCES {
+                throw CommandFailure(message: "cannot read group \(group): permission denied")
+            }
             throw CommandFailure(
                 message: "no group at \(group) (no store.sqlite in it): create it and its tables first, e.g. with groupstore exec --group \(group)")
         }

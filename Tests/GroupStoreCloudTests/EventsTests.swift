@@ -61,6 +61,36 @@ final class EventsTests: CloudTestCase {
         XCTAssertNotNil(status.lastSync)
     }
 
+    func testAColumnAddedWhileTheBridgesRun_isSyncedWithoutARestart() async throws {
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'first')") }
+        let bSaves = b.saves()
+        try b.start()
+        let syncA = CloudSync(try configuration("a", tables: ["note"]))
+        let syncB = CloudSync(try configuration("b", tables: ["note"]))
+        let runA = Task { try await syncA.run() }
+        let runB = Task { try await syncB.run() }
+        defer {
+            runA.cancel()
+            runB.cancel()
+        }
+        _ = try await deadline(30, "n1 in group B") {
+            for await save in bSaves where save.author == "cloud" && save.change(of: "note")?.inserted == ["n1"] { return save }
+            return nil
+        }
+        try await b.write { db in try db.execute(sql: "ALTER TABLE note ADD COLUMN extra TEXT") }
+        try await a.write { db in
+            try db.execute(sql: "ALTER TABLE note ADD COLUMN extra TEXT")
+            try db.execute(sql: "UPDATE note SET extra = 'E1'")
+        }
+        _ = try await deadline(30, "the new column's value in group B") {
+            for await save in bSaves where save.author == "cloud" && save.change(of: "note")?.updated == ["n1"] { return save }
+            return nil
+        }
+        XCTAssertEqual(try dump(b, "note"), ["t:n1|t:first|t:E1"])
+    }
+
     func testNotifications_didStartAndDidFinish_carryTheSummaryAndTheError() async throws {
         _ = try open("a", schema: Self.schema)
         let faults = EmbeddedRemoteFaults()

@@ -111,13 +111,30 @@ final class RefusalTests: CloudTestCase {
         XCTAssertEqual(try dump(a, "board"), ["t:p1|t:by alice"])
     }
 
-    func testAccountChange_purgesByDefault() async throws {
+    func testAccountChange_isRefusedByDefault_nothingIsTouched() async throws {
         let a = try open("a", schema: "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT)")
         try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'alice''s')") }
         try await sync("a", tables: ["note"], remote: try remote(user: "alice"))
-        _ = try await sync("a", tables: ["note"], remote: try remote(user: "bob"))
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n2', 'not uploaded yet')") }
+        let summary = try await CloudSync(try configuration("a", tables: ["note"], remote: try remote(user: "bob"))).syncOnce()
+        XCTAssertEqual(summary.errorCode, "accountChanged")
+        XCTAssertTrue(summary.error?.contains("alice") ?? false, summary.error ?? "")
+        XCTAssertEqual(try dump(a, "note"), ["t:n1|t:alice's", "t:n2|t:not uploaded yet"])
+        let again = try await sync("a", tables: ["note"], remote: try remote(user: "alice"))
+        XCTAssertEqual(again.uploaded, 1, "the edit made meanwhile still goes up for alice")
+    }
+
+    func testAccountChange_purge_whenAsked() async throws {
+        let a = try open("a", schema: "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT)")
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'alice''s')") }
+        try await sync("a", tables: ["note"], remote: try remote(user: "alice"))
+        var bob = try configuration("a", tables: ["note"], remote: try remote(user: "bob"))
+        bob.accountChange = .purge
+        _ = try await CloudSync(bob).syncOnce()
         XCTAssertEqual(try dump(a, "note"), [], "alice's rows are purged when bob signs in")
-        _ = try await sync("a", tables: ["note"], remote: try remote(user: "alice"))
+        var alice = try configuration("a", tables: ["note"], remote: try remote(user: "alice"))
+        alice.accountChange = .purge
+        _ = try await CloudSync(alice).syncOnce()
         XCTAssertEqual(try dump(a, "note"), ["t:n1|t:alice's"], "and come back with alice")
     }
 

@@ -54,15 +54,20 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
     ///   naming `path`: no such directory, a directory, not a SQLite
     ///   database, a SQLite database that is not a GroupStore remote (or of a
     ///   newer format), not readable and writable;
-    ///   ``CloudSyncError/Code/invalidConfiguration`` for an empty `user`.
+    ///   ``CloudSyncError/Code/invalidConfiguration`` for a `user` that is
+    ///   empty or not made of A-Z a-z 0-9 . _ - @ +.
     public init(
         path: String,
         user: String,
         faults: EmbeddedRemoteFaults = .init(),
         logger: Logger = Logger(label: "GroupStoreCloud")
     ) throws {
-        guard !user.isEmpty else {
-            throw CloudSyncError(.invalidConfiguration, "the user of the remote \(path) must not be empty")
+        // A user names a private zone (`private/<user>`): letters, digits and . _ - @ + only.
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@+".unicodeScalars)
+        guard !user.isEmpty, user.count <= 128, user.unicodeScalars.allSatisfy({ allowed.contains($0) }) else {
+            throw CloudSyncError(
+                .invalidConfiguration,
+                "the user of the remote \(path) must be 1 to 128 of A-Z a-z 0-9 . _ - @ +, not \(String(reflecting: user))")
         }
         self.path = path
         self.user = user

@@ -25,15 +25,14 @@ import Synchronization
 public final class CloudSync: Service, Sendable {
     public let configuration: CloudSyncConfiguration
     private let hub: EventHub
-    private let wakes: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
+    /// Wakes the running session's sync loop (none while standing by).
+    private let currentWake = Mutex<AsyncStream<Void>.Continuation?>(nil)
     private let completeRequested = Mutex(false)
 
     public init(_ configuration: CloudSyncConfiguration) {
         self.configuration = configuration
         let box = WeakSyncBox()
         hub = EventHub(label: configuration.group, object: { box.sync })
-        (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         box.sync = self
     }
 
@@ -47,7 +46,7 @@ public final class CloudSync: Service, Sendable {
     /// local edits are kept, and records parked on upload are retried).
     public func triggerSync(complete: Bool = false) {
         if complete { completeRequested.withLock { $0 = true } }
-        wake.yield()
+        _ = currentWake.withLock { $0?.yield() }
     }
 
     private var storeConfiguration: GroupConfiguration {
@@ -91,82 +90,101 @@ public final class CloudSync: Service, Sendable {
     /// ``triggerSync(complete:)`` — until cancelled or shut down gracefully.
     /// Stands by while another process is the syncing member.
     public func run() async throws {
+        defer { hub.finish() }
         do {
             try await cancelWhenGracefulShutdown { try await self.runUntilCancelled() }
         } catch is CancellationError {
             // Shut down: not a failure.
         }
-        hub.finish()
     }
 
     private func runUntilCancelled() async throws {
         let store = try await acquire()
         hub.emit(.active)
-        let engine: SyncEngine
         do {
-            engine = try await SyncEngine.make(store: store, configuration: configuration, events: hub, sealEveryCycle: false)
             try store.start()
+            // A synced table's schema changed (a reset): map the tables again.
+            while try await session(store: store, engine: try await SyncEngine.make(
+                store: store, configuration: configuration, events: hub, sealEveryCycle: false))
+            {
+                configuration.logger.info("a synced table changed its schema: mapping the tables again", metadata: ["group": "\(configuration.group)"])
+            }
+        } catch is CancellationError {
+            await store.close()
+            throw CancellationError()
         } catch {
             await store.close()
-            throw CloudSyncError.wrap(error, "start syncing group \(configuration.group)")
+            throw CloudSyncError.wrap(error, "sync group \(configuration.group)")
         }
+        await store.close()
+    }
+
+    /// Syncs with one engine until cancelled (returns `false`) or until the
+    /// engine asks to map the tables again (returns `true`).
+    /// - Throws: the store's departure (the group was removed or replaced).
+    private func session(store: GroupStore, engine: SyncEngine) async throws -> Bool {
+        let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        currentWake.withLock { $0 = wake }
+        defer { currentWake.withLock { $0 = nil } }
         let remote = configuration.remote
         let interval = configuration.fetchInterval
         let retryDelay = configuration.retryDelay
         let maxRetryDelay = configuration.maxRetryDelay
-        let wake = self.wake
         wake.yield()
-        do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                // Local saves: wake a sync; the cursor moves on only once the save is taken in.
-                group.addTask {
-                    await withTaskCancellationHandler {
-                        for await save in store.saves() {
-                            wake.yield()
-                            await engine.waitIntake(through: save.seq)
-                        }
-                    } onCancel: {
-                        Task { await engine.releaseWaiters() }
-                    }
-                }
-                group.addTask {
-                    for await _ in remote.pushHints() { wake.yield() }
-                }
-                group.addTask {
-                    while true {
-                        try await Task.sleep(nanoseconds: UInt64(interval * 1e9))
+        let remap = try await withThrowingTaskGroup(of: Bool.self) { group in
+            // Local saves: wake a sync; the cursor moves on only once the save is taken in.
+            group.addTask {
+                await withTaskCancellationHandler {
+                    for await save in store.saves() {
                         wake.yield()
+                        await engine.waitIntake(through: save.seq)
                     }
+                } onCancel: {
+                    Task { await engine.releaseWaiters() }
                 }
-                group.addTask { [self] in
-                    var failures = 0
-                    for await _ in wakes {
-                        let complete = completeRequested.withLock { value in
-                            defer { value = false }
-                            return value
-                        }
-                        let summary = await engine.sync(complete: complete)
-                        if Task.isCancelled { return }
-                        if summary.error != nil {
-                            failures += 1
-                            let delay = min(retryDelay * pow(2, Double(min(failures, 20))), maxRetryDelay) * Double.random(in: 0.5...1.5)
-                            try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
-                            wake.yield()
-                        } else {
-                            failures = 0
-                        }
-                    }
-                }
-                try await group.next()
-                group.cancelAll()
+                return false
             }
-        } catch {
-            await engine.releaseWaiters()
-            await store.close()
-            throw error
+            group.addTask {
+                for await _ in remote.pushHints() { wake.yield() }
+                return false
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    do { try await Task.sleep(nanoseconds: UInt64(interval * 1e9)) } catch { return false }
+                    wake.yield()
+                }
+                return false
+            }
+            group.addTask { [self] in
+                var failures = 0
+                for await _ in wakes {
+                    let complete = completeRequested.withLock { value in
+                        defer { value = false }
+                        return value
+                    }
+                    let summary = await engine.sync(complete: complete)
+                    if Task.isCancelled { return false }
+                    if await engine.needsRemap { return true }
+                    if summary.error != nil {
+                        failures += 1
+                        let delay = min(retryDelay * pow(2, Double(min(failures, 20))), maxRetryDelay) * Double.random(in: 0.5...1.5)
+                        do { try await Task.sleep(nanoseconds: UInt64(delay * 1e9)) } catch { return false }
+                        wake.yield()
+                    } else {
+                        failures = 0
+                    }
+                }
+                return false
+            }
+            let first = try await group.next() ?? false
+            group.cancelAll()
+            return first
         }
         await engine.releaseWaiters()
-        await store.close()
+        if let departed = store.groupReplacedError {
+            throw CloudSyncError(.store, "stopped syncing: \(departed.message)", underlying: departed)
+        }
+        return remap
     }
 
     /// Opens the group as the syncing member, standing by while another

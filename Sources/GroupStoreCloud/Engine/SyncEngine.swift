@@ -26,6 +26,8 @@ actor SyncEngine {
     private var sealed = false
     private var lastSyncWritten: Date?
     private var lastSyncFailed = false
+    /// A synced table's schema changed: the tables must be mapped again.
+    private(set) var needsRemap = false
     private var intakeWaiters: [(Int64, CheckedContinuation<Void, Never>)] = []
     private var intakePosition: Int64 = 0
 
@@ -92,10 +94,15 @@ actor SyncEngine {
         }
         let tables = self.tables
         let accountChange = configuration.accountChange
+        let group = configuration.group
         let changed = try await store.write { db -> Bool in
             let known = String.fromDatabaseValue(try SyncState.value(db, "account"))
             if let known, known != account {
                 switch accountChange {
+                case .refuse:
+                    throw CloudSyncError(
+                        .accountChanged,
+                        "group \(group) syncs as \(known), not \(account): nothing was synced (choose purge or upload for a change of user)")
                 case .purge:
                     // The deletions are this member's own: they are not taken in, so not uploaded.
                     for table in tables.reversed() { try db.execute(sql: "DELETE FROM \(quote(table.name))") }
@@ -120,15 +127,20 @@ actor SyncEngine {
     /// be diffed (its rows were written before sync was on).
     private func prepareState() async throws {
         let tables = self.tables
-        let configured = tables.map { "\($0.name.lowercased()):\($0.scope.rawValue)" }.sorted().joined(separator: ",")
+        // Name, scope and columns: a table whose columns changed since is compared in full again.
+        let configured = tables.map { table in
+            ([table.name.lowercased(), table.scope.rawValue] + table.columns.map(\.name)).joined(separator: "\t")
+        }.sorted().joined(separator: "\n")
         try await store.write { db in
             try SyncState.create(db)
             // Tables synced for the first time (or under a new scope) are diffed in full.
-            let previous = Set((String.fromDatabaseValue(try SyncState.value(db, "tables")) ?? "").split(separator: ",").map(String.init))
-            for table in tables where !previous.contains("\(table.name.lowercased()):\(table.scope.rawValue)") {
+            let known = String.fromDatabaseValue(try SyncState.value(db, "tables"))
+            let previous = Set((known ?? "").split(separator: "\n").map(String.init))
+            for table in tables
+            where !previous.contains(([table.name.lowercased(), table.scope.rawValue] + table.columns.map(\.name)).joined(separator: "\t")) {
                 try db.execute(sql: "INSERT OR IGNORE INTO \(SyncState.diff)(entity) VALUES (?)", arguments: [table.name])
             }
-            if previous.isEmpty {
+            if known == nil {
                 // First start: what is in the tables now is covered by the diff.
                 let head = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM groupstore_transaction") ?? 0
                 try SyncState.setValue(db, "intake_seq", head)
@@ -236,6 +248,7 @@ actor SyncEngine {
         let member = store.member.rawValue
         let applier = self.applier
         let tables = self.tables
+        let logger = self.logger
         while true {
             let page = try await store.historyIntake(after: position, limit: 512)
             if page.prunedThrough > position {
@@ -252,21 +265,30 @@ actor SyncEngine {
             guard !page.saves.isEmpty else { break }
             let saves = page.saves
             let through = page.through
-            try await pool.write { db in
+            let sawReset = try await pool.write { db -> Bool in
+                var resets = false
                 for save in saves where save.author != member {
                     for change in save.changes {
                         guard let table = applier.table(named: change.entity) else { continue }
                         if change.reset {
                             try db.execute(sql: "INSERT OR IGNORE INTO \(SyncState.diff)(entity) VALUES (?)", arguments: [table.name])
+                            resets = true
                         }
                         for key in change.inserted + change.updated + change.deleted {
-                            guard let name = RecordName.name(of: key, shape: table.key) else { continue }
+                            guard let name = RecordName.name(of: key, shape: table.key) else {
+                                logger.info(
+                                    "row not synced: its key cannot name a record (NULL, empty, not text, or starting with hex:)",
+                                    metadata: ["table": "\(table.name)", "key": "\(key.json)"])
+                                continue
+                            }
                             try SyncState.addPending(db, entity: table.name, name: name, editedAt: save.committedAt)
                         }
                     }
                 }
                 try SyncState.setValue(db, "intake_seq", through)
+                return resets
             }
+            if sawReset { needsRemap = true }
             position = through
             advanceIntake(to: through)
             if !page.hasMore { break }

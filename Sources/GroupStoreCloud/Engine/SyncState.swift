@@ -32,6 +32,11 @@ enum SyncState {
                 CREATE TABLE IF NOT EXISTS \(diff)(entity TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
                 INSERT OR IGNORE INTO \(meta)(key, value) VALUES ('format', 1), ('intake_seq', 0), ('conflicts', 0);
                 """)
+        // Columns added since the first builds of the bridge.
+        let columns = Set(try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [pending]))
+        for column in ["sent", "sent_before"] where !columns.contains(column) {
+            try db.execute(sql: "ALTER TABLE \(pending) ADD COLUMN \(column) TEXT")
+        }
     }
 
     /// Whether the tables exist (`cloud status` on a group never synced).

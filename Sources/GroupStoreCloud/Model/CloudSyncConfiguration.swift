@@ -13,7 +13,13 @@ import Logging
 public struct CloudSyncConfiguration: Sendable {
     /// What to do when the remote's user is not the one this group synced with.
     public enum AccountChange: String, Sendable, CaseIterable {
-        /// Delete the synced tables' rows here, then fetch the new user's.
+        /// Sync nothing and fail with ``CloudSyncError/Code/accountChanged``
+        /// (the default: a different user is more often a mistake — a
+        /// command run as another Unix user — than a sign-in, and purging
+        /// would delete edits never uploaded).
+        case refuse
+        /// Delete the synced tables' rows here (edits not uploaded included),
+        /// then fetch the new user's.
         case purge
         /// Keep the rows and upload them all to the new user.
         case upload
@@ -33,7 +39,7 @@ public struct CloudSyncConfiguration: Sendable {
     public var policy: CloudConflictPolicy = .serverWins
     /// Rounds of resolve-and-retry for one record before it is parked.
     public var maxConflictRounds = 5
-    public var accountChange: AccountChange = .purge
+    public var accountChange: AccountChange = .refuse
     /// The bridge's member name; its lock is the syncing member's lock.
     public var member: MemberName
     /// How often a standby member tries to take over.

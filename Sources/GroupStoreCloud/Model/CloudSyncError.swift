@@ -32,6 +32,9 @@ public struct CloudSyncError: Error, Sendable, CustomStringConvertible {
         public static let scopeChanged = Code("scopeChanged")
         /// The user may not read or write this.
         public static let permissionDenied = Code("permissionDenied")
+        /// The remote's user is not the one this group synced with, and
+        /// ``CloudSyncConfiguration/accountChange`` is `refuse`.
+        public static let accountChanged = Code("accountChanged")
         /// Another process is this group's syncing member.
         public static let syncingElsewhere = Code("syncingElsewhere")
         /// The local store failed (see ``CloudSyncError/underlying``).
@@ -54,6 +57,7 @@ public struct CloudSyncError: Error, Sendable, CustomStringConvertible {
     public static let scopeChanged = Code.scopeChanged
     public static let permissionDenied = Code.permissionDenied
     public static let syncingElsewhere = Code.syncingElsewhere
+    public static let accountChanged = Code.accountChanged
     public static let store = Code.store
     public static let stopped = Code.stopped
 
