@@ -152,12 +152,16 @@ final class RecoveryTests: CloudTestCase {
         try await sync("a", tables: ["note"])
         try await sync("b", tables: ["note"])
         XCTAssertEqual(try dump(b, "note").count, 2)
-        // The remote goes back to the copy (renamed over it, as a restore does).
+        // The remote goes back to the copy (renamed over it, as a restore does),
+        // and B writes enough that the restored log's numbers pass A's tags.
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: remotePath + suffix) }
         XCTAssertEqual(rename(backup, remotePath), 0)
+        try await b.write { db in try db.execute(sql: "INSERT INTO note VALUES ('b1', 'one'), ('b2', 'two'), ('b3', 'three')") }
+        try await sync("b", tables: ["note"])
         try await sync("a", tables: ["note"])
         try await sync("b", tables: ["note"])
-        XCTAssertEqual(try dump(a, "note"), ["t:old|t:kept", "t:x1|t:after the backup"])
-        XCTAssertEqual(try dump(b, "note"), ["t:old|t:kept", "t:x1|t:after the backup"])
+        let expected = ["t:b1|t:one", "t:b2|t:two", "t:b3|t:three", "t:old|t:kept", "t:x1|t:after the backup"]
+        XCTAssertEqual(try dump(a, "note"), expected)
+        XCTAssertEqual(try dump(b, "note"), expected)
     }
 }
