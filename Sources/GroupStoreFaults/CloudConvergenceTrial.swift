@@ -183,6 +183,8 @@ struct CloudConvergenceTrial {
 }
 
 /// A flag the main thread sets and the writer threads read.
+///
+/// `@unchecked Sendable`: `value` is only read and written under `lock`.
 final class StopFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var value = false
