@@ -11,7 +11,7 @@ final class FieldsJSONTests: XCTestCase {
             "tiny": .real(5e-324), "neg": .real(-0.0), "inf": .real(.infinity), "minf": .real(-.infinity),
             "text": .text("quote \" backslash \\ newline \n tab \t nul \u{0} ☃ \u{1F600}"), "empty": .text(""),
             "bytes": .bytes([0, 255, 10, 13]), "asset": .asset(CloudAsset(hash: String(repeating: "ab", count: 32), size: 5_000_000)),
-            "key \"quoted\"": .integer(1),
+            "key \"quoted\"": .integer(1), "notUTF8": .invalidText([0x61, 0xFF, 0x00, 0xC3]),
         ]
         let text = CloudFieldsJSON.encode(fields)
         XCTAssertEqual(try CloudFieldsJSON.decode(text), fields)

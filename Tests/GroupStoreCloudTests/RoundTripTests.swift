@@ -123,4 +123,32 @@ final class RoundTripTests: CloudTestCase {
         XCTAssertEqual(types, ["blobtext"])
         XCTAssertEqual(try dump(b, "member").count, 1)
     }
+
+    func testTextWithANulByteAndTextThatIsNotUTF8_arriveByteForByte() async throws {
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        try await a.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO author(id, name, anything) VALUES ('odd', 'a' || char(0) || 'b', CAST(X'61FF62C3' AS TEXT));
+                    INSERT INTO book(id, title, author_id) VALUES ('b1', CAST(X'00' AS TEXT), 'odd');
+                    """)
+        }
+        try await sync("a", tables: Self.tables)
+        try await sync("b", tables: Self.tables)
+        let query = """
+            SELECT hex(name) || typeof(name) || hex(anything) || typeof(anything)
+                   || (SELECT hex(title) || typeof(title) FROM book WHERE id = 'b1') FROM author WHERE id = 'odd'
+            """
+        let expected = try await a.pool.read { try String.fetchOne($0, sql: query) }
+        XCTAssertEqual(expected, "610062text61FF62C3text00text")
+        let copy = try await b.pool.read { try String.fetchOne($0, sql: query) }
+        XCTAssertEqual(copy, expected)
+        // And back: an edit in B of another field leaves them as they are in A.
+        try await b.write { db in try db.execute(sql: "UPDATE author SET rating = 1.5 WHERE id = 'odd'") }
+        try await sync("b", tables: Self.tables)
+        try await sync("a", tables: Self.tables)
+        let after = try await a.pool.read { try String.fetchOne($0, sql: query) }
+        XCTAssertEqual(after, expected)
+    }
 }

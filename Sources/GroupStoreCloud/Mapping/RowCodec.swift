@@ -16,7 +16,11 @@ struct RowCodec: Sendable {
     init(table: MappedTable, assetThreshold: Int) {
         self.table = table
         self.assetThreshold = assetThreshold
-        let fields = table.fieldColumns.map(quote).joined(separator: ", ")
+        // Text is read as its bytes (and whether it was text): GRDB's strings would cut it
+        // at a NUL byte and replace bytes that are not UTF-8.
+        let fields = table.fieldColumns.map { column in
+            "CASE typeof(\(quote(column))) WHEN 'text' THEN CAST(\(quote(column)) AS BLOB) ELSE \(quote(column)) END, typeof(\(quote(column))) = 'text'"
+        }.joined(separator: ", ")
         let keys = table.keyColumns.map(quote).joined(separator: ", ")
         let predicate = table.keyColumns.map { "\(quote($0)) = ?" }.joined(separator: " AND ")
         selectByKey = "SELECT \(table.fieldColumns.isEmpty ? "1" : fields) FROM \(quote(table.name)) WHERE \(predicate)"
@@ -25,9 +29,16 @@ struct RowCodec: Sendable {
         upsertAll = Self.upsertSQL(table, columns: table.fieldColumns)
     }
 
+    /// Each field takes two arguments: whether it is text given as bytes,
+    /// and the value (text bound as bytes and cast back keeps NUL bytes and
+    /// bytes that are not UTF-8).
     private static func upsertSQL(_ table: MappedTable, columns: [String]) -> String {
         let names = (table.keyColumns + columns).map(quote).joined(separator: ", ")
-        let marks = Array(repeating: "?", count: table.keyColumns.count + columns.count).joined(separator: ", ")
+        let keyCount = table.keyColumns.count
+        let marks = ((1...max(keyCount, 1)).prefix(keyCount).map { "?\($0)" } + columns.indices.map { index in
+            let flag = keyCount + 2 * index + 1
+            return "CASE WHEN ?\(flag) THEN CAST(?\(flag + 1) AS TEXT) ELSE ?\(flag + 1) END"
+        }).joined(separator: ", ")
         let conflict = table.keyColumns.map(quote).joined(separator: ", ")
         let update =
             columns.isEmpty
@@ -79,12 +90,16 @@ struct RowCodec: Sendable {
     private func decode(_ row: Row, offset: Int) -> LocalRow {
         var result = LocalRow(fields: [:], assets: [:])
         for (index, column) in table.fieldColumns.enumerated() {
-            let value: DatabaseValue = row[offset + index]
+            let value: DatabaseValue = row[offset + 2 * index]
+            let isText: Bool = row[offset + 2 * index + 1] ?? false
             switch value.storage {
             case .null: result.fields[column] = .null
             case .int64(let integer): result.fields[column] = .integer(integer)
             case .double(let real): result.fields[column] = .real(real)
             case .string(let text): result.fields[column] = .text(text)
+            case .blob(let data) where isText:
+                let bytes = [UInt8](data)
+                result.fields[column] = String(validating: bytes, as: UTF8.self).map { .text($0) } ?? .invalidText(bytes)
             case .blob(let data):
                 let bytes = [UInt8](data)
                 if bytes.count >= assetThreshold || table.assetColumns.contains(column) {
@@ -109,7 +124,15 @@ struct RowCodec: Sendable {
         let columns = table.fieldColumns.filter { fields[$0] != nil }
         var arguments = key.map(\.databaseValue)
         for column in columns {
-            arguments.append(try databaseValue(fields[column]!, column: column, assets: assets))
+            let value = fields[column]!
+            switch value {
+            case .text(let text):
+                arguments += [true.databaseValue, Data(text.utf8).databaseValue]
+            case .invalidText(let bytes):
+                arguments += [true.databaseValue, Data(bytes).databaseValue]
+            default:
+                arguments += [false.databaseValue, try databaseValue(value, column: column, assets: assets)]
+            }
         }
         let sql = columns.count == table.fieldColumns.count ? upsertAll : Self.upsertSQL(table, columns: columns)
         try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
@@ -128,7 +151,7 @@ struct RowCodec: Sendable {
         case .integer(let integer): return integer.databaseValue
         case .real(let real): return real.databaseValue
         case .text(let text): return text.databaseValue
-        case .bytes(let bytes): return Data(bytes).databaseValue
+        case .bytes(let bytes), .invalidText(let bytes): return Data(bytes).databaseValue
         case .asset(let asset):
             guard let bytes = assets[asset.hash] else {
                 throw CloudSyncError(.badRemote, "asset \(asset.hash) of \(table.name).\(column) was not downloaded")

@@ -6,16 +6,19 @@ import Foundation
 ///
 /// JSON (the embedded remote's storage and the local ancestor copies): `null`,
 /// or a one-member object `{"i":42}`, `{"r":1.5}`, `{"t":"text"}`,
-/// `{"b":"<base64>"}`, `{"a":{"h":"<sha256 hex>","n":<size>}}`.
+/// `{"b":"<base64>"}`, `{"x":"<base64>"}` (text that is not valid UTF-8, as
+/// its bytes), `{"a":{"h":"<sha256 hex>","n":<size>}}`.
 public enum CloudValue: Hashable, Sendable, Codable, CustomStringConvertible {
     case null
     case integer(Int64)
     case real(Double)
     case text(String)
     case bytes([UInt8])
+    /// Text that is not valid UTF-8 (SQLite stores any bytes as text), byte for byte.
+    case invalidText([UInt8])
     case asset(CloudAsset)
 
-    private enum Tag: String, CodingKey { case i, r, t, b, a }
+    private enum Tag: String, CodingKey { case i, r, t, b, x, a }
 
     public init(from decoder: any Decoder) throws {
         if let single = try? decoder.singleValueContainer(), single.decodeNil() {
@@ -41,6 +44,11 @@ public enum CloudValue: Hashable, Sendable, Codable, CustomStringConvertible {
                 throw DecodingError.dataCorruptedError(forKey: .b, in: container, debugDescription: "bad base64")
             }
             self = .bytes([UInt8](data))
+        case .x:
+            guard let data = Data(base64Encoded: try container.decode(String.self, forKey: .x)) else {
+                throw DecodingError.dataCorruptedError(forKey: .x, in: container, debugDescription: "bad base64")
+            }
+            self = .invalidText([UInt8](data))
         case .a: self = .asset(try container.decode(CloudAsset.self, forKey: .a))
         }
     }
@@ -59,6 +67,7 @@ public enum CloudValue: Hashable, Sendable, Codable, CustomStringConvertible {
             if value.isInfinite { try container.encode(value > 0 ? "inf" : "-inf", forKey: .r) } else { try container.encode(value, forKey: .r) }
         case .text(let value): try container.encode(value, forKey: .t)
         case .bytes(let value): try container.encode(Data(value).base64EncodedString(), forKey: .b)
+        case .invalidText(let value): try container.encode(Data(value).base64EncodedString(), forKey: .x)
         case .asset(let value): try container.encode(value, forKey: .a)
         }
     }
@@ -70,6 +79,7 @@ public enum CloudValue: Hashable, Sendable, Codable, CustomStringConvertible {
         case .real(let value): return String(value)
         case .text(let value): return "'\(value)'"
         case .bytes(let value): return "<\(value.count) bytes>"
+        case .invalidText(let value): return "<text of \(value.count) bytes, not UTF-8>"
         case .asset(let value): return "<asset \(value.size) bytes \(value.hash.prefix(12))>"
         }
     }
@@ -80,7 +90,7 @@ public enum CloudValue: Hashable, Sendable, Codable, CustomStringConvertible {
         case .null: return 4
         case .integer, .real: return 12
         case .text(let value): return value.utf8.count + 4
-        case .bytes(let value): return value.count * 4 / 3 + 4
+        case .bytes(let value), .invalidText(let value): return value.count * 4 / 3 + 4
         case .asset: return 90
         }
     }

@@ -30,6 +30,7 @@ enum CloudFieldsJSON {
                 appendString(value, to: &out)
                 out += "}"
             case .bytes(let value): out += "{\"b\":\"" + Data(value).base64EncodedString() + "\"}"
+            case .invalidText(let value): out += "{\"x\":\"" + Data(value).base64EncodedString() + "\"}"
             case .asset(let asset):
                 out += "{\"a\":{\"h\":"
                 appendString(asset.hash, to: &out)
@@ -125,6 +126,9 @@ enum CloudFieldsJSON {
             case "b":
                 guard let data = Data(base64Encoded: try string()) else { throw Malformed(offset: index) }
                 value = .bytes([UInt8](data))
+            case "x":
+                guard let data = Data(base64Encoded: try string()) else { throw Malformed(offset: index) }
+                value = .invalidText([UInt8](data))
             case "a":
                 try expect(UInt8(ascii: "{"))
                 var hash: String?
