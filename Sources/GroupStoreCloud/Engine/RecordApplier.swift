@@ -214,6 +214,7 @@ struct RecordApplier: Sendable {
         } else {
             try SyncState.removeRecord(db, entity: table.name, name: name)
         }
+        if outcome.mayHaveOrphans { try SyncState.unpark(db, entity: table.name, name: name, direction: "down") }
         if Self.same(result, server?.fields) && (result == nil) == (server == nil) {
             try SyncState.clearPending(db, entity: table.name, name: name)
         }

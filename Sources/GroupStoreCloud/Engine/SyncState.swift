@@ -161,13 +161,16 @@ enum SyncState {
         ).map(pendingFrom)
     }
 
-    /// Pending keys not parked, at most `limit`, of the given entities.
+    /// Pending keys not parked, at most `limit`, of the given entities. A key
+    /// parked on the way down (its conflict's result waits for a parent) is
+    /// not uploaded either: each upload would only meet the same conflict
+    /// again; it goes up once the fetched version is settled.
     static func pendingBatch(_ db: Database, entity: String, limit: Int) throws -> [Pending] {
         try Row.fetchAll(
             db.cachedStatement(
                 sql: """
                     SELECT p.entity, p.name, p.edited_at, p.version, p.rounds FROM \(pending) AS p
-                    WHERE p.entity = ? AND NOT EXISTS (SELECT 1 FROM \(parked) AS k WHERE k.entity = p.entity AND k.name = p.name AND k.direction = 'up')
+                    WHERE p.entity = ? AND NOT EXISTS (SELECT 1 FROM \(parked) AS k WHERE k.entity = p.entity AND k.name = p.name)
                     ORDER BY p.name LIMIT ?
                     """),
             arguments: [entity, limit]
