@@ -128,8 +128,6 @@ public final class CloudSync: Service, Sendable {
         defer { currentWake.withLock { $0 = nil } }
         let remote = configuration.remote
         let interval = configuration.fetchInterval
-        let retryDelay = configuration.retryDelay
-        let maxRetryDelay = configuration.maxRetryDelay
         wake.yield()
         let remap = try await withThrowingTaskGroup(of: Bool.self) { group in
             // Local saves: wake a sync; the cursor moves on only once the save is taken in.
@@ -167,7 +165,8 @@ public final class CloudSync: Service, Sendable {
                     if await engine.needsRemap { return true }
                     if summary.error != nil {
                         failures += 1
-                        let delay = min(retryDelay * pow(2, Double(min(failures, 20))), maxRetryDelay) * Double.random(in: 0.5...1.5)
+                        // A failed sync (the remote down, say) is tried again after a growing wait.
+                        let delay = Retry.delay(afterFailure: failures + 1, configuration)
                         do { try await Task.sleep(nanoseconds: UInt64(delay * 1e9)) } catch { return false }
                         wake.yield()
                     } else {

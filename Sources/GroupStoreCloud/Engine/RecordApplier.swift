@@ -57,7 +57,8 @@ struct RecordApplier: Sendable {
     }
 
     /// Whether a row's fields equal `other` on the row's columns (a column
-    /// the other side does not have counts as equal when the row holds NULL).
+    /// the other side does not have counts as equal when the row holds NULL);
+    /// `nil` (no row, a deleted record) equals only `nil`.
     static func same(_ row: CloudFields?, _ other: CloudFields?) -> Bool {
         guard let row, let other else { return row == nil && other == nil }
         for (column, value) in row where (other[column] ?? .null) != value { return false }
@@ -184,12 +185,8 @@ struct RecordApplier: Sendable {
     ) throws {
         // Both sides already agree (an upload the remote took before this
         // member died, sent again; or the same edit made on both sides): not a conflict.
-        if Self.same(client?.fields, server?.fields) && (client == nil) == (server == nil) {
-            if let server {
-                try SyncState.setRecord(db, entity: table.name, name: name, record: server)
-            } else {
-                try SyncState.removeRecord(db, entity: table.name, name: name)
-            }
+        if Self.same(client?.fields, server?.fields) {
+            try SyncState.adopt(db, entity: table.name, name: name, server)
             try SyncState.clearPending(db, entity: table.name, name: name)
             return
         }
@@ -200,7 +197,7 @@ struct RecordApplier: Sendable {
         let codec = codec(table)
         var available = assets
         for (hash, bytes) in client?.assets ?? [:] { available[hash] = bytes }
-        if !Self.same(result, client?.fields) || (result == nil) != (client == nil) {
+        if !Self.same(result, client?.fields) {
             do {
                 if let result { try codec.upsert(name, fields: result, assets: available, in: db) } else { try codec.delete(name, in: db) }
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
@@ -209,13 +206,9 @@ struct RecordApplier: Sendable {
                 return
             }
         }
-        if let server {
-            try SyncState.setRecord(db, entity: table.name, name: name, record: server)
-        } else {
-            try SyncState.removeRecord(db, entity: table.name, name: name)
-        }
+        try SyncState.adopt(db, entity: table.name, name: name, server)
         if outcome.mayHaveOrphans { try SyncState.unpark(db, entity: table.name, name: name, direction: "down") }
-        if Self.same(result, server?.fields) && (result == nil) == (server == nil) {
+        if Self.same(result, server?.fields) {
             try SyncState.clearPending(db, entity: table.name, name: name)
         }
         try db.execute(sql: "UPDATE \(SyncState.meta) SET value = value + 1 WHERE key = 'conflicts'")

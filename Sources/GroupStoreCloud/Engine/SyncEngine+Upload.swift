@@ -145,24 +145,16 @@ extension SyncEngine {
                     try SyncState.removeRecord(db, entity: table.name, name: name)
                     try SyncState.clearPending(db, upload.entry)
                     accepted += 1
-                case .conflict(_, let server) where Self.isOwnUpload(server, sent: upload.row):
+                case .conflict(_, let server) where RecordApplier.same(upload.row, server?.fields):
                     // The remote already holds exactly what this upload sent: acknowledged, not a conflict.
-                    if let server {
-                        try SyncState.setRecord(db, entity: table.name, name: name, record: server)
-                    } else {
-                        try SyncState.removeRecord(db, entity: table.name, name: name)
-                    }
+                    try SyncState.adopt(db, entity: table.name, name: name, server)
                     try SyncState.clearPending(db, upload.entry)
                     accepted += 1
                 case .conflict(_, let server)
                 where try SyncState.inFlight(db, entity: table.name, name: name).contains { Self.isOwnUpload(server, sent: $0) }:
                     // An earlier upload of this group, taken by the remote before the member that sent it
                     // died: it becomes the acknowledged version, and this newer edit goes up on top of it.
-                    if let server {
-                        try SyncState.setRecord(db, entity: table.name, name: name, record: server)
-                    } else {
-                        try SyncState.removeRecord(db, entity: table.name, name: name)
-                    }
+                    try SyncState.adopt(db, entity: table.name, name: name, server)
                     try SyncState.clearSent(db, entity: table.name, name: name)
                 case .conflict(_, let server):
                     // Answered: the remote did not take it.
@@ -196,19 +188,11 @@ extension SyncEngine {
         }
     }
 
-    /// Whether the remote's version is exactly what this upload sent.
-    static func isOwnUpload(_ server: CloudRecord?, sent row: CloudFields?) -> Bool {
-        switch (server, row) {
-        case (nil, nil): return true
-        case (let server?, let row?): return RecordApplier.same(row, server.fields)
-        default: return false
-        }
-    }
-
+    /// Whether the remote's version is exactly what an earlier upload sent.
     static func isOwnUpload(_ server: CloudRecord?, sent: SyncState.Sent) -> Bool {
         switch sent {
         case .delete: return server == nil
-        case .save(let fields): return isOwnUpload(server, sent: fields)
+        case .save(let fields): return RecordApplier.same(fields, server?.fields)
         }
     }
 }

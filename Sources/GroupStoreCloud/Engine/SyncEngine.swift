@@ -113,7 +113,7 @@ actor SyncEngine {
                     for name in [SyncState.record, SyncState.pending, SyncState.parked, SyncState.zone, SyncState.diff] {
                         try db.execute(sql: "DELETE FROM \(name)")
                     }
-                    for table in tables { try db.execute(sql: "INSERT OR IGNORE INTO \(SyncState.diff)(entity) VALUES (?)", arguments: [table.name]) }
+                    for table in tables { try SyncState.markForDiff(db, entity: table.name) }
                 }
             }
             try SyncState.setValue(db, "account", account)
@@ -138,7 +138,7 @@ actor SyncEngine {
             let previous = Set((known ?? "").split(separator: "\n").map(String.init))
             for table in tables
             where !previous.contains(([table.name.lowercased(), table.scope.rawValue] + table.columns.map(\.name)).joined(separator: "\t")) {
-                try db.execute(sql: "INSERT OR IGNORE INTO \(SyncState.diff)(entity) VALUES (?)", arguments: [table.name])
+                try SyncState.markForDiff(db, entity: table.name)
             }
             if known == nil {
                 // First start: what is in the tables now is covered by the diff.
@@ -179,7 +179,7 @@ actor SyncEngine {
                 let tables = self.tables
                 try await pool.write { db in
                     try db.execute(sql: "DELETE FROM \(SyncState.zone)")
-                    for table in tables { try db.execute(sql: "INSERT OR IGNORE INTO \(SyncState.diff)(entity) VALUES (?)", arguments: [table.name]) }
+                    for table in tables { try SyncState.markForDiff(db, entity: table.name) }
                     // Parked uploads get another chance.
                     try db.execute(sql: "DELETE FROM \(SyncState.parked) WHERE direction = 'up'")
                     try db.execute(sql: "UPDATE \(SyncState.pending) SET rounds = 0")
@@ -256,7 +256,7 @@ actor SyncEngine {
                 let through = page.prunedThrough
                 logger.info("history pruned past the bridge: diffing", metadata: ["through": "\(through)"])
                 try await pool.write { db in
-                    for table in tables { try db.execute(sql: "INSERT OR IGNORE INTO \(SyncState.diff)(entity) VALUES (?)", arguments: [table.name]) }
+                    for table in tables { try SyncState.markForDiff(db, entity: table.name) }
                     try SyncState.setValue(db, "intake_seq", through)
                 }
                 position = through
@@ -271,7 +271,7 @@ actor SyncEngine {
                     for change in save.changes {
                         guard let table = applier.table(named: change.entity) else { continue }
                         if change.reset {
-                            try db.execute(sql: "INSERT OR IGNORE INTO \(SyncState.diff)(entity) VALUES (?)", arguments: [table.name])
+                            try SyncState.markForDiff(db, entity: table.name)
                             resets = true
                         }
                         for key in change.inserted + change.updated + change.deleted {

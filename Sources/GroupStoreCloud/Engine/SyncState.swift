@@ -85,6 +85,21 @@ enum SyncState {
         ])
     }
 
+    /// Takes the remote's version as the acknowledged one: its tag and
+    /// values, or no record when the remote has none (`nil`).
+    static func adopt(_ db: Database, entity: String, name: String, _ server: CloudRecord?) throws {
+        if let server {
+            try setRecord(db, entity: entity, name: name, record: server)
+        } else {
+            try removeRecord(db, entity: entity, name: name)
+        }
+    }
+
+    /// Marks a table to be compared in full with its last synced state.
+    static func markForDiff(_ db: Database, entity: String) throws {
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(diff)(entity) VALUES (?)").execute(arguments: [entity])
+    }
+
     static func removeRecord(_ db: Database, entity: String, name: String) throws {
         try db.cachedStatement(sql: "DELETE FROM \(record) WHERE entity = ? AND name = ?").execute(arguments: [entity, name])
     }

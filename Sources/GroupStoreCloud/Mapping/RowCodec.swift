@@ -35,7 +35,7 @@ struct RowCodec: Sendable {
     private static func upsertSQL(_ table: MappedTable, columns: [String]) -> String {
         let names = (table.keyColumns + columns).map(quote).joined(separator: ", ")
         let keyCount = table.keyColumns.count
-        let marks = ((1...max(keyCount, 1)).prefix(keyCount).map { "?\($0)" } + columns.indices.map { index in
+        let marks = ((0..<keyCount).map { "?\($0 + 1)" } + columns.indices.map { index in
             let flag = keyCount + 2 * index + 1
             return "CASE WHEN ?\(flag) THEN CAST(?\(flag + 1) AS TEXT) ELSE ?\(flag + 1) END"
         }).joined(separator: ", ")

@@ -11,21 +11,27 @@ enum Retry {
     static func run<T: Sendable>(
         _ configuration: CloudSyncConfiguration, _ what: String, _ operation: @Sendable () async throws -> T
     ) async throws -> T {
-        var delay = configuration.retryDelay
         var attempt = 1
         while true {
             do {
                 return try await operation()
             } catch let error as CloudSyncError where error.isTransient && attempt < attempts {
-                let wait = error.retryAfter ?? delay * Double.random(in: 0.5...1.5)
+                let wait = min(error.retryAfter ?? delay(afterFailure: attempt, configuration), configuration.maxRetryDelay)
                 configuration.logger.info(
                     "remote failed for now; retrying",
                     metadata: ["what": "\(what)", "attempt": "\(attempt)", "wait": "\(wait)", "error": "\(error.message)"])
-                try await Task.sleep(nanoseconds: UInt64(max(0, min(wait, configuration.maxRetryDelay)) * 1e9))
-                delay = min(delay * 2, configuration.maxRetryDelay)
+                try await Task.sleep(nanoseconds: UInt64(max(0, wait) * 1e9))
                 attempt += 1
             }
         }
+    }
+
+    /// The wait after the `failure`th failure in a row (from 1): the first
+    /// delay doubled each time, capped, jittered by ±50 %, and never longer
+    /// than ``CloudSyncConfiguration/maxRetryDelay``.
+    static func delay(afterFailure failure: Int, _ configuration: CloudSyncConfiguration) -> TimeInterval {
+        let base = min(configuration.retryDelay * pow(2, Double(min(failure - 1, 30))), configuration.maxRetryDelay)
+        return min(base * Double.random(in: 0.5...1.5), configuration.maxRetryDelay)
     }
 }
 
