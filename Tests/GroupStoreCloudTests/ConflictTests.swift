@@ -171,22 +171,13 @@ final class ConflictTests: CloudTestCase {
 
 /// A remote whose first fetch of each zone reports nothing new (as if the
 /// change arrived after it), so a conflict shows up at upload time.
-final class LaggingRemote: CloudDatabase {
+final class LaggingRemote: ForwardingRemote {
     let base: any CloudDatabase
     private let lagged = Mutex<Set<CloudZone>>([])
     init(_ base: any CloudDatabase) { self.base = base }
-    var displayName: String { base.displayName }
-    func account() async throws -> String { try await base.account() }
-    func prepare(_ types: [CloudRecordType]) async throws { try await base.prepare(types) }
-    func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] { try await base.modify(changes) }
     func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
         let first = lagged.withLock { $0.insert(zone).inserted }
         if first, let token { return CloudChangeBatch(changed: [], deleted: [], token: token, moreComing: false) }
         return try await base.fetchChanges(in: zone, since: token, limit: limit)
     }
-    func missingAssets(_ hashes: [String]) async throws -> Set<String> { try await base.missingAssets(hashes) }
-    func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws { try await base.uploadAsset(asset, bytes: bytes) }
-    func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8] { try await base.downloadAsset(asset) }
-    func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> { try await base.forgotten(records) }
-    func pushHints() -> AsyncStream<Void> { base.pushHints() }
 }

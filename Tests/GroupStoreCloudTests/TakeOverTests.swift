@@ -12,24 +12,13 @@ final class TakeOverTests: CloudTestCase {
     static let schema = "CREATE TABLE item(id TEXT PRIMARY KEY, n INTEGER, note TEXT)"
 
     /// Uploads through `base`, then fails as a dead process would: the answer never arrives.
-    final class DiesAfterUpload: CloudDatabase {
+    final class DiesAfterUpload: ForwardingRemote {
         let base: any CloudDatabase
         init(_ base: any CloudDatabase) { self.base = base }
-        var displayName: String { base.displayName }
-        func account() async throws -> String { try await base.account() }
-        func prepare(_ types: [CloudRecordType]) async throws { try await base.prepare(types) }
         func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
             _ = try await base.modify(changes)
             throw CloudSyncError(.badRemote, "the member died before the answer arrived")
         }
-        func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
-            try await base.fetchChanges(in: zone, since: token, limit: limit)
-        }
-        func missingAssets(_ hashes: [String]) async throws -> Set<String> { try await base.missingAssets(hashes) }
-        func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws { try await base.uploadAsset(asset, bytes: bytes) }
-        func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8] { try await base.downloadAsset(asset) }
-        func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> { try await base.forgotten(records) }
-        func pushHints() -> AsyncStream<Void> { base.pushHints() }
     }
 
     private func scenario(
