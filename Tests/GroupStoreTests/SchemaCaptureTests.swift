@@ -147,4 +147,16 @@ final class SchemaCaptureTests: CaptureTestCase {
         let rowids = try await writer.pool.read { db in try Int64.fetchAll(db, sql: "SELECT rowid FROM n ORDER BY rowid") }
         XCTAssertEqual(rowids, [1, 2], "VACUUM renumbered the rows")
     }
+
+    func testATableCreatedUnderTheLibrarysPrefix_isNotTakenForAVacuum() async throws {
+        // The cloud bridge keeps its state in groupstore_cloud_* tables: creating them
+        // moves the schema version by one, as VACUUM does, but it is not a rewrite.
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE n(v); INSERT INTO n VALUES ('a')") }
+        let (_, saves) = try reader()
+        try shell("CREATE TABLE groupstore_cloud_example(key TEXT PRIMARY KEY) WITHOUT ROWID", transaction: false)
+        try shell("INSERT INTO mark VALUES (1)")
+        let received = try await self.saves(until: 1, in: "mark", of: saves)
+        XCTAssertFalse(received.contains { $0.change(of: "n")?.reset == true }, "no reset of n: \(received)")
+    }
 }

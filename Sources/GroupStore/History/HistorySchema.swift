@@ -42,6 +42,8 @@ enum HistorySchema {
     static let metaTable = "groupstore_meta"
     /// Prefix of every table and trigger the library owns.
     static let reservedPrefix = "groupstore_"
+    /// The tables and index the history creates (by name, as in `sqlite_master`).
+    static let ownObjects = [changeTable, transactionTable, tableRegistry, metaTable, reservedPrefix + "change_pending"]
     static let formatVersion = 2
 
     enum Operation: Int {

@@ -192,15 +192,17 @@ struct SchemaTracker: Sendable {
         }
     }
 
-    /// The schema's text, but for the history's own triggers and tables (the
-    /// cloud bridge's `groupstore_cloud_*` tables count: creating them is not
-    /// a rewrite).
+    /// The schema's text, but for what the history itself creates: its
+    /// tables, their named index and its triggers. Anything else counts, whoever
+    /// creates it (the cloud bridge's `groupstore_cloud_*` tables included):
+    /// creating a table is not a rewrite.
     private func schemaText(_ db: Database) throws -> String {
-        try String.fetchAll(
+        let own = HistorySchema.ownObjects.map { "'\($0)'" }.joined(separator: ", ")
+        return try String.fetchAll(
             db,
             sql: """
                 SELECT type || ' ' || name || ' ' || tbl_name || ' ' || coalesce(sql, '') FROM sqlite_master
-                WHERE name NOT LIKE 'groupstore\\_%' ESCAPE '\\' OR name LIKE 'groupstore\\_cloud\\_%' ESCAPE '\\'
+                WHERE name NOT IN (\(own)) AND NOT (type = 'trigger' AND name LIKE 'groupstore\\_%' ESCAPE '\\')
                 ORDER BY type, name
                 """
         ).joined(separator: "\n")
