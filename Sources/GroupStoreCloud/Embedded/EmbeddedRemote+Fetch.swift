@@ -104,3 +104,37 @@ private struct FetchQuery: Sendable {
         return CloudChangeBatch(changed: changed, deleted: deleted, token: next.token, moreComing: moreComing)
     }
 }
+
+extension EmbeddedRemote {
+    /// A tag names the change-log entry that issued it. The remote deleted
+    /// the record since if that entry is its own (or was compacted away, at or
+    /// below the horizon); it never issued the tag — it was replaced (another
+    /// epoch) or restored from an older copy — if the entry is beyond the
+    /// log's head or belongs to another record (numbers issued again after
+    /// a restore).
+    public func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {
+        try await perform("check records the listing lacks") { connection in
+            let prefix = String(connection.epoch.prefix(8))
+            return try await connection.pool.read { db -> Set<CloudRecordID> in
+                let head = try EmbeddedRemoteSchema.head(db)
+                let horizon = try EmbeddedRemoteSchema.meta(db)["horizon"].flatMap { Int64($0) } ?? 0
+                let entry = try db.cachedStatement(sql: "SELECT zone, type, name FROM change_log WHERE seq = ?")
+                var forgotten = Set<CloudRecordID>()
+                for (id, tag) in records {
+                    let parts = tag.split(separator: "-", maxSplits: 1)
+                    guard parts.count == 2, let seq = Int64(parts[0]), parts[1] == prefix, seq <= head else {
+                        forgotten.insert(id)
+                        continue
+                    }
+                    if let row = try Row.fetchOne(entry, arguments: [seq]) {
+                        let same = (row[0] as String?) == id.zone.description && (row[1] as String?) == id.type && (row[2] as String?) == id.name
+                        if !same { forgotten.insert(id) }
+                    } else if seq > horizon {
+                        forgotten.insert(id)
+                    }
+                }
+                return forgotten
+            }
+        }
+    }
+}

@@ -202,7 +202,7 @@ actor SyncEngine {
             logger.info("sync failed", metadata: ["error": "\(failure?.message ?? "")"])
         }
         summary.finishedAt = Date()
-        summary.pending = (try? await pool.read { try SyncState.counts($0).pending }) ?? summary.pending
+        summary.pending = (try? await pool.read { try SyncState.pendingCount($0) }) ?? summary.pending
         // The last sync is recorded when something happened, a failure began
         // or ended, or a second has passed (a bridge idling on push hints
         // does not write every time).

@@ -284,14 +284,19 @@ enum SyncState {
         var lastSync: String?
     }
 
-    static func counts(_ db: Database) throws -> Counts {
-        Counts(
-            pending: try Int.fetchOne(
-                db,
+    /// Local changes taken in and not uploaded yet (parked uploads not counted).
+    static func pendingCount(_ db: Database) throws -> Int {
+        try Int.fetchOne(
+            db.cachedStatement(
                 sql: """
                     SELECT count(*) FROM \(pending) AS p WHERE NOT EXISTS
                     (SELECT 1 FROM \(parked) AS k WHERE k.entity = p.entity AND k.name = p.name AND k.direction = 'up')
-                    """) ?? 0,
+                    """)) ?? 0
+    }
+
+    static func counts(_ db: Database) throws -> Counts {
+        Counts(
+            pending: try pendingCount(db),
             parked: try Int.fetchOne(db, sql: "SELECT count(*) FROM \(parked)") ?? 0,
             conflicts: Int.fromDatabaseValue(try value(db, "conflicts")) ?? 0,
             lastSync: String.fromDatabaseValue(try value(db, "last_sync")))
