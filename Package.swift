@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "GroupStore", targets: ["GroupStore"]),
         .library(name: "FolderWatching", targets: ["FolderWatching"]),
         .library(name: "GroupStoreCloud", targets: ["GroupStoreCloud"]),
+        .library(name: "GroupStoreCloudPostgres", targets: ["GroupStoreCloudPostgres"]),
         .executable(name: "groupstore", targets: ["GroupStoreCLI"]),
         .executable(name: "groupstore-peer", targets: ["GroupStorePeer"]),
         .executable(name: "groupstore-demo", targets: ["groupstore-demo"]),
@@ -38,6 +39,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // Folder watching: inotify, usable on its own.
@@ -73,6 +75,18 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        // The bridge's PostgreSQL remote: typed tables, a gap-free change log,
+        // row-level security per user role, LISTEN/NOTIFY push.
+        .target(
+            name: "GroupStoreCloudPostgres",
+            dependencies: [
+                "GroupStoreCloud",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
         // Child processes with collected output: for the demo, the benchmark and the tests.
         .target(
             name: "Subprocesses",
@@ -84,6 +98,7 @@ let package = Package(
             dependencies: [
                 "GroupStore",
                 "GroupStoreCloud",
+                "GroupStoreCloudPostgres",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -112,6 +127,8 @@ let package = Package(
                 "GroupStore",
                 "Subprocesses",
                 "GroupStoreCloud",
+                "GroupStoreCloudPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -187,8 +204,11 @@ let package = Package(
             name: "GroupStoreCloudTests",
             dependencies: [
                 "GroupStoreCloud",
+                "GroupStoreCloudPostgres",
                 "GroupStore",
+                "GroupStoreCLI",
                 "FolderWatching",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 "Subprocesses",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

@@ -25,7 +25,7 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(help: "Also write the figures as JSON to this file.") var json: String?
     @Flag(help: "Fewer samples (a smoke run, not for quoting).") var quick = false
-    @Option(help: "Only these sections (comma-separated: latency,polling,throughput,overhead,foreign,catchup,memory,bulk,cloud; or one part of cloud: cloud-latency, cloud-initial, cloud-rate).")
+    @Option(help: "Only these sections (comma-separated: latency,polling,throughput,overhead,foreign,catchup,memory,bulk,cloud,postgres; or one part of cloud: cloud-latency, cloud-initial, cloud-rate, or of postgres: postgres-latency, postgres-initial, postgres-rate).")
     var only: String?
 
     func run() async throws {
@@ -62,9 +62,18 @@ struct RunCommand: AsyncParsableCommand {
         if !cloudParts.isEmpty {
             FileHandle.standardError.write(Data("bench: cloud…\n".utf8))
             do {
-                rows += try await CloudScenario(bench: bench).run(parts: Set(cloudParts))
+                rows += try await CloudScenario.embedded(bench).run(parts: Set(cloudParts))
             } catch {
                 rows.append(TableRow(section: "cloud", what: "FAILED: \(error)", unit: ""))
+            }
+        }
+        let postgresParts = CloudScenario.parts.filter { wanted == nil || wanted!.contains("postgres") || wanted!.contains("postgres-" + $0) }
+        if !postgresParts.isEmpty {
+            FileHandle.standardError.write(Data("bench: postgres…\n".utf8))
+            do {
+                rows += try await PostgresScenario(bench: bench).run(parts: Set(postgresParts))
+            } catch {
+                rows.append(TableRow(section: "postgres", what: "FAILED: \(error)", unit: ""))
             }
         }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GroupStore
 import GroupStoreCloud
+import GroupStoreCloudPostgres
 import Logging
 
 #if canImport(Glibc)
@@ -72,7 +73,6 @@ struct CloudOptions: ParsableArguments {
         }
         let assets = try Self.assetColumns(assetColumns, synced: privateTables + publicTables)
         let remote = try RemoteArgument(self.remote)
-        if case .postgres(let display) = remote { throw RemoteArgument.postgresUnavailable(display) }
         try Self.checkGroup(group)
         let user = try self.user ?? Self.unixUser()
         LogSetup.bootstrap(level: logLevel ?? .warning)
@@ -84,6 +84,22 @@ struct CloudOptions: ParsableArguments {
         configuration.assetColumns = assets
         configuration.accountChange = accountChange
         return configuration
+    }
+
+    /// A PostgreSQL server can be reached and the role may sync (checked
+    /// first, so an unreachable server fails at once rather than after the
+    /// bridge's retries); with PostgreSQL the database role is the user:
+    /// `--user`, if given, must name it.
+    func checkRole() async throws {
+        guard case .postgres(let url, _) = try RemoteArgument(remote) else { return }
+        let remote = try PostgresRemote(url: url, logger: Logger(label: "groupstore.cloud"))
+        let connections = Task { try? await remote.run() }
+        defer { connections.cancel() }
+        let role = try await remote.account()
+        guard let user else { return }
+        guard role == user else {
+            throw CommandFailure(message: "--user \(user) is not the role \(role) that \(remote.displayName) logs in as: with PostgreSQL the database role is the user")
+        }
     }
 
     /// The remote as given, for messages.

@@ -56,9 +56,18 @@ struct CloudRunCommand: AsyncParsableCommand {
                 let printer = CloudEventPrinter(
                     events: sync.events(), format: format, group: configuration.group, remote: options.remoteDisplay)
                 let printing = Task { await printer.run() }
+                // A PostgreSQL remote's connections run as a service too,
+                // started first and stopped last.
+                let remote = (configuration.remote as? any Service).map { [$0] } ?? []
+                do {
+                    try await options.checkRole()
+                } catch {
+                    printing.cancel()
+                    throw error
+                }
                 let group = ServiceGroup(
                     configuration: .init(
-                        services: [sync], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
+                        services: remote + [sync], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
                 do {
                     try await group.run()
                 } catch {

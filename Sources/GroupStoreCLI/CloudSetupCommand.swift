@@ -23,7 +23,7 @@ struct CloudSetupCommand: AsyncParsableCommand {
         do {
             try await reportingFailure {
                 let remote = try RemoteArgument(self.remote)
-                StandardOutput.writeLine(try await OffPool.run { try remote.setup() })
+                StandardOutput.writeLine(try await remote.setup())
             }
         } catch let failure as CommandFailure {
             CommandFailure.exit(failure)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GroupStoreCloud
+import ServiceLifecycle
 
 /// `groupstore cloud sync`: one full sync now, as the group's syncing member.
 struct CloudSyncCommand: AsyncParsableCommand {
@@ -36,6 +37,10 @@ struct CloudSyncCommand: AsyncParsableCommand {
             try await reportingFailure {
                 let options = self.options
                 let configuration = try await OffPool.run { try options.configuration() }
+                // A PostgreSQL remote's connections live while it runs.
+                let connections = (configuration.remote as? any Service).map { remote in Task { try? await remote.run() } }
+                defer { connections?.cancel() }
+                try await options.checkRole()
                 let sync = CloudSync(configuration)
                 // Conflicts and parked records, for the text line; the sync's last event is `finished`.
                 let events = sync.events()

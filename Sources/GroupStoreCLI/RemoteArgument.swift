@@ -1,23 +1,24 @@
 import ArgumentParser
 import Foundation
 import GroupStoreCloud
+import GroupStoreCloudPostgres
 import Logging
 
 /// The `--remote REMOTE` argument: an embedded remote's file, or a
-/// PostgreSQL URL (not available in this build yet).
+/// PostgreSQL URL.
 enum RemoteArgument {
     static let help = ArgumentHelp(
         "The remote: a file path (an embedded remote, created if missing; its directory must exist) or a postgres:// URL.",
         valueName: "remote")
 
     case embedded(path: String)
-    case postgres(display: String)
+    case postgres(url: String, display: String)
 
     init(_ text: String) throws {
         guard !text.isEmpty else { throw CommandFailure(message: "--remote must not be empty: give a file path or a postgres:// URL") }
         let lowered = text.lowercased()
         if lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") {
-            self = .postgres(display: Self.withoutPassword(text))
+            self = .postgres(url: text, display: Self.withoutPassword(text))
         } else if let colon = text.range(of: "://") {
             let scheme = text[..<colon.lowerBound]
             throw CommandFailure(
@@ -32,33 +33,30 @@ enum RemoteArgument {
     var display: String {
         switch self {
         case .embedded(let path): return path
-        case .postgres(let display): return display
+        case .postgres(_, let display): return display
         }
     }
 
     /// The remote, opened as `user` (an embedded remote's file is created if
-    /// missing). Blocking: call it off the concurrency pool.
+    /// missing; a PostgreSQL remote's user is its role, and its connections
+    /// open when it runs). Blocking: call it off the concurrency pool.
     func open(user: String, logger: Logger) throws -> any CloudDatabase {
         switch self {
         case .embedded(let path):
             return try EmbeddedRemote(
                 path: path, user: user, faults: EmbeddedRemoteFaults(environment: ProcessInfo.processInfo.environment),
                 logger: logger)
-        case .postgres(let display):
-            throw Self.postgresUnavailable(display)
+        case .postgres(let url, _):
+            return try PostgresRemote(url: url, logger: logger)
         }
     }
 
     /// Creates or upgrades the remote; one line saying what it is now.
-    func setup() throws -> String {
+    func setup() async throws -> String {
         switch self {
-        case .embedded(let path): return try EmbeddedRemote.setup(path: path)
-        case .postgres(let display): throw Self.postgresUnavailable(display)
+        case .embedded(let path): return try await OffPool.run { try EmbeddedRemote.setup(path: path) }
+        case .postgres(let url, _): return try await PostgresRemote.setup(url: url)
         }
-    }
-
-    static func postgresUnavailable(_ display: String) -> CommandFailure {
-        CommandFailure(message: "PostgreSQL remotes are not available in this build yet (\(display))")
     }
 
     /// `url` with any password left out: from the user information

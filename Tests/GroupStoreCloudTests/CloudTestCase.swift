@@ -2,15 +2,63 @@ import Foundation
 import GRDB
 import GroupStore
 import GroupStoreCloud
+import GroupStoreCloudPostgres
 import Subprocesses
 import XCTest
 
 /// Base of in-process bridge tests: a temporary folder holding group
-/// directories ("hosts") and one embedded remote they share.
+/// directories ("hosts") and one remote they share: an embedded one, or —
+/// in subclasses whose ``remoteKind`` is `.postgres` — a throwaway
+/// PostgreSQL server, set up by its superuser, with ordinary roles `alice`
+/// and `bob` granted `groupstore_user` (a superuser would bypass row-level
+/// security).
 class CloudTestCase: XCTestCase {
+    enum RemoteKind { case embedded, postgres }
+    /// The remote ``defaultRemote(user:)`` gives: subclasses run the same
+    /// tests against PostgreSQL by overriding it.
+    class var remoteKind: RemoteKind { .embedded }
+
     var root = ""
     var remotePath: String { root + "/cloud.sqlite" }
     private var stores: [GroupStore] = []
+    /// The PostgreSQL server, for `.postgres`.
+    var server: PostgresServer!
+    private var runningRemotes: [Task<Void, Never>] = []
+
+    override func setUp() async throws {
+        try await super.setUp()
+        guard Self.remoteKind == .postgres else { return }
+        do {
+            server = try PostgresServer.start()
+        } catch let error as PostgresServerError where error.notInstalled && ProcessInfo.processInfo.environment["CI"] != "true" {
+            throw XCTSkip(error.description)
+        }
+        _ = try await PostgresRemote.setup(url: server.url(user: "postgres"))
+        for role in ["alice", "bob"] {
+            try server.createRole(role)
+            try server.psql("GRANT groupstore_user TO \(role)")
+        }
+    }
+
+    override func tearDown() async throws {
+        for task in runningRemotes { task.cancel() }
+        for task in runningRemotes { await task.value }
+        runningRemotes = []
+        server?.stop()
+        try await super.tearDown()
+    }
+
+    /// The remote of this class's kind, acting as `user`.
+    func defaultRemote(user: String = "alice") throws -> any CloudDatabase {
+        Self.remoteKind == .postgres ? try pgRemote(user: user) : try remote(user: user)
+    }
+
+    /// A running PostgreSQL remote acting as `user` (its connections end with the test).
+    func pgRemote(user: String = "alice") throws -> PostgresRemote {
+        let remote = try PostgresRemote(url: server.url(user: user))
+        runningRemotes.append(Task { try? await remote.run() })
+        return remote
+    }
 
     override func setUpWithError() throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("cloud-\(UUID().uuidString.prefix(8))").path
@@ -48,7 +96,7 @@ class CloudTestCase: XCTestCase {
         _ name: String, tables: [String], publicTables: [String] = [], policy: CloudConflictPolicy = .serverWins,
         remote: (any CloudDatabase)? = nil
     ) throws -> CloudSyncConfiguration {
-        var configuration = CloudSyncConfiguration(group: group(name), remote: try remote ?? self.remote())
+        var configuration = CloudSyncConfiguration(group: group(name), remote: try remote ?? defaultRemote())
         configuration.privateTables = tables
         configuration.publicTables = publicTables
         configuration.policy = policy
@@ -93,5 +141,26 @@ class CloudTestCase: XCTestCase {
                 }.joined(separator: "|")
             }
         }
+    }
+
+    /// `body`'s result, or a test failure naming `what` after `seconds`.
+    func deadline<T: Sendable>(
+        _ seconds: TimeInterval, _ what: String, _ body: @escaping @Sendable () async throws -> T?
+    ) async throws -> T {
+        let result = try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first
+        }
+        guard let result else {
+            XCTFail("timed out after \(seconds) s waiting for \(what)")
+            throw CancellationError()
+        }
+        return result
     }
 }

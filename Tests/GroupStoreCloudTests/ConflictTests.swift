@@ -6,7 +6,7 @@ import Synchronization
 import XCTest
 
 /// Each policy on constructed conflicts, with the result checked in both groups.
-final class ConflictTests: CloudTestCase {
+class ConflictTests: CloudTestCase {
     static let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT, body TEXT)"
 
     /// Both groups hold note n1 ('t0', 'b0'); then `editA` runs in A and is
@@ -25,7 +25,7 @@ final class ConflictTests: CloudTestCase {
         try await b.write { db in try db.execute(sql: editB) }
         try await sync("a", tables: ["note"], policy: policy)
         // With bFetchesLate, B's first fetch sees nothing new: the conflict shows at upload (a stale tag).
-        let remoteB: any CloudDatabase = bFetchesLate ? LaggingRemote(try remote()) : try remote()
+        let remoteB: any CloudDatabase = bFetchesLate ? LaggingRemote(try defaultRemote()) : try defaultRemote()
         let summary = try await sync("b", tables: ["note"], policy: policy, remote: remoteB)
         XCTAssertEqual(summary.conflicts, 1, "B meets one conflict", file: file, line: line)
         try await sync("a", tables: ["note"], policy: policy)
@@ -118,10 +118,11 @@ final class ConflictTests: CloudTestCase {
         try await expect(["t:n1|t:from B|t:b0"], .clientWins, a: "DELETE FROM note", b: sameField.1)
     }
 
-    func testDeleteAgainstEdit_newerWinsAndFieldMerge_keepTheEdit() async throws {
+    func testDeleteAgainstEdit_newerWins_keepsTheEdit() async throws {
         try await expect(["t:n1|t:from B|t:b0"], .newerWins, a: "DELETE FROM note", b: sameField.1)
-        try tearDownWithError()
-        try setUpWithError()
+    }
+
+    func testDeleteAgainstEdit_fieldMerge_keepsTheEdit() async throws {
         try await expect(["t:n1|t:from B|t:b0"], .fieldMerge, a: "DELETE FROM note", b: sameField.1)
     }
 
@@ -134,9 +135,10 @@ final class ConflictTests: CloudTestCase {
     }
 
     func testAConflictThatNeverSettles_isParkedAfterTheBound_andReported() async throws {
+        // The fault (a conflict at every save) is the embedded remote's.
         let a = try open("a", schema: Self.schema)
         try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 't0', 'b0')") }
-        try await sync("a", tables: ["note"])
+        try await sync("a", tables: ["note"], remote: try remote())
         try await a.write { db in try db.execute(sql: "UPDATE note SET title = 'mine'") }
         let faults = EmbeddedRemoteFaults()
         faults.conflictOnEverySave = true

@@ -6,7 +6,7 @@ import XCTest
 
 /// Echo suppression by value: an applied remote change is not uploaded
 /// again; what applying it caused locally is.
-final class EchoTests: CloudTestCase {
+class EchoTests: CloudTestCase {
     static let schema = """
         CREATE TABLE author(id TEXT PRIMARY KEY, name TEXT);
         CREATE TABLE book(id TEXT PRIMARY KEY, title TEXT, author_id TEXT REFERENCES author(id) ON DELETE CASCADE);
@@ -21,7 +21,7 @@ final class EchoTests: CloudTestCase {
             try db.execute(sql: "INSERT INTO author VALUES ('ann', 'Ann'); INSERT INTO book VALUES ('b1', 'One', 'ann'); INSERT INTO note VALUES ('n1', 'x')")
         }
         try await sync("a", tables: Self.tables)
-        let recording = RecordingRemote(try remote())
+        let recording = RecordingRemote(try defaultRemote())
         let first = try await sync("b", tables: Self.tables, remote: recording)
         XCTAssertEqual(first.fetched, 3)
         XCTAssertEqual(recording.changes.count, 0, "nothing applied goes back up: \(recording.changes)")
@@ -41,7 +41,7 @@ final class EchoTests: CloudTestCase {
                 """)
         try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'hello'); INSERT INTO author VALUES ('ann', 'Ann')") }
         try await sync("a", tables: Self.tables)
-        let recording = RecordingRemote(try remote())
+        let recording = RecordingRemote(try defaultRemote())
         let summary = try await sync("b", tables: Self.tables, remote: recording)
         XCTAssertEqual(summary.uploaded, 1)
         XCTAssertEqual(recording.changes.map(\.id.name), ["n1"], "only the row the trigger changed goes up")
@@ -62,7 +62,7 @@ final class EchoTests: CloudTestCase {
         try shell("a", "DELETE FROM author WHERE id = 'ann'")
         try await sync("a", tables: Self.tables)
         // B applies the delete; its foreign key cascades to the books, and those deletes go up.
-        let recording = RecordingRemote(try remote())
+        let recording = RecordingRemote(try defaultRemote())
         try await sync("b", tables: Self.tables, remote: recording)
         XCTAssertEqual(try dump(b, "book"), [])
         XCTAssertEqual(Set(recording.changes.map(\.id.name)), ["b1", "b2"])

@@ -136,24 +136,4 @@ final class EventsTests: CloudTestCase {
         let lastSuccess = try metrics.expectGauge("groupstore_cloud_last_success_seconds", dimensions).lastValue ?? 0
         XCTAssertGreaterThanOrEqual(lastSuccess, before - 1)
     }
-
-    private func deadline<T: Sendable>(
-        _ seconds: TimeInterval, _ what: String, _ body: @escaping @Sendable () async throws -> T?
-    ) async throws -> T {
-        let result = try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: .seconds(seconds))
-                return nil
-            }
-            let first = try await group.next()!
-            group.cancelAll()
-            return first
-        }
-        guard let result else {
-            XCTFail("timed out after \(seconds) s waiting for \(what)")
-            throw CancellationError()
-        }
-        return result
-    }
 }

@@ -5,7 +5,7 @@ import GroupStoreCloud
 import XCTest
 
 /// Every mapped type, NULLs, assets and relationships between two groups.
-final class RoundTripTests: CloudTestCase {
+class RoundTripTests: CloudTestCase {
     static let schema = """
         CREATE TABLE author(id TEXT PRIMARY KEY, name TEXT NOT NULL, born DATE, active BOOLEAN, rating REAL, visits INTEGER,
                             photo BLOB, anything);
@@ -74,7 +74,7 @@ final class RoundTripTests: CloudTestCase {
         try await a.write { db in
             try db.execute(sql: "INSERT INTO author(id, name, photo) VALUES ('ann', 'Ann', ?)", arguments: [photo])
         }
-        let recording = RecordingRemote(try remote())
+        let recording = RecordingRemote(try defaultRemote())
         try await sync("a", tables: Self.tables, remote: recording)
         try await sync("b", tables: Self.tables)
         let copy = try await b.pool.read { try Data.fetchOne($0, sql: "SELECT photo FROM author WHERE id = 'ann'") }

@@ -4,19 +4,34 @@ import GroupStore
 import GroupStoreCloud
 import Logging
 
-/// Section 9: the cloud bridge through the embedded remote, in one process
-/// (two groups, each with a running bridge, sharing one remote file on disk):
-/// commit in group A → did-save in group B, beside the same commit's
-/// did-save inside group A; an initial sync of 100,000 records up and down;
-/// the sustained upload rate of a busy writer.
+/// Sections 9 and 10: the cloud bridge through the embedded remote, or
+/// through a PostgreSQL server, in one process (two groups, each with a
+/// running bridge, sharing one remote): commit in group A → did-save in
+/// group B, beside the same commit's did-save inside group A; an initial sync
+/// of 100,000 records up and down; the sustained upload rate of a busy
+/// writer.
 struct CloudScenario {
     let bench: Bench
+    /// Names the section.
+    let section: String
+    /// The remote of one part (`latency-tmpfs`, `latency-disk`, `initial`,
+    /// `rate`): each part has
+    /// its own (a file under the part's folder, or a role of its own).
+    let remote: @Sendable (_ part: String, _ root: String) async throws -> any CloudDatabase
+    /// The latency target, for the table.
+    let latencyTarget: String
     static let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, n INTEGER, body TEXT)"
 
     static let parts = ["latency", "initial", "rate"]
 
+    /// Through the embedded remote: a file per part.
+    static func embedded(_ bench: Bench) -> CloudScenario {
+        CloudScenario(
+            bench: bench, section: "9. cloud bridge (embedded remote)",
+            remote: { part, root in try EmbeddedRemote(path: root + "/\(part)-cloud.sqlite", user: "bench") }, latencyTarget: "p50 ≤ 2000 µs")
+    }
+
     func run(parts: Set<String>) async throws -> [TableRow] {
-        let section = "9. cloud bridge (embedded remote)"
         let root = try bench.directory("cloud", on: .disk)
         var rows: [TableRow] = []
         if parts.contains("latency") {
@@ -37,9 +52,8 @@ struct CloudScenario {
         return try await GroupStore.open(configuration)
     }
 
-    private func bridge(_ directory: String, remote: String) throws -> CloudSync {
-        var configuration = CloudSyncConfiguration(
-            group: directory, remote: try EmbeddedRemote(path: remote, user: "bench"), logger: Logger(label: "bench"))
+    private func bridge(_ directory: String, remote: any CloudDatabase) throws -> CloudSync {
+        var configuration = CloudSyncConfiguration(group: directory, remote: remote, logger: Logger(label: "bench"))
         configuration.privateTables = ["note"]
         return CloudSync(configuration)
     }
@@ -58,7 +72,7 @@ struct CloudScenario {
     }
 
     private func latency(root: String, section: String, storage: String) async throws -> [TableRow] {
-        let remote = root + "/latency-cloud.sqlite"
+        let remote = try await self.remote("latency-\(storage)", root)
         let writer = try await open(root + "/a", "writer")
         let peer = try await open(root + "/a", "peer")
         let reader = try await open(root + "/b", "reader")
@@ -109,13 +123,13 @@ struct CloudScenario {
             TableRow(
                 section: section, what: "commit in group A → did-save in group B (through the remote, \(storage))", unit: "µs", distribution: across,
                 reference: String(format: "in group A: %.0f / p99 %.0f µs", inGroup.median, inGroup.p99), ratio: across.median / inGroup.median,
-                target: "p50 ≤ 2000 µs")
+                target: latencyTarget)
         ]
     }
 
     private func initialSync(root: String, section: String) async throws -> [TableRow] {
         let count = bench.quick ? 10_000 : 100_000
-        let remote = root + "/initial-cloud.sqlite"
+        let remote = try await self.remote("initial", root)
         let source = try await open(root + "/initial-a", "writer")
         try await source.write { db in
             let statement = try db.makeStatement(sql: "INSERT INTO note VALUES (?, ?, ?)")
@@ -140,7 +154,7 @@ struct CloudScenario {
     }
 
     private func uploadRate(root: String, section: String) async throws -> [TableRow] {
-        let remote = root + "/rate-cloud.sqlite"
+        let remote = try await self.remote("rate", root)
         let writer = try await open(root + "/rate-a", "writer")
         defer { writer.close() }
         let sync = try bridge(root + "/rate-a", remote: remote)

@@ -2,7 +2,7 @@ import Foundation
 import GroupStore
 
 /// Record names from row keys and back.
-enum RecordName {
+package enum RecordName {
     static let blobPrefix = "hex:"
 
     /// The record name of a row key, or `nil` if the key cannot name a record
@@ -33,6 +33,12 @@ enum RecordName {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// The key column values of a record name with `count` key columns (one:
+    /// text or `hex:` bytes; more: a link's JSON array of parent names).
+    package static func keyParts(of name: String, count: Int) -> [DatabaseValueConvertibleBox]? {
+        keyValues(of: name, shape: count == 1 ? .text("") : .link(Array(repeating: "", count: count)))
+    }
+
     /// The key column values of a record name, for SQL arguments.
     static func keyValues(of name: String, shape: MappedTable.KeyShape) -> [DatabaseValueConvertibleBox]? {
         switch shape {
@@ -56,7 +62,7 @@ enum RecordName {
 }
 
 /// A key column value for SQL arguments.
-enum DatabaseValueConvertibleBox: Hashable, Sendable {
+package enum DatabaseValueConvertibleBox: Hashable, Sendable {
     case text(String)
     case blob([UInt8])
 }

@@ -5,8 +5,8 @@ import GroupStore
 /// local ancestor copies), written and read by hand: Foundation's coders
 /// cost tens of microseconds a record, and an initial sync handles
 /// hundreds of thousands. The format is ``CloudValue``'s.
-enum CloudFieldsJSON {
-    static func encode(_ fields: CloudFields) -> String {
+package enum CloudFieldsJSON {
+    package static func encode(_ fields: CloudFields) -> String {
         var out = "{"
         var first = true
         for key in fields.keys.sorted() {
@@ -49,7 +49,7 @@ enum CloudFieldsJSON {
         var description: String { "malformed record fields at byte \(offset)" }
     }
 
-    static func decode(_ text: String) throws -> CloudFields {
+    package static func decode(_ text: String) throws -> CloudFields {
         var parser = Parser(bytes: Array(text.utf8))
         let fields = try parser.fields()
         parser.skipSpace()

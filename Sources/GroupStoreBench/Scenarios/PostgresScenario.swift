@@ -1,0 +1,79 @@
+import Foundation
+import GroupStoreCloud
+import GroupStoreCloudPostgres
+import Logging
+import PostgresNIO
+import Subprocesses
+import Synchronization
+
+/// Section 10: the cloud bridge through a PostgreSQL server started for the
+/// run (on a Unix socket, `fsync` off: the server's own durability is not
+/// what is measured), each part as a role of its own; beside the bare
+/// round trip it builds on: `pg_notify` → a listening connection woken.
+struct PostgresScenario {
+    let bench: Bench
+    static let section = "10. cloud bridge (PostgreSQL)"
+
+    func run(parts: Set<String>) async throws -> [TableRow] {
+        let server = try PostgresServer.start()
+        defer { server.stop() }
+        _ = try await PostgresRemote.setup(url: server.url(user: "postgres"))
+        var rows = [try await notifyRoundTrip(server)]
+        let roles = Mutex<Set<String>>([])
+        let quiet = {
+            var logger = Logger(label: "bench")
+            logger.logLevel = .error
+            return logger
+        }()
+        let scenario = CloudScenario(
+            bench: bench, section: Self.section,
+            remote: { part, _ in
+                let role = "bench_" + part.replacingOccurrences(of: "-", with: "_")
+                if roles.withLock({ $0.insert(role).inserted }) {
+                    try server.createRole(role)
+                    try server.psql("GRANT groupstore_user TO \(role)")
+                }
+                let remote = try PostgresRemote(url: server.url(user: role), logger: quiet)
+                // Runs until the process ends: the bridge's connections.
+                Task { try? await remote.run() }
+                return remote
+            }, latencyTarget: "p50 ≤ 5000 µs")
+        rows += try await scenario.run(parts: parts)
+        return rows
+    }
+
+    /// `SELECT pg_notify(…)` on one connection → the notification read on
+    /// another that listens: the floor under any push through the server.
+    private func notifyRoundTrip(_ server: PostgresServer) async throws -> TableRow {
+        let logger = Logger(label: "bench")
+        let configuration = PostgresConnection.Configuration(
+            unixSocketPath: server.socketDirectory + "/.s.PGSQL.\(server.port)", username: "postgres", password: nil, database: "postgres")
+        let listener = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        let sender = try await PostgresConnection.connect(configuration: configuration, id: 2, logger: logger)
+        let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
+        let (ready, isReady) = AsyncStream.makeStream(of: Void.self)
+        let listening = Task {
+            try await listener.listen(on: "bench") { notifications in
+                isReady.yield()
+                for try await _ in notifications { arrived.yield() }
+            }
+        }
+        var readyIterator = ready.makeAsyncIterator()
+        _ = await readyIterator.next()
+        var iterator = arrivals.makeAsyncIterator()
+        var samples: [Double] = []
+        let count = bench.quick ? 50 : 400
+        for index in 0..<(count + 10) {
+            let started = monotonicSeconds()
+            try await sender.query("SELECT pg_notify('bench', '')", logger: logger)
+            _ = await iterator.next()
+            if index >= 10 { samples.append((monotonicSeconds() - started) * 1e6) }
+        }
+        listening.cancel()
+        try? await sender.close()
+        try? await listener.close()
+        return TableRow(
+            section: Self.section, what: "reference: pg_notify on one connection → a listening connection woken (postgres-nio)", unit: "µs",
+            distribution: Distribution(samples))
+    }
+}

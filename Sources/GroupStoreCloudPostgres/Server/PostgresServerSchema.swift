@@ -1,0 +1,324 @@
+/// The server side of a PostgreSQL remote (format 1), created and upgraded by
+/// ``PostgresRemote/setup(url:logger:)`` (`groupstore cloud setup`), run by a
+/// role that may create schemas and roles:
+///
+/// - schema `groupstore`: `meta` (kind, format, epoch, horizon), `types` (the
+///   record types: scope, columns, key), `change_log` (one row per changed
+///   record: `seq`, the writing transaction `tx`, zone, type, name — filled by
+///   triggers), `tombstones` (deleted records and their last tag), `assets`
+///   (content-addressed blobs, checked against their SHA-256 by the server);
+///   the sequence `tags` issues change tags;
+/// - role `groupstore_user`: what a user role is granted to sync;
+/// - `groupstore.prepare_type(name, scope, columns)`: run by users, with the
+///   schema owner's rights, to create a synced table's **typed table** in
+///   schema `public` — the same name and columns, plus system columns with the
+///   reserved prefix `gs_` — with row-level security enabled and forced, its
+///   policies and its triggers;
+/// - row triggers that give a row written with plain SQL its owner (the
+///   writing role), zone, name, tag and edit time, and log every change;
+///   a statement trigger that sends `NOTIFY groupstore` (no payload: every
+///   user can see notifications).
+enum PostgresServerSchema {
+    /// `meta.kind` of every GroupStore remote.
+    static let kind = "groupstore-cloud-remote"
+    /// The format this code writes, and the newest it reads.
+    static let format = 1
+    /// The NOTIFY channel.
+    static let channel = "groupstore"
+    /// Column types a typed table's mapped columns may have.
+    static let columnTypes = ["text", "bigint", "double precision", "boolean", "timestamp(3) without time zone", "bytea", "jsonb"]
+
+    /// Creates what is missing and replaces the functions (idempotent). Run
+    /// in one transaction.
+    static let script = #"""
+        DO $do$ BEGIN
+          IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'groupstore_user') THEN
+            CREATE ROLE groupstore_user NOLOGIN;
+          END IF;
+        END $do$;
+        CREATE SCHEMA IF NOT EXISTS groupstore;
+        REVOKE ALL ON SCHEMA groupstore FROM PUBLIC;
+        GRANT USAGE ON SCHEMA groupstore TO groupstore_user;
+        GRANT USAGE ON SCHEMA public TO groupstore_user;
+
+        CREATE TABLE IF NOT EXISTS groupstore.meta (key text PRIMARY KEY, value text NOT NULL);
+        INSERT INTO groupstore.meta (key, value) VALUES
+          ('kind', 'groupstore-cloud-remote'), ('format', '1'), ('epoch', gen_random_uuid()::text),
+          ('horizon_tx', '0'), ('horizon_seq', '0'), ('horizon_tag', '0')
+        ON CONFLICT (key) DO NOTHING;
+
+        CREATE TABLE IF NOT EXISTS groupstore.types (
+          name text PRIMARY KEY,
+          scope text NOT NULL CHECK (scope IN ('private', 'public')),
+          columns jsonb NOT NULL,
+          key_columns text[] NOT NULL,
+          key_bytea boolean[] NOT NULL
+        );
+        CREATE SEQUENCE IF NOT EXISTS groupstore.tags;
+        CREATE TABLE IF NOT EXISTS groupstore.change_log (
+          seq bigserial PRIMARY KEY,
+          tx xid8 NOT NULL DEFAULT pg_current_xact_id(),
+          zone text NOT NULL,
+          type text NOT NULL,
+          name text NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS change_log_by_zone ON groupstore.change_log (zone, tx, seq);
+        CREATE TABLE IF NOT EXISTS groupstore.tombstones (
+          zone text NOT NULL,
+          type text NOT NULL,
+          name text NOT NULL,
+          owner text NOT NULL,
+          tag bigint NOT NULL,
+          PRIMARY KEY (zone, type, name)
+        );
+        CREATE TABLE IF NOT EXISTS groupstore.assets (
+          hash text PRIMARY KEY CHECK (hash ~ '^[0-9a-f]{64}$'),
+          size bigint NOT NULL,
+          bytes bytea NOT NULL,
+          CHECK (octet_length(bytes) = size AND encode(sha256(bytes), 'hex') = hash)
+        );
+
+        ALTER TABLE groupstore.meta ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE groupstore.meta FORCE ROW LEVEL SECURITY;
+        ALTER TABLE groupstore.types ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE groupstore.types FORCE ROW LEVEL SECURITY;
+        ALTER TABLE groupstore.change_log ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE groupstore.change_log FORCE ROW LEVEL SECURITY;
+        ALTER TABLE groupstore.tombstones ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE groupstore.tombstones FORCE ROW LEVEL SECURITY;
+        ALTER TABLE groupstore.assets ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE groupstore.assets FORCE ROW LEVEL SECURITY;
+
+        DROP POLICY IF EXISTS gs_admin ON groupstore.meta;
+        CREATE POLICY gs_admin ON groupstore.meta TO CURRENT_USER USING (true) WITH CHECK (true);
+        DROP POLICY IF EXISTS gs_read ON groupstore.meta;
+        CREATE POLICY gs_read ON groupstore.meta FOR SELECT TO groupstore_user USING (true);
+        DROP POLICY IF EXISTS gs_admin ON groupstore.types;
+        CREATE POLICY gs_admin ON groupstore.types TO CURRENT_USER USING (true) WITH CHECK (true);
+        DROP POLICY IF EXISTS gs_read ON groupstore.types;
+        CREATE POLICY gs_read ON groupstore.types FOR SELECT TO groupstore_user USING (true);
+        DROP POLICY IF EXISTS gs_admin ON groupstore.change_log;
+        CREATE POLICY gs_admin ON groupstore.change_log TO CURRENT_USER USING (true) WITH CHECK (true);
+        DROP POLICY IF EXISTS gs_read ON groupstore.change_log;
+        CREATE POLICY gs_read ON groupstore.change_log FOR SELECT TO groupstore_user
+          USING (zone = 'public' OR zone = 'private/' || current_user);
+        DROP POLICY IF EXISTS gs_admin ON groupstore.tombstones;
+        CREATE POLICY gs_admin ON groupstore.tombstones TO CURRENT_USER USING (true) WITH CHECK (true);
+        DROP POLICY IF EXISTS gs_read ON groupstore.tombstones;
+        CREATE POLICY gs_read ON groupstore.tombstones FOR SELECT TO groupstore_user
+          USING (zone = 'public' OR zone = 'private/' || current_user);
+        DROP POLICY IF EXISTS gs_admin ON groupstore.assets;
+        CREATE POLICY gs_admin ON groupstore.assets TO CURRENT_USER USING (true) WITH CHECK (true);
+        DROP POLICY IF EXISTS gs_read ON groupstore.assets;
+        CREATE POLICY gs_read ON groupstore.assets FOR SELECT TO groupstore_user USING (true);
+        DROP POLICY IF EXISTS gs_add ON groupstore.assets;
+        CREATE POLICY gs_add ON groupstore.assets FOR INSERT TO groupstore_user WITH CHECK (true);
+
+        GRANT SELECT ON groupstore.meta, groupstore.types, groupstore.change_log, groupstore.tombstones TO groupstore_user;
+        GRANT SELECT, INSERT ON groupstore.assets TO groupstore_user;
+        GRANT USAGE, SELECT ON SEQUENCE groupstore.tags TO groupstore_user;
+        GRANT SELECT ON SEQUENCE groupstore.change_log_seq_seq TO groupstore_user;
+
+        -- Before a row is written (the writer's rights): owner, zone and name
+        -- from the writing role and the key; tag, transaction, edit time.
+        CREATE OR REPLACE FUNCTION groupstore.row_before() RETURNS trigger
+        LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
+        DECLARE
+          v_type record;
+          v_new jsonb := to_jsonb(NEW);
+          v_old jsonb;
+          v_parts text[] := '{}';
+          v_part text;
+          v_key text;
+          v_extra jsonb;
+          i int;
+        BEGIN
+          SELECT scope, key_columns, key_bytea INTO v_type FROM groupstore.types WHERE name = TG_TABLE_NAME;
+          IF NOT FOUND THEN
+            RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('table %s is not a GroupStore record type', TG_TABLE_NAME);
+          END IF;
+          IF TG_OP = 'INSERT' THEN
+            NEW.gs_owner := current_user;
+            NEW.gs_zone := CASE v_type.scope WHEN 'public' THEN 'public' ELSE 'private/' || current_user END;
+            IF NEW.gs_name IS NULL THEN
+              FOR i IN 1 .. cardinality(v_type.key_columns) LOOP
+                v_part := v_new ->> v_type.key_columns[i];
+                IF v_part IS NULL OR v_part = '' THEN
+                  RAISE EXCEPTION USING ERRCODE = '23502',
+                    MESSAGE = format('%s.%s: a synced row needs its key', TG_TABLE_NAME, v_type.key_columns[i]);
+                END IF;
+                IF v_type.key_bytea[i] THEN v_part := 'hex:' || upper(substr(v_part, 3)); END IF;
+                v_parts := v_parts || v_part;
+              END LOOP;
+              IF cardinality(v_parts) = 1 THEN
+                NEW.gs_name := v_parts[1];
+              ELSE
+                SELECT '[' || string_agg(to_json(p)::text, ',' ORDER BY o) || ']' INTO v_part
+                  FROM unnest(v_parts) WITH ORDINALITY AS u(p, o);
+                NEW.gs_name := v_part;
+              END IF;
+            END IF;
+            NEW.gs_edited_at := LEAST(COALESCE(NEW.gs_edited_at, clock_timestamp()), clock_timestamp());
+            NEW.gs_extra := COALESCE(NEW.gs_extra, '{}');
+          ELSE
+            v_old := to_jsonb(OLD);
+            FOREACH v_key IN ARRAY v_type.key_columns LOOP
+              IF v_new -> v_key IS DISTINCT FROM v_old -> v_key THEN
+                RAISE EXCEPTION USING ERRCODE = '23514',
+                  MESSAGE = format('%s: the key of a synced row cannot change; delete the row and insert another', TG_TABLE_NAME);
+              END IF;
+            END LOOP;
+            NEW.gs_owner := OLD.gs_owner;
+            NEW.gs_zone := OLD.gs_zone;
+            NEW.gs_name := OLD.gs_name;
+            IF NEW.gs_edited_at IS NOT DISTINCT FROM OLD.gs_edited_at THEN
+              NEW.gs_edited_at := GREATEST(clock_timestamp(), OLD.gs_edited_at + interval '1 millisecond');
+            ELSE
+              NEW.gs_edited_at := LEAST(NEW.gs_edited_at, clock_timestamp());
+            END IF;
+            -- A value kept aside (it did not fit its column) is dropped when
+            -- the statement changed the column and not the value kept aside.
+            SELECT COALESCE(jsonb_object_agg(e.key, e.value), '{}') INTO v_extra
+              FROM jsonb_each(COALESCE(NEW.gs_extra, '{}')) AS e
+              WHERE v_new -> e.key IS NOT DISTINCT FROM v_old -> e.key
+                 OR e.value IS DISTINCT FROM (v_old -> 'gs_extra' -> e.key);
+            NEW.gs_extra := v_extra;
+          END IF;
+          NEW.gs_tag := nextval('groupstore.tags');
+          NEW.gs_tx := pg_current_xact_id();
+          NEW.gs_edited_by := current_user;
+          RETURN NEW;
+        END $fn$;
+
+        -- After a row is written (the schema owner's rights): the change log
+        -- and the tombstones, which users only read.
+        CREATE OR REPLACE FUNCTION groupstore.row_after() RETURNS trigger
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+        BEGIN
+          IF TG_OP = 'DELETE' THEN
+            INSERT INTO groupstore.change_log (zone, type, name) VALUES (OLD.gs_zone, TG_TABLE_NAME, OLD.gs_name);
+            INSERT INTO groupstore.tombstones (zone, type, name, owner, tag)
+              VALUES (OLD.gs_zone, TG_TABLE_NAME, OLD.gs_name, OLD.gs_owner, nextval('groupstore.tags'))
+              ON CONFLICT (zone, type, name) DO UPDATE SET owner = excluded.owner, tag = excluded.tag;
+          ELSE
+            INSERT INTO groupstore.change_log (zone, type, name) VALUES (NEW.gs_zone, TG_TABLE_NAME, NEW.gs_name);
+            IF TG_OP = 'INSERT' THEN
+              DELETE FROM groupstore.tombstones WHERE zone = NEW.gs_zone AND type = TG_TABLE_NAME AND name = NEW.gs_name;
+            END IF;
+          END IF;
+          RETURN NULL;
+        END $fn$;
+
+        -- After each statement: a hint for listeners, with no payload.
+        CREATE OR REPLACE FUNCTION groupstore.statement_after() RETURNS trigger
+        LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
+        BEGIN
+          PERFORM pg_notify('groupstore', '');
+          RETURN NULL;
+        END $fn$;
+
+        -- Declares a record type: creates its typed table (the schema owner's
+        -- rights, never the user's: a user must not own, and so escape, the
+        -- row-level security of a table others write too), adds new columns.
+        CREATE OR REPLACE FUNCTION groupstore.prepare_type(p_name text, p_scope text, p_columns jsonb) RETURNS void
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+        DECLARE
+          v_existing text;
+          v_col jsonb;
+          v_type text;
+          v_keys text[] := '{}';
+          v_key_bytea boolean[] := '{}';
+          v_table text := format('public.%I', p_name);
+        BEGIN
+          IF p_scope IS NULL OR p_scope NOT IN ('private', 'public') THEN
+            RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('scope %s is neither private nor public', p_scope);
+          END IF;
+          IF p_name IS NULL OR p_name = '' OR length(p_name) > 63 THEN
+            RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('%L is not a record type name PostgreSQL can hold (1 to 63 bytes)', p_name);
+          END IF;
+          FOR v_col IN SELECT value FROM jsonb_array_elements(p_columns) LOOP
+            v_type := v_col ->> 'pgType';
+            IF v_type IS NULL OR v_type NOT IN ('text', 'bigint', 'double precision', 'boolean', 'timestamp(3) without time zone', 'bytea', 'jsonb') THEN
+              RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('%s.%s: column type %s is not one GroupStore maps to', p_name, v_col ->> 'name', v_type);
+            END IF;
+            IF v_col ->> 'name' IS NULL OR lower(v_col ->> 'name') LIKE 'gs\_%' OR length(v_col ->> 'name') > 63 THEN
+              RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('%s: column name %s is reserved or too long', p_name, v_col ->> 'name');
+            END IF;
+            IF (v_col ->> 'isKey')::boolean THEN
+              v_keys := v_keys || (v_col ->> 'name');
+              v_key_bytea := v_key_bytea || (v_type = 'bytea');
+            END IF;
+          END LOOP;
+          PERFORM pg_advisory_xact_lock(hashtext('groupstore.prepare_type'));
+          SELECT scope INTO v_existing FROM groupstore.types WHERE name = p_name;
+          IF v_existing IS NOT NULL AND v_existing <> p_scope THEN
+            RAISE EXCEPTION USING ERRCODE = 'GS001',
+              MESSAGE = format('record type %s is synced as %s; it cannot be synced as %s', p_name, v_existing, p_scope);
+          END IF;
+          IF v_existing IS NULL THEN
+            IF to_regclass(v_table) IS NOT NULL THEN
+              RAISE EXCEPTION USING ERRCODE = 'GS002',
+                MESSAGE = format('table %s exists on the server and is not a GroupStore record type', v_table);
+            END IF;
+            IF cardinality(v_keys) = 0 THEN
+              RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('record type %s has no key column', p_name);
+            END IF;
+            EXECUTE format('CREATE TABLE %s (gs_zone text COLLATE "C" NOT NULL, gs_name text COLLATE "C" NOT NULL, gs_owner text NOT NULL, '
+              'gs_tag bigint NOT NULL, gs_tx xid8 NOT NULL, gs_edited_at timestamptz NOT NULL, gs_edited_by text NOT NULL, '
+              'gs_extra jsonb NOT NULL DEFAULT ''{}'', PRIMARY KEY (gs_zone, gs_name))', v_table);
+            EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', v_table);
+            EXECUTE format('ALTER TABLE %s FORCE ROW LEVEL SECURITY', v_table);
+            EXECUTE format('CREATE POLICY gs_admin ON %s TO %I USING (true) WITH CHECK (true)', v_table, current_user);
+            IF p_scope = 'private' THEN
+              EXECUTE format('CREATE POLICY gs_owner ON %s TO groupstore_user USING (gs_owner = current_user) WITH CHECK (gs_owner = current_user)', v_table);
+            ELSE
+              EXECUTE format('CREATE POLICY gs_read ON %s FOR SELECT TO groupstore_user USING (true)', v_table);
+              EXECUTE format('CREATE POLICY gs_insert ON %s FOR INSERT TO groupstore_user WITH CHECK (gs_owner = current_user)', v_table);
+              EXECUTE format('CREATE POLICY gs_update ON %s FOR UPDATE TO groupstore_user USING (gs_owner = current_user) WITH CHECK (gs_owner = current_user)', v_table);
+              EXECUTE format('CREATE POLICY gs_delete ON %s FOR DELETE TO groupstore_user USING (gs_owner = current_user)', v_table);
+            END IF;
+            EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO groupstore_user', v_table);
+            EXECUTE format('CREATE TRIGGER gs_before BEFORE INSERT OR UPDATE ON %s FOR EACH ROW EXECUTE FUNCTION groupstore.row_before()', v_table);
+            EXECUTE format('CREATE TRIGGER gs_after AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION groupstore.row_after()', v_table);
+            EXECUTE format('CREATE TRIGGER gs_notify AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH STATEMENT EXECUTE FUNCTION groupstore.statement_after()', v_table);
+            INSERT INTO groupstore.types (name, scope, columns, key_columns, key_bytea) VALUES (p_name, p_scope, p_columns, v_keys, v_key_bytea);
+          END IF;
+          FOR v_col IN SELECT value FROM jsonb_array_elements(p_columns) LOOP
+            IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = v_table::regclass AND attname = v_col ->> 'name' AND NOT attisdropped) THEN
+              EXECUTE format('ALTER TABLE %s ADD COLUMN %I %s', v_table, v_col ->> 'name', v_col ->> 'pgType');
+            END IF;
+          END LOOP;
+        END $fn$;
+        REVOKE ALL ON FUNCTION groupstore.prepare_type(text, text, jsonb) FROM PUBLIC;
+        GRANT EXECUTE ON FUNCTION groupstore.prepare_type(text, text, jsonb) TO groupstore_user;
+
+        -- Prunes the change log to its last `p_keep_last` entries (those
+        -- behind the transaction fence), and the tombstones of the deletes
+        -- pruned with it; tokens from before the cut expire. Run by the
+        -- schema's owner.
+        CREATE OR REPLACE FUNCTION groupstore.compact_log(p_keep_last bigint) RETURNS bigint
+        LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
+        DECLARE
+          v_cut record;
+          v_count bigint;
+          v_tag bigint;
+        BEGIN
+          SELECT tx, seq INTO v_cut FROM groupstore.change_log
+            WHERE tx < pg_snapshot_xmin(pg_current_snapshot())
+            ORDER BY tx DESC, seq DESC OFFSET greatest(p_keep_last, 0) LIMIT 1;
+          IF NOT FOUND THEN RETURN 0; END IF;
+          DELETE FROM groupstore.change_log WHERE (tx, seq) <= (v_cut.tx, v_cut.seq);
+          GET DIAGNOSTICS v_count = ROW_COUNT;
+          WITH gone AS (
+            DELETE FROM groupstore.tombstones AS t WHERE NOT EXISTS (
+              SELECT 1 FROM groupstore.change_log AS l WHERE l.zone = t.zone AND l.type = t.type AND l.name = t.name)
+            RETURNING t.tag)
+          SELECT max(tag) INTO v_tag FROM gone;
+          UPDATE groupstore.meta SET value = v_cut.tx::text WHERE key = 'horizon_tx';
+          UPDATE groupstore.meta SET value = v_cut.seq::text WHERE key = 'horizon_seq';
+          UPDATE groupstore.meta SET value = greatest(value::bigint, coalesce(v_tag, 0))::text WHERE key = 'horizon_tag';
+          RETURN v_count;
+        END $fn$;
+        REVOKE ALL ON FUNCTION groupstore.compact_log(bigint) FROM PUBLIC;
+        """#
+}

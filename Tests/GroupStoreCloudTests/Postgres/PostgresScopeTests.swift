@@ -1,0 +1,91 @@
+import Foundation
+import GRDB
+import GroupStore
+import GroupStoreCloud
+import GroupStoreCloudPostgres
+import Subprocesses
+import XCTest
+
+/// Users are database roles; row-level security on the server decides what
+/// each reads and writes — through the library and with `psql` alike.
+final class PostgresScopeTests: CloudTestCase {
+    override class var remoteKind: RemoteKind { .postgres }
+    static let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT); CREATE TABLE board(id TEXT PRIMARY KEY, title TEXT)"
+
+    func testPrivateRows_areInvisibleAndUnchangeableByAnotherRole_throughTheLibraryAndPsql() async throws {
+        let alice = try open("alice", schema: Self.schema)
+        let bob = try open("bob", schema: Self.schema)
+        try await alice.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'secret of alice')") }
+        try await sync("alice", tables: ["note"], remote: try pgRemote(user: "alice"))
+        try await bob.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'same key, bob''s own')") }
+        try await sync("bob", tables: ["note"], remote: try pgRemote(user: "bob"))
+        // Same key, two private zones: neither sees nor touches the other's row.
+        XCTAssertEqual(try dump(bob, "note"), ["t:n1|t:same key, bob's own"])
+        try await sync("alice", tables: ["note"], remote: try pgRemote(user: "alice"))
+        XCTAssertEqual(try dump(alice, "note"), ["t:n1|t:secret of alice"])
+
+        // Through the library: bob may neither read alice's zone nor write to it.
+        let asBob = try pgRemote(user: "bob")
+        _ = try await asBob.account()
+        do {
+            _ = try await asBob.fetchChanges(in: .private("alice"), since: nil, limit: 10)
+            XCTFail("bob read alice's private zone")
+        } catch CloudSyncError.permissionDenied {}
+        let id = CloudRecordID(zone: .private("alice"), type: "note", name: "n1")
+        let results = try await asBob.modify([.save(id: id, baseTag: nil, fields: ["title": .text("bob was here")], editedAt: Date())])
+        guard case .refused = results.first else { return XCTFail("bob wrote to alice's zone: \(results)") }
+
+        // With psql as bob: his row only; updates, deletes and the log reveal nothing of alice's.
+        XCTAssertEqual(try server.psql("SELECT gs_owner || ':' || title FROM note ORDER BY 1", as: "bob"), "bob:same key, bob's own")
+        XCTAssertEqual(try server.psql("UPDATE note SET title = 'x' WHERE gs_owner = 'alice' RETURNING id", as: "bob"), "")
+        XCTAssertEqual(try server.psql("DELETE FROM note WHERE gs_owner = 'alice' RETURNING id", as: "bob"), "")
+        XCTAssertEqual(try server.psql("SELECT count(*) FROM groupstore.change_log WHERE zone <> 'private/bob'", as: "bob"), "0")
+        // A row bob inserts claiming alice as owner is his all the same.
+        try server.psql("INSERT INTO note (id, title, gs_owner, gs_zone) VALUES ('n2', 'claimed', 'alice', 'private/alice')", as: "bob")
+        XCTAssertEqual(try server.psql("SELECT gs_owner || ' ' || gs_zone FROM note WHERE id = 'n2'", as: "bob"), "bob private/bob")
+        XCTAssertEqual(try server.psql("SELECT title FROM note WHERE gs_owner = 'alice'", as: "postgres"), "secret of alice")
+        // A role may not escape the table's security: it owns nothing, and may not change it.
+        XCTAssertThrowsError(try server.psql("ALTER TABLE note DISABLE ROW LEVEL SECURITY", as: "bob"))
+        XCTAssertThrowsError(try server.psql("INSERT INTO groupstore.change_log (zone, type, name) VALUES ('private/alice', 'note', 'n9')", as: "bob"))
+    }
+
+    func testPublicRows_areReadByEveryRole_andWrittenByTheirCreatorOnly() async throws {
+        let alice = try open("alice", schema: Self.schema)
+        let bob = try open("bob", schema: Self.schema)
+        try await alice.write { db in try db.execute(sql: "INSERT INTO board VALUES ('b1', 'posted by alice')") }
+        try await sync("alice", tables: [], publicTables: ["board"], remote: try pgRemote(user: "alice"))
+        try await sync("bob", tables: [], publicTables: ["board"], remote: try pgRemote(user: "bob"))
+        XCTAssertEqual(try dump(bob, "board"), ["t:b1|t:posted by alice"])
+
+        // bob edits it in his group: the server refuses, alice's row stays; bob's own post goes up.
+        try await bob.write { db in
+            try db.execute(sql: "UPDATE board SET title = 'defaced' WHERE id = 'b1'; INSERT INTO board VALUES ('b2', 'posted by bob')")
+        }
+        let summary = try await CloudSync(try configuration("bob", tables: [], publicTables: ["board"], remote: try pgRemote(user: "bob")))
+            .syncOnce()
+        XCTAssertEqual(summary.parked, 1, "bob's edit of alice's row is refused and parked")
+        XCTAssertEqual(try server.psql("SELECT id || ':' || title FROM board ORDER BY id", as: "alice"), "b1:posted by alice\nb2:posted by bob")
+        XCTAssertEqual(try server.psql("UPDATE board SET title = 'x' WHERE id = 'b1' RETURNING id", as: "bob"), "")
+        XCTAssertEqual(try server.psql("UPDATE board SET title = 'edited by bob' WHERE id = 'b2' RETURNING id", as: "bob"), "b2")
+        try await sync("alice", tables: [], publicTables: ["board"], remote: try pgRemote(user: "alice"))
+        XCTAssertEqual(try dump(alice, "board"), ["t:b1|t:posted by alice", "t:b2|t:edited by bob"])
+    }
+
+    func testARoleWithoutGroupstoreUser_isToldWhatToGrant_andAScopeChangeIsRefused() async throws {
+        try server.createRole("carol")
+        let carol = try pgRemote(user: "carol")
+        do {
+            _ = try await carol.account()
+            XCTFail("carol was let in")
+        } catch let error as CloudSyncError {
+            XCTAssertEqual(error.code, .permissionDenied)
+            XCTAssertTrue(error.message.contains("GRANT groupstore_user TO \"carol\""), error.message)
+        }
+        let alice = try open("alice", schema: Self.schema)
+        try await alice.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'x')") }
+        try await sync("alice", tables: ["note"])
+        let summary = try await CloudSync(try configuration("alice", tables: [], publicTables: ["note"])).syncOnce()
+        XCTAssertEqual(summary.errorCode, CloudSyncError.scopeChanged.rawValue, summary.error ?? "")
+        XCTAssertTrue(summary.error?.contains("note is synced as private") ?? false, summary.error ?? "")
+    }
+}
