@@ -107,6 +107,10 @@ struct RecordApplier: Sendable {
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             try park(db, table, name, "down", "waits: \(error.message ?? "constraint failed") in \(table.name)", record, &outcome)
             return
+        } catch let error as CloudSyncError where error.code == .badRemote {
+            // An asset the remote did not give: the record waits for it.
+            try park(db, table, name, "down", "waits: \(error.message)", record, &outcome)
+            return
         }
         try SyncState.setRecord(db, entity: table.name, name: name, record: record)
         if outcome.mayHaveOrphans { try SyncState.unpark(db, entity: table.name, name: name, direction: "down") }

@@ -134,8 +134,14 @@ extension SyncEngine {
         }
         var bytes: [String: [UInt8]] = [:]
         for asset in wanted.values {
-            bytes[asset.hash] = try await Retry.run(configuration, "download asset \(asset.hash) from \(remote.displayName)") {
-                try await self.remote.downloadAsset(asset)
+            do {
+                bytes[asset.hash] = try await Retry.run(configuration, "download asset \(asset.hash) from \(remote.displayName)") {
+                    try await self.remote.downloadAsset(asset)
+                }
+            } catch let error as CloudSyncError where error.code == .badRemote {
+                // One record naming an asset the remote does not have (or
+                // will not give) waits, parked; the others go on.
+                logger.info("asset not on the remote; its record waits", metadata: ["asset": "\(asset.hash)", "error": "\(error.message)"])
             }
         }
         return bytes

@@ -59,7 +59,9 @@ enum PostgresColumnType: String, Sendable, CaseIterable {
         case .text: return column
         case .bigint, .double, .jsonb: return "\(column)::text"
         case .boolean: return "\(column)::int::text"
-        case .timestamp: return "to_char(\(column), 'YYYY-MM-DD HH24:MI:SS.MS')"
+        case .timestamp:
+            // Canonical for a finite date of our era; as PostgreSQL writes it otherwise ('infinity', BC).
+            return "CASE WHEN isfinite(\(column)) AND \(column) >= '0001-01-01' THEN to_char(\(column), 'YYYY-MM-DD HH24:MI:SS.MS') ELSE \(column)::text END"
         case .bytea: return "encode(\(column), 'hex')"
         }
     }
@@ -97,7 +99,7 @@ enum PostgresColumnType: String, Sendable, CaseIterable {
         case .boolean: return .integer(text == "1" ? 1 : 0)
         case .timestamp: return .text(text)
         case .bytea: return KeyValue.bytes(hex: text.uppercased()).map { .bytes($0) }
-        case .jsonb: return try? Self.value(json: text)
+        case .jsonb: return (try? Self.value(json: text)) ?? Self.plainJSON(text)
         }
     }
 
@@ -114,6 +116,24 @@ enum PostgresColumnType: String, Sendable, CaseIterable {
 
     static func value(json: String) throws -> CloudValue {
         fixText(try CloudFieldsJSON.decode("{\"v\":\(json)}")["v"] ?? .null)
+    }
+
+    /// JSON that is not a ``CloudValue`` (written with plain SQL): a number
+    /// as an integer or a real, a string as text, `true`/`false` as 1/0,
+    /// `null` as NULL, anything else as its JSON text.
+    static func plainJSON(_ text: String) -> CloudValue {
+        switch text {
+        case "null": return .null
+        case "true": return .integer(1)
+        case "false": return .integer(0)
+        default: break
+        }
+        if let integer = Int64(text) { return .integer(integer) }
+        if text.first != "\"", text.first != "[", text.first != "{", let real = Double(text) { return .real(real) }
+        if text.first == "\"", let decoded = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) as? String {
+            return .text(decoded)
+        }
+        return .text(text)
     }
 
     /// Bytes kept as "invalid text" that are valid UTF-8 were text with a NUL byte.

@@ -18,8 +18,8 @@ extension PostgresRemote {
     /// Stores an asset's bytes (idempotent); the server checks them against
     /// the hash.
     public func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws {
-        guard asset.size == bytes.count else {
-            throw CloudSyncError(.badRemote, "asset \(asset.hash.prefix(12)) has \(bytes.count) bytes, not the \(asset.size) it names")
+        guard asset.size == bytes.count, CloudAsset(bytes: bytes).hash == asset.hash else {
+            throw CloudSyncError(.badRemote, "asset \(asset.hash) (\(asset.size) bytes) does not match the \(bytes.count) bytes given for it; nothing was stored on \(displayName)")
         }
         try await perform("upload an asset") { connection in
             var binds = PostgresBindings()
@@ -42,7 +42,7 @@ extension PostgresRemote {
                 connection.query(PostgresQuery(unsafeSQL: "SELECT bytes FROM groupstore.assets WHERE hash = $1", binds: binds), logger: logger)
             ).rows
             guard let row = rows.first, var buffer = try row.first?.decode(ByteBuffer?.self) else {
-                throw CloudSyncError(.badRemote, "\(displayName) has no asset \(asset.hash.prefix(12)) (\(asset.size) bytes)")
+                throw CloudSyncError(.badRemote, "\(displayName) has no asset \(asset.hash) (\(asset.size) bytes)")
             }
             return buffer.readBytes(length: buffer.readableBytes) ?? []
         }

@@ -93,7 +93,9 @@ extension PostgresRemote {
         return (CloudChangeBatch(changed: changed, deleted: [], token: next.token, moreComing: false), false)
     }
 
-    /// A page of the change log behind the fence.
+    /// A page of the change log behind the fence: each record at its last
+    /// entry there only, so it comes once, in its current state, even
+    /// across pages.
     private func feed(
         _ zone: CloudZone, catalog: [String: PostgresTypedTable], epoch: String, tx: String, seq: Int64, limit: Int,
         _ connection: PostgresConnection
@@ -123,9 +125,13 @@ extension PostgresRemote {
             connection.query(
                 PostgresQuery(
                     unsafeSQL: """
-                        SELECT tx::text, seq::text, type, name FROM groupstore.change_log
-                        WHERE zone = $1 AND (tx, seq) > ($2::xid8, $3::bigint) AND tx < pg_snapshot_xmin(pg_current_snapshot())
-                        ORDER BY tx, seq LIMIT $4::bigint
+                        SELECT l.tx::text, l.seq::text, l.type, l.name FROM groupstore.change_log AS l
+                        WHERE l.zone = $1 AND (l.tx, l.seq) > ($2::xid8, $3::bigint) AND l.tx < pg_snapshot_xmin(pg_current_snapshot())
+                          AND NOT EXISTS (
+                            SELECT 1 FROM groupstore.change_log AS later
+                            WHERE later.zone = l.zone AND later.type = l.type AND later.name = l.name
+                              AND (later.tx, later.seq) > (l.tx, l.seq) AND later.tx < pg_snapshot_xmin(pg_current_snapshot()))
+                        ORDER BY l.tx, l.seq LIMIT $4::bigint
                         """, binds: binds), logger: logger))
         let moreComing = entries.count > limit
         var last = (tx: tx, seq: seq)

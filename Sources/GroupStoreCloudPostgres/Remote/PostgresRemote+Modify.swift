@@ -74,20 +74,18 @@ extension CloudRecordChange {
 }
 
 /// The statements of one `modify`, and how their answers become results.
-private struct ModifyPlan {
+struct ModifyPlan {
     let changes: [CloudRecordChange]
     let tables: [String: PostgresTypedTable]
     let user: String
     let epoch: String
 
-    /// What the first statement of a change does.
+    /// The one statement of a change: it writes where it may and answers
+    /// `(true, the row written…)`, or else `(false, the row as it was…)`, or
+    /// nothing when there is no row this role can see.
     enum Step {
         case refused(String)
-        case insert(PostgresQuery, PostgresTypedTable)
-        case update(PostgresQuery, PostgresTypedTable)
-        case delete(PostgresQuery, PostgresTypedTable)
-        /// A delete with no base tag: only a read (deleting needs the tag).
-        case read(PostgresQuery, PostgresTypedTable)
+        case write(PostgresQuery, PostgresTypedTable)
     }
 
     func run(_ connection: PostgresConnection, logger: Logger) async throws -> [CloudModifyResult] {
@@ -96,62 +94,56 @@ private struct ModifyPlan {
 
     private func statements(_ connection: PostgresConnection, logger: Logger) async throws -> [CloudModifyResult] {
         let steps = changes.map(step)
-        var pending: [EventLoopFuture<PostgresQueryResult>?] = []
-        for step in steps {
-            switch step {
-            case .refused: pending.append(nil)
-            case .insert(let query, _), .update(let query, _), .delete(let query, _), .read(let query, _):
-                pending.append(connection.query(query, logger: logger))
-            }
+        // Pipelined: every statement is sent before the first answer is read.
+        let pending = steps.map { step -> EventLoopFuture<PostgresQueryResult>? in
+            if case .write(let query, _) = step { return connection.query(query, logger: logger) }
+            return nil
         }
-        var results: [CloudModifyResult?] = Array(repeating: nil, count: changes.count)
-        var lookups: [(index: Int, table: PostgresTypedTable)] = []
+        var results: [CloudModifyResult] = []
         for (index, step) in steps.enumerated() {
-            let id = changes[index].id
+            let change = changes[index]
             switch step {
             case .refused(let reason):
-                results[index] = .refused(id, reason: reason)
-            case .insert(_, let table), .update(_, let table):
+                results.append(.refused(change.id, reason: reason))
+            case .write(_, let table):
                 let rows = try await PostgresRemote.cells(pending[index]!)
-                if let row = rows.first {
-                    results[index] = .saved(try table.record(row, zone: id.zone, epoch: epoch))
-                } else {
-                    lookups.append((index, table))
-                }
-            case .delete(_, let table):
-                let rows = try await PostgresRemote.bounded(pending[index]!).rows
-                if rows.isEmpty { lookups.append((index, table)) } else { results[index] = .deleted(id) }
-            case .read(_, let table):
-                let rows = try await PostgresRemote.cells(pending[index]!)
-                results[index] = try answer(id, row: rows.first, table: table, deletingUntagged: true)
+                results.append(try answer(change, rows.first, table: table))
             }
         }
-        let reads = lookups.map { lookup in
-            connection.query(Self.readQuery(lookups: lookup.table, id: changes[lookup.index].id), logger: logger)
-        }
-        for (lookup, read) in zip(lookups, reads) {
-            let rows = try await PostgresRemote.cells(read)
-            results[lookup.index] = try answer(changes[lookup.index].id, row: rows.first, table: lookup.table, deletingUntagged: false)
-        }
-        return results.map { $0! }
+        return results
     }
 
-    /// The result for a change whose statement matched nothing, from the
-    /// row as it is now (`nil`: none this role can see).
-    private func answer(_ id: CloudRecordID, row: [String?]?, table: PostgresTypedTable, deletingUntagged: Bool) throws -> CloudModifyResult {
-        guard let row else { return deletingUntagged ? .deleted(id) : .conflict(id, server: nil) }
-        let record = try table.record(row, zone: id.zone, epoch: epoch)
+    /// A change's result from its statement's answer.
+    private func answer(_ change: CloudRecordChange, _ answer: [String?]?, table: PostgresTypedTable) throws -> CloudModifyResult {
+        let id = change.id
+        guard let answer else {
+            switch change {
+            case .delete(_, let baseTag, _): return baseTag == nil ? .deleted(id) : .conflict(id, server: nil)
+            case .save(_, let baseTag, _, _):
+                // A create that met a row committed after the statement's snapshot: another round settles it.
+                return .conflict(id, server: nil)
+            }
+        }
+        let written = answer[0] == "true"
+        if written, case .delete = change { return .deleted(id) }
+        let record = try table.record(Array(answer.dropFirst()), zone: id.zone, epoch: epoch)
+        if written { return .saved(record) }
         if record.owner != user {
             return .refused(id, reason: "\(id) was created by another user; only its creator may change it")
         }
         return .conflict(id, server: record)
     }
 
-    static func readQuery(lookups table: PostgresTypedTable, id: CloudRecordID) -> PostgresQuery {
-        var binds = PostgresBindings()
-        binds.append(id.zone.description)
-        binds.append(id.name)
-        return PostgresQuery(unsafeSQL: "SELECT \(table.selectList) FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = $2", binds: binds)
+    /// `write` (a data-modifying statement returning the select list), or
+    /// when it matched nothing, the row as it was before it: both read from
+    /// the statement's one snapshot.
+    static func writeOrRead(_ write: String, _ table: PostgresTypedTable) -> String {
+        """
+        WITH w AS (\(write) RETURNING \(table.selectList))
+        SELECT 'true', * FROM w
+        UNION ALL
+        SELECT 'false', \(table.selectList) FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = $2 AND NOT EXISTS (SELECT 1 FROM w)
+        """
     }
 
     private func step(_ change: CloudRecordChange) -> Step {
@@ -174,7 +166,7 @@ private struct ModifyPlan {
             let seconds = editedAt.timeIntervalSince1970.isFinite ? editedAt.timeIntervalSince1970 : Date().timeIntervalSince1970
             if let baseTag {
                 for (column, value) in fields { values.set(column, value) }
-                return .update(values.update(tag: PostgresTag.number(baseTag, epoch: epoch) ?? -1, editedAt: seconds), table)
+                return .write(values.update(tag: PostgresTag.number(baseTag, epoch: epoch) ?? -1, editedAt: seconds), table)
             }
             for (column, part) in zip(table.keyColumns, keyParts) {
                 switch part {
@@ -183,16 +175,17 @@ private struct ModifyPlan {
                 }
             }
             for (column, value) in fields { values.set(column, value) }
-            return .insert(values.insert(editedAt: seconds), table)
+            return .write(values.insert(editedAt: seconds), table)
         case .delete(_, let baseTag, _):
-            guard let baseTag else { return .read(Self.readQuery(lookups: table, id: id), table) }
+            // Without a tag only a read: a live record is a conflict, none is deleted already.
             var binds = PostgresBindings()
             binds.append(id.zone.description)
             binds.append(id.name)
-            binds.append(String(PostgresTag.number(baseTag, epoch: epoch) ?? -1))
-            return .delete(
+            binds.append(String(baseTag.flatMap { PostgresTag.number($0, epoch: epoch) } ?? -1))
+            return .write(
                 PostgresQuery(
-                    unsafeSQL: "DELETE FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = $2 AND gs_tag = $3::bigint RETURNING gs_name",
+                    unsafeSQL: Self.writeOrRead(
+                        "DELETE FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = $2 AND gs_tag = $3::bigint", table),
                     binds: binds), table)
         }
     }
@@ -249,10 +242,11 @@ private struct Values {
         let names = ["gs_zone", "gs_name"] + columns.map { PostgresTypedTable.quote($0.name) } + ["gs_extra", "gs_edited_at"]
         let values = ["$1", "$2"] + columns.map(\.sql) + ["$\(extraIndex)::jsonb", "to_timestamp($\(binds.count)::float8)"]
         return PostgresQuery(
-            unsafeSQL: """
+            unsafeSQL: ModifyPlan.writeOrRead(
+                """
                 INSERT INTO \(table.quoted) (\(names.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))
-                ON CONFLICT (gs_zone, gs_name) DO NOTHING RETURNING \(table.selectList)
-                """,
+                ON CONFLICT (gs_zone, gs_name) DO NOTHING
+                """, table),
             binds: binds)
     }
 
@@ -269,10 +263,11 @@ private struct Values {
             "gs_edited_at = LEAST(GREATEST(to_timestamp($\(editedIndex)::float8), gs_edited_at + interval '1 millisecond'), clock_timestamp())",
         ]
         return PostgresQuery(
-            unsafeSQL: """
+            unsafeSQL: ModifyPlan.writeOrRead(
+                """
                 UPDATE \(table.quoted) SET \(assignments.joined(separator: ", "))
-                WHERE gs_zone = $1 AND gs_name = $2 AND gs_tag = $\(binds.count)::bigint RETURNING \(table.selectList)
-                """,
+                WHERE gs_zone = $1 AND gs_name = $2 AND gs_tag = $\(binds.count)::bigint
+                """, table),
             binds: binds)
     }
 }

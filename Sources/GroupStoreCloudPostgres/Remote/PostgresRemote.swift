@@ -99,7 +99,9 @@ public final class PostgresRemote: CloudDatabase, Service {
         } catch {
             let failure = PostgresFailure.cloudError(error, doing: "connect", remote: displayName)
             let reason = PostgresRemote.reason(error)
-            let verb = PostgresFailure.serverError(error) == nil ? "cannot reach" : "cannot log in to"
+            let login: Set<PSQLError.Code> = [.authMechanismRequiresPassword, .unsupportedAuthMechanism, .saslError]
+            let loginFailed = PostgresFailure.serverError(error) != nil || (error as? PSQLError).map { login.contains($0.code) } == true
+            let verb = loginFailed ? "cannot log in to" : "cannot reach"
             throw CloudSyncError(failure.code, "\(verb) \(displayName): \(reason)", underlying: error)
         }
         return try await perform("check the account") { connection in

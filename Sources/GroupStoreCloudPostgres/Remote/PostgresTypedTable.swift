@@ -42,7 +42,8 @@ struct PostgresTypedTable: Sendable {
         }
         if let extraText = cells[5], extraText != "{}" {
             let extra = (try? CloudFieldsJSON.decode(extraText)) ?? [:]
-            for (column, value) in extra where !keys.contains(column) && type(of: column) != nil {
+            // Columns the table lacks too: a client that knew more columns kept them there.
+            for (column, value) in extra where !keys.contains(column) {
                 fields[column] = PostgresColumnType.fixText(value)
             }
         }

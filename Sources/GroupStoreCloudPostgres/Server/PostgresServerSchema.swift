@@ -63,6 +63,7 @@ enum PostgresServerSchema {
           name text NOT NULL
         );
         CREATE INDEX IF NOT EXISTS change_log_by_zone ON groupstore.change_log (zone, tx, seq);
+        CREATE INDEX IF NOT EXISTS change_log_by_record ON groupstore.change_log (zone, type, name, tx, seq);
         CREATE TABLE IF NOT EXISTS groupstore.tombstones (
           zone text NOT NULL,
           type text NOT NULL,
@@ -75,8 +76,17 @@ enum PostgresServerSchema {
           hash text PRIMARY KEY CHECK (hash ~ '^[0-9a-f]{64}$'),
           size bigint NOT NULL,
           bytes bytea NOT NULL,
+          owner text NOT NULL DEFAULT current_user,
           CHECK (octet_length(bytes) = size AND encode(sha256(bytes), 'hex') = hash)
         );
+        CREATE TABLE IF NOT EXISTS groupstore.asset_refs (
+          zone text NOT NULL,
+          type text NOT NULL,
+          name text NOT NULL,
+          hash text NOT NULL,
+          PRIMARY KEY (zone, type, name, hash)
+        );
+        CREATE INDEX IF NOT EXISTS asset_refs_by_hash ON groupstore.asset_refs (hash, zone);
 
         ALTER TABLE groupstore.meta ENABLE ROW LEVEL SECURITY;
         ALTER TABLE groupstore.meta FORCE ROW LEVEL SECURITY;
@@ -88,6 +98,8 @@ enum PostgresServerSchema {
         ALTER TABLE groupstore.tombstones FORCE ROW LEVEL SECURITY;
         ALTER TABLE groupstore.assets ENABLE ROW LEVEL SECURITY;
         ALTER TABLE groupstore.assets FORCE ROW LEVEL SECURITY;
+        ALTER TABLE groupstore.asset_refs ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE groupstore.asset_refs FORCE ROW LEVEL SECURITY;
 
         DROP POLICY IF EXISTS gs_admin ON groupstore.meta;
         CREATE POLICY gs_admin ON groupstore.meta TO CURRENT_USER USING (true) WITH CHECK (true);
@@ -109,12 +121,19 @@ enum PostgresServerSchema {
           USING (zone = 'public' OR zone = 'private/' || current_user);
         DROP POLICY IF EXISTS gs_admin ON groupstore.assets;
         CREATE POLICY gs_admin ON groupstore.assets TO CURRENT_USER USING (true) WITH CHECK (true);
+        DROP POLICY IF EXISTS gs_admin ON groupstore.asset_refs;
+        CREATE POLICY gs_admin ON groupstore.asset_refs TO CURRENT_USER USING (true) WITH CHECK (true);
+        DROP POLICY IF EXISTS gs_read ON groupstore.asset_refs;
+        CREATE POLICY gs_read ON groupstore.asset_refs FOR SELECT TO groupstore_user
+          USING (zone = 'public' OR zone = 'private/' || current_user);
+        -- An asset is read by who uploaded it, and by who can see a record naming it.
         DROP POLICY IF EXISTS gs_read ON groupstore.assets;
-        CREATE POLICY gs_read ON groupstore.assets FOR SELECT TO groupstore_user USING (true);
+        CREATE POLICY gs_read ON groupstore.assets FOR SELECT TO groupstore_user
+          USING (owner = current_user OR EXISTS (SELECT 1 FROM groupstore.asset_refs AS r WHERE r.hash = assets.hash));
         DROP POLICY IF EXISTS gs_add ON groupstore.assets;
         CREATE POLICY gs_add ON groupstore.assets FOR INSERT TO groupstore_user WITH CHECK (true);
 
-        GRANT SELECT ON groupstore.meta, groupstore.types, groupstore.change_log, groupstore.tombstones TO groupstore_user;
+        GRANT SELECT ON groupstore.meta, groupstore.types, groupstore.change_log, groupstore.tombstones, groupstore.asset_refs TO groupstore_user;
         GRANT SELECT, INSERT ON groupstore.assets TO groupstore_user;
         GRANT USAGE, SELECT ON SEQUENCE groupstore.tags TO groupstore_user;
         GRANT SELECT ON SEQUENCE groupstore.change_log_seq_seq TO groupstore_user;
@@ -140,23 +159,29 @@ enum PostgresServerSchema {
           IF TG_OP = 'INSERT' THEN
             NEW.gs_owner := current_user;
             NEW.gs_zone := CASE v_type.scope WHEN 'public' THEN 'public' ELSE 'private/' || current_user END;
-            IF NEW.gs_name IS NULL THEN
-              FOR i IN 1 .. cardinality(v_type.key_columns) LOOP
-                v_part := v_new ->> v_type.key_columns[i];
-                IF v_part IS NULL OR v_part = '' THEN
-                  RAISE EXCEPTION USING ERRCODE = '23502',
-                    MESSAGE = format('%s.%s: a synced row needs its key', TG_TABLE_NAME, v_type.key_columns[i]);
-                END IF;
-                IF v_type.key_bytea[i] THEN v_part := 'hex:' || upper(substr(v_part, 3)); END IF;
-                v_parts := v_parts || v_part;
-              END LOOP;
+            -- The record name comes from the key columns; one given must
+            -- agree with them (it is given alone only when a key part did
+            -- not fit its column and is kept aside).
+            FOR i IN 1 .. cardinality(v_type.key_columns) LOOP
+              v_part := v_new ->> v_type.key_columns[i];
+              EXIT WHEN v_part IS NULL OR v_part = '';
+              IF v_type.key_bytea[i] THEN v_part := 'hex:' || upper(substr(v_part, 3)); END IF;
+              v_parts := v_parts || v_part;
+            END LOOP;
+            IF cardinality(v_parts) = cardinality(v_type.key_columns) THEN
               IF cardinality(v_parts) = 1 THEN
-                NEW.gs_name := v_parts[1];
+                v_part := v_parts[1];
               ELSE
                 SELECT '[' || string_agg(to_json(p)::text, ',' ORDER BY o) || ']' INTO v_part
                   FROM unnest(v_parts) WITH ORDINALITY AS u(p, o);
-                NEW.gs_name := v_part;
               END IF;
+              IF NEW.gs_name IS NOT NULL AND NEW.gs_name <> v_part THEN
+                RAISE EXCEPTION USING ERRCODE = '23514',
+                  MESSAGE = format('%s: gs_name %s does not name the key %s', TG_TABLE_NAME, NEW.gs_name, v_part);
+              END IF;
+              NEW.gs_name := v_part;
+            ELSIF NEW.gs_name IS NULL OR NEW.gs_extra IS NULL OR NOT (NEW.gs_extra ?| v_type.key_columns) THEN
+              RAISE EXCEPTION USING ERRCODE = '23502', MESSAGE = format('%s: a synced row needs its key (%s)', TG_TABLE_NAME, array_to_string(v_type.key_columns, ', '));
             END IF;
             NEW.gs_edited_at := LEAST(COALESCE(NEW.gs_edited_at, clock_timestamp()), clock_timestamp());
             NEW.gs_extra := COALESCE(NEW.gs_extra, '{}');
@@ -195,6 +220,15 @@ enum PostgresServerSchema {
         CREATE OR REPLACE FUNCTION groupstore.row_after() RETURNS trigger
         LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
         BEGIN
+          IF TG_OP <> 'INSERT' THEN
+            DELETE FROM groupstore.asset_refs WHERE zone = OLD.gs_zone AND type = TG_TABLE_NAME AND name = OLD.gs_name;
+          END IF;
+          IF TG_OP <> 'DELETE' THEN
+            INSERT INTO groupstore.asset_refs (zone, type, name, hash)
+              SELECT DISTINCT NEW.gs_zone, TG_TABLE_NAME, NEW.gs_name, v.value -> 'a' ->> 'h'
+              FROM jsonb_each(NEW.gs_extra) AS v
+              WHERE jsonb_typeof(v.value) = 'object' AND v.value -> 'a' ->> 'h' IS NOT NULL;
+          END IF;
           IF TG_OP = 'DELETE' THEN
             INSERT INTO groupstore.change_log (zone, type, name) VALUES (OLD.gs_zone, TG_TABLE_NAME, OLD.gs_name);
             INSERT INTO groupstore.tombstones (zone, type, name, owner, tag)
@@ -233,16 +267,18 @@ enum PostgresServerSchema {
           IF p_scope IS NULL OR p_scope NOT IN ('private', 'public') THEN
             RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('scope %s is neither private nor public', p_scope);
           END IF;
-          IF p_name IS NULL OR p_name = '' OR length(p_name) > 63 THEN
-            RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('%L is not a record type name PostgreSQL can hold (1 to 63 bytes)', p_name);
+          IF p_name IS NULL OR p_name = '' OR octet_length(p_name) > 63 THEN
+            RAISE EXCEPTION USING ERRCODE = 'GS002',
+              MESSAGE = format('table %s: PostgreSQL names hold 1 to 63 bytes, this one has %s', p_name, octet_length(p_name));
           END IF;
           FOR v_col IN SELECT value FROM jsonb_array_elements(p_columns) LOOP
             v_type := v_col ->> 'pgType';
             IF v_type IS NULL OR v_type NOT IN ('text', 'bigint', 'double precision', 'boolean', 'timestamp(3) without time zone', 'bytea', 'jsonb') THEN
               RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('%s.%s: column type %s is not one GroupStore maps to', p_name, v_col ->> 'name', v_type);
             END IF;
-            IF v_col ->> 'name' IS NULL OR lower(v_col ->> 'name') LIKE 'gs\_%' OR length(v_col ->> 'name') > 63 THEN
-              RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('%s: column name %s is reserved or too long', p_name, v_col ->> 'name');
+            IF v_col ->> 'name' IS NULL OR lower(v_col ->> 'name') LIKE 'gs\_%' OR octet_length(v_col ->> 'name') > 63 THEN
+              RAISE EXCEPTION USING ERRCODE = 'GS002',
+                MESSAGE = format('table %s: column %s is reserved (gs_) or longer than the 63 bytes PostgreSQL names hold', p_name, v_col ->> 'name');
             END IF;
             IF (v_col ->> 'isKey')::boolean THEN
               v_keys := v_keys || (v_col ->> 'name');

@@ -88,4 +88,41 @@ final class PostgresScopeTests: CloudTestCase {
         XCTAssertEqual(summary.errorCode, CloudSyncError.scopeChanged.rawValue, summary.error ?? "")
         XCTAssertTrue(summary.error?.contains("note is synced as private") ?? false, summary.error ?? "")
     }
+
+    func testPrivateAssets_areUnreadableByAnotherRole_andARowNamingAMissingAssetWaitsAlone() async throws {
+        let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT, photo BLOB); CREATE TABLE board(id TEXT PRIMARY KEY, title TEXT, x)"
+        let alice = try open("alice", schema: schema)
+        let diary = [UInt8](repeating: 0x41, count: 70_000)
+        try await alice.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'diary', ?)", arguments: [Data(diary)]) }
+        try await sync("alice", tables: ["note"], publicTables: ["board"])
+        XCTAssertEqual(try server.psql("SELECT count(*) FROM groupstore.assets", as: "alice"), "1")
+        XCTAssertEqual(try server.psql("SELECT count(*) FROM groupstore.assets", as: "bob"), "0", "bob reads no private blob of alice's")
+        let asBob = try pgRemote(user: "bob")
+        _ = try await asBob.account()
+        do {
+            _ = try await asBob.downloadAsset(CloudAsset(bytes: diary))
+            XCTFail("bob downloaded alice's private asset")
+        } catch CloudSyncError.badRemote {}
+
+        // bob writes a public row naming an asset that does not exist: that row waits, alice's sync goes on.
+        try server.psql(#"INSERT INTO board (id, title, x) VALUES ('poison', 'bob', '{"a":{"h":"00","n":5}}')"#, as: "bob")
+        try await alice.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n2', 'still syncs', NULL)") }
+        let summary = try await CloudSync(try configuration("alice", tables: ["note"], publicTables: ["board"])).syncOnce()
+        XCTAssertNil(summary.error, summary.error ?? "")
+        XCTAssertEqual(summary.parked, 1, "the row naming a missing asset is parked")
+        XCTAssertEqual(try server.psql("SELECT title FROM note WHERE id = 'n2'", as: "alice"), "still syncs")
+    }
+
+    func testPlainJSONInAnUntypedColumn_andNamesTooLongForPostgreSQL() async throws {
+        let schema = #"CREATE TABLE doc(id TEXT PRIMARY KEY, x); CREATE TABLE "\#(String(repeating: "é", count: 40))"(id TEXT PRIMARY KEY)"#
+        let alice = try open("alice", schema: schema)
+        try await sync("alice", tables: ["doc"])
+        try server.psql(#"INSERT INTO doc (id, x) VALUES ('j1', '[1,2]'), ('j2', '"hello"'), ('j3', '5'), ('j4', 'true'), ('j5', '2.5')"#, as: "alice")
+        try await sync("alice", tables: ["doc"])
+        XCTAssertEqual(try dump(alice, "doc"), ["t:j1|t:[1, 2]", "t:j2|t:hello", "t:j3|i:5", "t:j4|i:1", "t:j5|r:2.5"])
+        let long = String(repeating: "é", count: 40)
+        let summary = try await CloudSync(try configuration("alice", tables: [long])).syncOnce()
+        XCTAssertEqual(summary.errorCode, CloudSyncError.tableRefused.rawValue, summary.error ?? "")
+        XCTAssertTrue(summary.error?.contains("63 bytes") ?? false, summary.error ?? "")
+    }
 }

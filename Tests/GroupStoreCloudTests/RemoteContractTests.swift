@@ -1,0 +1,383 @@
+import Foundation
+import GroupStoreCloud
+import XCTest
+
+/// The remote contract every ``CloudDatabase`` keeps — tags, conflicts,
+/// tombstones, tokens, scopes, assets — run against the embedded remote
+/// here, and against a PostgreSQL server in ``PostgresRemoteContractTests``.
+class RemoteContractTests: CloudTestCase {
+    let notes = CloudRecordType(
+        name: "notes", scope: .private,
+        columns: [
+            CloudColumn(name: "id", kind: .text, declaredType: "TEXT", notNull: true, isKey: true),
+            CloudColumn(name: "title", kind: .text, declaredType: "TEXT", notNull: false, isKey: false),
+            CloudColumn(name: "body", kind: .text, declaredType: "TEXT", notNull: false, isKey: false),
+        ])
+    let posts = CloudRecordType(
+        name: "posts", scope: .public,
+        columns: [
+            CloudColumn(name: "id", kind: .text, declaredType: "TEXT", notNull: true, isKey: true),
+            CloudColumn(name: "title", kind: .text, declaredType: "TEXT", notNull: false, isKey: false),
+        ])
+
+    /// The remote of this class's kind as `user`, with the record types prepared.
+    func remote(_ user: String = "alice") async throws -> any CloudDatabase {
+        let remote = try defaultRemote(user: user)
+        try await remote.prepare([notes, posts])
+        return remote
+    }
+
+    private func note(_ name: String, owner: String = "alice") -> CloudRecordID {
+        CloudRecordID(zone: .private(owner), type: "notes", name: name)
+    }
+
+    private func post(_ name: String) -> CloudRecordID {
+        CloudRecordID(zone: .public, type: "posts", name: name)
+    }
+
+    @discardableResult
+    private func create(_ remote: any CloudDatabase, _ id: CloudRecordID, _ fields: CloudFields) async throws -> CloudRecord {
+        let results = try await remote.modify([.save(id: id, baseTag: nil, fields: fields, editedAt: Date())])
+        guard case .saved(let record) = results.first else {
+            XCTFail("expected \(id) saved, got \(results)")
+            throw CancellationError()
+        }
+        return record
+    }
+
+    private func save(_ remote: any CloudDatabase, _ id: CloudRecordID, base: String?, _ fields: CloudFields) async throws -> CloudModifyResult {
+        let results = try await remote.modify([.save(id: id, baseTag: base, fields: fields, editedAt: Date())])
+        XCTAssertEqual(results.count, 1)
+        return results[0]
+    }
+
+    private func delete(_ remote: any CloudDatabase, _ id: CloudRecordID, base: String?) async throws -> CloudModifyResult {
+        let results = try await remote.modify([.delete(id: id, baseTag: base, editedAt: Date())])
+        XCTAssertEqual(results.count, 1)
+        return results[0]
+    }
+
+    /// The error `body` throws, as a `CloudSyncError` (a failure if it returns or throws another).
+    private func cloudError(
+        _ body: () async throws -> Void, file: StaticString = #filePath, line: UInt = #line
+    ) async -> CloudSyncError? {
+        do {
+            try await body()
+            XCTFail("expected a CloudSyncError, nothing was thrown", file: file, line: line)
+            return nil
+        } catch let error as CloudSyncError {
+            return error
+        } catch {
+            XCTFail("expected a CloudSyncError, got \(error)", file: file, line: line)
+            return nil
+        }
+    }
+
+    private func fetchAll(
+        _ remote: any CloudDatabase, _ zone: CloudZone, since token: CloudChangeToken?, limit: Int = 100
+    ) async throws -> (changed: [CloudRecord], deleted: [CloudRecordID], token: CloudChangeToken, pages: Int) {
+        var changed: [CloudRecord] = []
+        var deleted: [CloudRecordID] = []
+        var token = token
+        var pages = 0
+        while true {
+            let batch = try await remote.fetchChanges(in: zone, since: token, limit: limit)
+            pages += 1
+            XCTAssertLessThanOrEqual(batch.changed.count + batch.deleted.count, limit)
+            changed += batch.changed
+            deleted += batch.deleted
+            token = batch.token
+            if !batch.moreComing { return (changed, deleted, batch.token, pages) }
+            XCTAssertLessThan(pages, 1000, "paging does not end")
+        }
+    }
+
+    func testEverySaveGetsANewTagAndTheSavedRecordIsWhatIsFetched() async throws {
+        let remote = try await remote()
+        let id = note("n1")
+        let created = try await create(remote, id, ["title": .text("one")])
+        XCTAssertEqual(created.owner, "alice")
+        XCTAssertEqual(created.editedBy, "alice")
+        guard case .saved(let updated) = try await save(remote, id, base: created.tag, ["title": .text("two")]) else {
+            return XCTFail("expected a save")
+        }
+        XCTAssertNotEqual(updated.tag, created.tag)
+        guard case .saved(let third) = try await save(remote, id, base: updated.tag, ["title": .text("three")]) else {
+            return XCTFail("expected a save")
+        }
+        XCTAssertEqual(Set([created.tag, updated.tag, third.tag]).count, 3)
+        let fetched = try await fetchAll(remote, .private("alice"), since: nil)
+        XCTAssertEqual(fetched.changed, [third])
+    }
+
+    func testStaleTagIsAConflictCarryingTheServerRecord() async throws {
+        let remote = try await remote()
+        let id = note("n1")
+        let created = try await create(remote, id, ["title": .text("one")])
+        guard case .saved(let updated) = try await save(remote, id, base: created.tag, ["title": .text("two")]) else {
+            return XCTFail("expected a save")
+        }
+        let stale = try await save(remote, id, base: created.tag, ["title": .text("three")])
+        XCTAssertEqual(stale, .conflict(id, server: updated))
+        let staleDelete = try await delete(remote, id, base: created.tag)
+        XCTAssertEqual(staleDelete, .conflict(id, server: updated))
+    }
+
+    func testStaleEditOfADeletedRecordIsAConflictWithNothing() async throws {
+        let remote = try await remote()
+        let id = note("n1")
+        let created = try await create(remote, id, ["title": .text("one")])
+        let deleted = try await delete(remote, id, base: created.tag)
+        XCTAssertEqual(deleted, .deleted(id))
+        let staleSave = try await save(remote, id, base: created.tag, ["title": .text("two")])
+        XCTAssertEqual(staleSave, .conflict(id, server: nil))
+        let staleDelete = try await delete(remote, id, base: created.tag)
+        XCTAssertEqual(staleDelete, .conflict(id, server: nil))
+        // Without a tag: already gone; and a new save creates it again.
+        let untaggedDelete = try await delete(remote, id, base: nil)
+        XCTAssertEqual(untaggedDelete, .deleted(id))
+        let recreated = try await create(remote, id, ["title": .text("again")])
+        // (A remote may list the columns not given, as NULL.)
+        XCTAssertEqual(recreated.fields.filter { $0.value != .null }, ["title": .text("again")])
+        // Never seen at all: a tagged save is a conflict with nothing.
+        let unknown = try await save(remote, note("nope"), base: "1-abc", ["title": .text("x")])
+        XCTAssertEqual(unknown, .conflict(note("nope"), server: nil))
+    }
+
+    func testSaveOrDeleteWithoutTagOfALiveRecordConflicts() async throws {
+        let remote = try await remote()
+        let id = note("n1")
+        let created = try await create(remote, id, ["title": .text("one")])
+        let second = try await save(remote, id, base: nil, ["title": .text("mine")])
+        XCTAssertEqual(second, .conflict(id, server: created))
+        let untaggedDelete = try await delete(remote, id, base: nil)
+        XCTAssertEqual(untaggedDelete, .conflict(id, server: created))
+    }
+
+    func testFieldsNotSentAreKept() async throws {
+        let remote = try await remote()
+        let id = note("n1")
+        let created = try await create(remote, id, ["title": .text("one"), "body": .text("text"), "n": .integer(1)])
+        guard case .saved(let updated) = try await save(remote, id, base: created.tag, ["title": .text("two"), "n": .null]) else {
+            return XCTFail("expected a save")
+        }
+        XCTAssertEqual(updated.fields, ["title": .text("two"), "body": .text("text"), "n": .null])
+    }
+
+    func testEachChangeStandsAloneInOrder() async throws {
+        let remote = try await remote()
+        let a = try await create(remote, note("a"), ["title": .text("a")])
+        let results = try await remote.modify([
+            .save(id: note("a"), baseTag: "stale", fields: ["title": .text("x")], editedAt: Date()),
+            .save(id: note("b"), baseTag: nil, fields: ["title": .text("b")], editedAt: Date()),
+            .save(id: note("x", owner: "bob"), baseTag: nil, fields: ["title": .text("x")], editedAt: Date()),
+            .delete(id: note("a"), baseTag: a.tag, editedAt: Date()),
+        ])
+        XCTAssertEqual(results.count, 4)
+        XCTAssertEqual(results[0], .conflict(note("a"), server: a))
+        guard case .saved(let b) = results[1] else { return XCTFail("expected b saved, got \(results[1])") }
+        XCTAssertEqual(b.id, note("b"))
+        guard case .refused = results[2] else { return XCTFail("expected bob's zone refused, got \(results[2])") }
+        XCTAssertEqual(results[3], .deleted(note("a")))
+    }
+
+    func testEditTimeNeverLaterThanTheRemoteClockAndAboveTheVersionEdited() async throws {
+        let remote = try await remote()
+        let id = note("n1")
+        let before = Date()
+        let results = try await remote.modify([
+            .save(id: id, baseTag: nil, fields: [:], editedAt: Date().addingTimeInterval(3600))
+        ])
+        guard case .saved(let created) = results[0] else { return XCTFail("expected a save") }
+        XCTAssertLessThanOrEqual(created.editedAt, Date())
+        XCTAssertGreaterThanOrEqual(created.editedAt.timeIntervalSince1970, before.timeIntervalSince1970 - 0.001)
+        let behind = try await remote.modify([
+            .save(id: id, baseTag: created.tag, fields: ["title": .text("x")], editedAt: Date().addingTimeInterval(-3600))
+        ])
+        guard case .saved(let edited) = behind[0] else { return XCTFail("expected a save") }
+        XCTAssertGreaterThan(edited.editedAt, created.editedAt)
+    }
+
+    func testUnpreparedTypeAndWrongScopeAreRefused() async throws {
+        let remote = try await remote()
+        let unknown = CloudRecordID(zone: .private("alice"), type: "ghosts", name: "g")
+        let wrongZone = CloudRecordID(zone: .public, type: "notes", name: "n")
+        let results = try await remote.modify([
+            .save(id: unknown, baseTag: nil, fields: [:], editedAt: Date()),
+            .save(id: wrongZone, baseTag: nil, fields: [:], editedAt: Date()),
+        ])
+        guard case .refused(_, let reason1) = results[0], case .refused(_, let reason2) = results[1] else {
+            return XCTFail("expected both refused, got \(results)")
+        }
+        XCTAssertTrue(reason1.contains("ghosts"), reason1)
+        XCTAssertTrue(reason2.contains("private"), reason2)
+    }
+
+    func testTagsAreUniqueAcrossConcurrentWriters() async throws {
+        let alice = try await remote("alice")
+        let bob = try await remote("bob")
+        let changes = (0..<20).map { i in
+            (
+                CloudRecordChange.save(id: note("a\(i)"), baseTag: nil, fields: [:], editedAt: Date()),
+                CloudRecordChange.save(id: note("b\(i)", owner: "bob"), baseTag: nil, fields: [:], editedAt: Date())
+            )
+        }
+        let tags = try await withThrowingTaskGroup(of: [String].self) { group in
+            for (forAlice, forBob) in changes {
+                group.addTask { try await alice.modify([forAlice]).compactMap { if case .saved(let r) = $0 { r.tag } else { nil } } }
+                group.addTask { try await bob.modify([forBob]).compactMap { if case .saved(let r) = $0 { r.tag } else { nil } } }
+            }
+            var tags: [String] = []
+            for try await some in group { tags += some }
+            return tags
+        }
+        XCTAssertEqual(tags.count, 40)
+        XCTAssertEqual(Set(tags).count, 40)
+    }
+
+    func testFullFetchPagesWithMoreComing() async throws {
+        let remote = try await remote()
+        for i in 0..<5 { try await create(remote, note("n\(i)"), ["title": .text("\(i)")]) }
+        let p1 = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 2)
+        XCTAssertEqual(p1.changed.map(\.id.name), ["n0", "n1"])
+        XCTAssertTrue(p1.moreComing)
+        let p2 = try await remote.fetchChanges(in: .private("alice"), since: p1.token, limit: 2)
+        XCTAssertEqual(p2.changed.map(\.id.name), ["n2", "n3"])
+        XCTAssertTrue(p2.moreComing)
+        let p3 = try await remote.fetchChanges(in: .private("alice"), since: p2.token, limit: 2)
+        XCTAssertEqual(p3.changed.map(\.id.name), ["n4"])
+        XCTAssertFalse(p3.moreComing)
+        XCTAssertTrue(p3.deleted.isEmpty)
+        let after = try await remote.fetchChanges(in: .private("alice"), since: p3.token, limit: 2)
+        XCTAssertTrue(after.changed.isEmpty && after.deleted.isEmpty && !after.moreComing)
+        XCTAssertEqual(after.token, p3.token)
+    }
+
+    func testFullFetchListsLiveRecordsOnlyAndOnlyItsZone() async throws {
+        let alice = try await remote("alice")
+        let bob = try await remote("bob")
+        let gone = try await create(alice, note("gone"), [:])
+        _ = try await delete(alice, note("gone"), base: gone.tag)
+        try await create(alice, note("kept"), [:])
+        try await create(bob, note("bobs", owner: "bob"), [:])
+        try await create(bob, post("p"), [:])
+        let all = try await fetchAll(alice, .private("alice"), since: nil)
+        XCTAssertEqual(all.changed.map(\.id.name), ["kept"])
+        XCTAssertEqual(all.deleted, [])
+    }
+
+    func testFetchSinceATokenGivesTheLatestStateOnceAndDeletions() async throws {
+        let remote = try await remote()
+        let a = try await create(remote, note("a"), ["title": .text("a1")])
+        let b = try await create(remote, note("b"), ["title": .text("b")])
+        let start = try await fetchAll(remote, .private("alice"), since: nil).token
+        guard case .saved(let a2) = try await save(remote, note("a"), base: a.tag, ["title": .text("a2")]),
+            case .saved(let a3) = try await save(remote, note("a"), base: a2.tag, ["title": .text("a3")])
+        else { return XCTFail("expected saves") }
+        _ = try await delete(remote, note("b"), base: b.tag)
+        let c = try await create(remote, note("c"), [:])
+        let changes = try await fetchAll(remote, .private("alice"), since: start)
+        XCTAssertEqual(changes.changed, [a3, c])
+        XCTAssertEqual(changes.deleted, [note("b")])
+        // Paged one at a time: the same, in change order.
+        let paged = try await fetchAll(remote, .private("alice"), since: start, limit: 1)
+        XCTAssertEqual(paged.changed, [a3, c])
+        XCTAssertEqual(paged.deleted, [note("b")])
+        XCTAssertEqual(paged.pages, 3)
+        XCTAssertEqual(paged.token, changes.token)
+    }
+
+    func testUnreadableTokenExpires() async throws {
+        let remote = try await remote()
+        for raw in ["", "garbage", "x:y", "abc:-1", "abc:5:2"] {
+            let error = await cloudError { _ = try await remote.fetchChanges(in: .private("alice"), since: CloudChangeToken(raw), limit: 10) }
+            XCTAssertEqual(error?.code, .tokenExpired, raw)
+        }
+    }
+
+    func testAnotherUsersPrivateZoneIsRefusedAndUnreadable() async throws {
+        let alice = try await remote("alice")
+        let bob = try await remote("bob")
+        let secret = try await create(alice, note("n1"), ["title": .text("top secret")])
+        let results = try await bob.modify([
+            .save(id: note("n1"), baseTag: secret.tag, fields: ["title": .text("hacked")], editedAt: Date()),
+            .delete(id: note("n1"), baseTag: secret.tag, editedAt: Date()),
+            .save(id: note("n2"), baseTag: nil, fields: [:], editedAt: Date()),
+        ])
+        for result in results {
+            guard case .refused(_, let reason) = result else { return XCTFail("expected refused, got \(result)") }
+            XCTAssertFalse(reason.contains("top secret"), reason)
+        }
+        let error = await cloudError { _ = try await bob.fetchChanges(in: .private("alice"), since: nil, limit: 10) }
+        XCTAssertEqual(error?.code, .permissionDenied)
+        XCTAssertFalse(error?.message.contains("top secret") ?? true)
+        let stillThere = try await fetchAll(alice, .private("alice"), since: nil)
+        XCTAssertEqual(stillThere.changed, [secret])
+    }
+
+    func testPublicRecordsAreReadByAllAndWrittenByTheirCreatorOnly() async throws {
+        let alice = try await remote("alice")
+        let bob = try await remote("bob")
+        let record = try await create(alice, post("p1"), ["title": .text("alice's words")])
+        let seen = try await fetchAll(bob, .public, since: nil)
+        XCTAssertEqual(seen.changed, [record])
+        let edit = try await save(bob, post("p1"), base: record.tag, ["title": .text("bob's words")])
+        guard case .refused(_, let reason) = edit else { return XCTFail("expected refused, got \(edit)") }
+        XCTAssertFalse(reason.contains("alice's words"), reason)
+        let removal = try await delete(bob, post("p1"), base: record.tag)
+        guard case .refused = removal else { return XCTFail("expected refused, got \(removal)") }
+        // Bob's own public record is his to edit.
+        let own = try await create(bob, post("p2"), ["title": .text("bob")])
+        guard case .saved = try await save(bob, post("p2"), base: own.tag, ["title": .text("bob 2")]) else {
+            return XCTFail("expected bob's own post saved")
+        }
+        let unchanged = try await fetchAll(alice, .public, since: nil)
+        XCTAssertEqual(unchanged.changed.first, record)
+    }
+
+    func testScopeChangeIsRefused() async throws {
+        let remote = try await remote()
+        let flipped = CloudRecordType(name: "notes", scope: .public, columns: notes.columns)
+        let error = await cloudError { try await remote.prepare([flipped]) }
+        XCTAssertEqual(error?.code, .scopeChanged)
+        XCTAssertTrue(error?.message.contains("notes") ?? false, error?.message ?? "")
+        XCTAssertTrue(error?.message.contains("synced as private; it cannot be synced as public") ?? false, error?.message ?? "")
+        // More columns in the same scope are fine.
+        var wider = notes
+        wider.columns.append(CloudColumn(name: "tags", kind: .text, declaredType: "TEXT", notNull: false, isKey: false))
+        try await remote.prepare([wider])
+        try await remote.prepare([notes])
+    }
+
+    func testAssetsRoundTrip() async throws {
+        let remote = try await remote()
+        let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let asset = CloudAsset(bytes: bytes)
+        let other = CloudAsset(bytes: [1, 2, 3])
+        let missing = try await remote.missingAssets([asset.hash, other.hash])
+        XCTAssertEqual(missing, [asset.hash, other.hash])
+        try await remote.uploadAsset(asset, bytes: bytes)
+        try await remote.uploadAsset(asset, bytes: bytes)
+        let stillMissing = try await remote.missingAssets([asset.hash, other.hash])
+        XCTAssertEqual(stillMissing, [other.hash])
+        let downloaded = try await remote.downloadAsset(asset)
+        XCTAssertEqual(downloaded, bytes)
+        let noneMissing = try await remote.missingAssets([])
+        XCTAssertEqual(noneMissing, [])
+    }
+
+    func testAssetWithWrongBytesIsRejectedAndMissingOneIsNamed() async throws {
+        let remote = try await remote()
+        let asset = CloudAsset(bytes: [1, 2, 3])
+        let wrongHash = await cloudError { try await remote.uploadAsset(asset, bytes: [1, 2, 4]) }
+        XCTAssertEqual(wrongHash?.code, .badRemote)
+        XCTAssertTrue(wrongHash?.message.contains(asset.hash) ?? false)
+        let wrongSize = await cloudError { try await remote.uploadAsset(CloudAsset(hash: asset.hash, size: 4), bytes: [1, 2, 3]) }
+        XCTAssertEqual(wrongSize?.code, .badRemote)
+        let stillMissing = try await remote.missingAssets([asset.hash])
+        XCTAssertEqual(stillMissing, [asset.hash])
+        let absent = await cloudError { _ = try await remote.downloadAsset(asset) }
+        XCTAssertEqual(absent?.code, .badRemote)
+        XCTAssertTrue(absent?.message.contains(asset.hash) ?? false, absent?.message ?? "")
+    }
+}
