@@ -185,7 +185,7 @@ final class CloudProcessTests: ProcessTestCase {
             ("INTEGER PRIMARY KEY table", remote, "counter", [], ["table counter", "rowid"]),
             ("missing table", remote, "note,nosuch", [], ["table nosuch does not exist"]),
             ("bad policy", remote, "note", ["--policy", "loudest-wins"], ["unknown --policy 'loudest-wins'", "server-wins"]),
-            ("postgres URL", "postgres://alice:s3cret@localhost/app", "note", [], ["PostgreSQL", "postgres://alice@localhost/app"]),
+            ("postgres server not there", "postgres://alice:s3cret@localhost:1/app", "note", [], ["cannot reach postgres://alice@localhost:1/app"]),
         ]
         for command in ["sync", "run"] {
             for item in cases {
