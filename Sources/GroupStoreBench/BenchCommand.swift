@@ -25,7 +25,7 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(help: "Also write the figures as JSON to this file.") var json: String?
     @Flag(help: "Fewer samples (a smoke run, not for quoting).") var quick = false
-    @Option(help: "Only these sections (comma-separated: latency,polling,throughput,overhead,foreign,catchup,memory,bulk,cloud,postgres; or one part of cloud: cloud-latency, cloud-initial, cloud-rate, or of postgres: postgres-latency, postgres-initial, postgres-rate).")
+    @Option(help: "Only these sections (comma-separated: latency,polling,throughput,overhead,foreign,catchup,memory,bulk,cloud,postgres; or one part of cloud: cloud-latency, cloud-initial, cloud-rate, or of postgres: postgres-latency, postgres-initial, postgres-rate, postgres-fleet).")
     var only: String?
 
     func run() async throws {
@@ -67,7 +67,7 @@ struct RunCommand: AsyncParsableCommand {
                 rows.append(TableRow(section: "cloud", what: "FAILED: \(error)", unit: ""))
             }
         }
-        let postgresParts = CloudScenario.parts.filter { wanted == nil || wanted!.contains("postgres") || wanted!.contains("postgres-" + $0) }
+        let postgresParts = PostgresScenario.parts.filter { wanted == nil || wanted!.contains("postgres") || wanted!.contains("postgres-" + $0) }
         if !postgresParts.isEmpty {
             FileHandle.standardError.write(Data("bench: postgres…\n".utf8))
             do {

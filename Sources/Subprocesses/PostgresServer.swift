@@ -222,7 +222,7 @@ public final class PostgresServer: Sendable {
                     bin + "/initdb",
                     ["--no-sync", "--no-instructions", "-D", setup.template, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--wal-segsize=1"],
                     asServer: true)
-                try append("listen_addresses = ''\nfsync = off\nfull_page_writes = off\n", to: setup.template + "/postgresql.conf")
+                try append("listen_addresses = ''\nfsync = off\nfull_page_writes = off\nmax_connections = 300\n", to: setup.template + "/postgresql.conf")
             } catch {
                 try? FileManager.default.removeItem(atPath: setup.root)
                 throw error

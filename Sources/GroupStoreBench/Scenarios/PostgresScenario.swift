@@ -14,6 +14,8 @@ struct PostgresScenario {
     let bench: Bench
     static let section = "10. cloud bridge (PostgreSQL)"
 
+    static let parts = CloudScenario.parts + ["fleet"]
+
     func run(parts: Set<String>) async throws -> [TableRow] {
         let server = try PostgresServer.start()
         defer { server.stop() }
@@ -39,6 +41,7 @@ struct PostgresScenario {
                 return remote
             }, latencyTarget: "p50 ≤ 5000 µs")
         rows += try await scenario.run(parts: parts)
+        if parts.contains("fleet") { rows.append(try await FleetScenario(bench: bench, server: server).run()) }
         return rows
     }
 
