@@ -70,4 +70,26 @@ class EchoTests: CloudTestCase {
         try await sync("a", tables: Self.tables)
         XCTAssertEqual(try dump(a, "book"), [], "A gets the cascade B's foreign key made")
     }
+
+    func testACascadeIntoARowTheSameFetchWrote_isUploadedToo() async throws {
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        try await a.write { db in
+            try db.execute(sql: "INSERT INTO author VALUES ('ann', 'Ann'); INSERT INTO book VALUES ('b1', 'One', 'ann'), ('b2', 'Two', 'ann')")
+        }
+        try await sync("a", tables: Self.tables)
+        try await sync("b", tables: Self.tables)
+        // In A (the shell: foreign keys off), b1 is edited and its author deleted: one fetch brings B both.
+        try shell("a", "DELETE FROM author WHERE id = 'ann'; UPDATE book SET title = 'One, edited' WHERE id = 'b1'")
+        try await sync("a", tables: Self.tables)
+        // B writes b1, then the author's delete cascades to b1 and b2: both deletes go up (b1 was
+        // skipped as "written by the apply", leaving B without it while the remote kept it).
+        let recording = RecordingRemote(try defaultRemote())
+        try await sync("b", tables: Self.tables, remote: recording)
+        XCTAssertEqual(try dump(b, "book"), [])
+        XCTAssertEqual(Set(recording.changes.map(\.id.name)), ["b1", "b2"])
+        XCTAssertTrue(recording.changes.allSatisfy { if case .delete = $0 { true } else { false } })
+        try await sync("a", tables: Self.tables)
+        XCTAssertEqual(try dump(a, "book"), [], "A and B agree")
+    }
 }

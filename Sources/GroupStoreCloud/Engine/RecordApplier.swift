@@ -237,14 +237,28 @@ struct RecordApplier: Sendable {
     /// before upload: an unchanged row is an echo and is not uploaded).
     func takeInConsequences(of outcome: Outcome, in db: Database) throws {
         let now = Date()
-        for change in try GroupStore.openTransactionChanges(db) {
+        let changes = try GroupStore.openTransactionChanges(db)
+        // A delete applied here may cascade into a row this same apply wrote
+        // (a child updated, then its parent deleted): such a row is checked
+        // by value, not skipped as written.
+        let mayCascade = changes.contains { !$0.deleted.isEmpty }
+        for change in changes {
             guard let table = table(named: change.entity) else { continue }
             let lower = table.name.lowercased()
             for key in change.inserted + change.updated + change.deleted {
                 guard let name = RecordName.name(of: key, shape: table.key) else { continue }
-                if outcome.written.contains(RecordKey(table: lower, name: name)) && !triggered.contains(lower) { continue }
+                if outcome.written.contains(RecordKey(table: lower, name: name)) && !triggered.contains(lower) {
+                    guard mayCascade, try !matchesAcknowledged(table, name, in: db) else { continue }
+                }
                 try SyncState.addPending(db, entity: table.name, name: name, editedAt: now)
             }
         }
+    }
+
+    /// Whether the row named `name` is what the remote acknowledged (no row
+    /// and no record count as the same).
+    private func matchesAcknowledged(_ table: MappedTable, _ name: String, in db: Database) throws -> Bool {
+        let state = try SyncState.recordState(db, entity: table.name, name: name)
+        return Self.same(try codec(table).read(name, in: db)?.fields, state?.ancestor)
     }
 }

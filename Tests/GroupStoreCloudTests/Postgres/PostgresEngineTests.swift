@@ -37,6 +37,7 @@ final class PostgresConflictTests: ConflictTests {
 
 final class PostgresEchoTests: EchoTests {
     override class var remoteKind: RemoteKind { .postgres }
+    override func testACascadeIntoARowTheSameFetchWrote_isUploadedToo() async throws { try await super.testACascadeIntoARowTheSameFetchWrote_isUploadedToo() }
     override func testAppliedRemoteChanges_areNotUploadedAgain() async throws { try await super.testAppliedRemoteChanges_areNotUploadedAgain() }
     override func testWhatAnAppTriggerDidToAnAppliedRow_isUploaded() async throws { try await super.testWhatAnAppTriggerDidToAnAppliedRow_isUploaded() }
     override func testACascadeCausedByAnAppliedDelete_isUploaded() async throws { try await super.testACascadeCausedByAnAppliedDelete_isUploaded() }
