@@ -11,13 +11,17 @@ import PostgresNIO
 /// postgres://alice@/app?host=/run/postgresql
 /// ```
 public struct PostgresURL: Sendable, CustomStringConvertible {
+    /// The role: the URL's user, `?user=`, or `$USER`.
     public var user: String
+    /// The password, if any (never shown in ``description``).
     public var password: String?
     /// A host name, or `nil` for a Unix socket.
     public var host: String?
     /// The socket's directory, for a Unix socket.
     public var socketDirectory: String?
+    /// The port (5432 unless given); for a Unix socket it names the socket file.
     public var port: Int
+    /// The database: the URL's path, `?dbname=`, or the user's name.
     public var database: String
     /// `disable`, `allow`, `prefer` (the default over TCP), `require`,
     /// `verify-ca` or `verify-full`.
