@@ -51,13 +51,7 @@ class EchoTests: CloudTestCase {
     }
 
     func testACascadeCausedByAnAppliedDelete_isUploaded() async throws {
-        let a = try open("a", schema: Self.schema)
-        let b = try open("b", schema: Self.schema)
-        try await a.write { db in
-            try db.execute(sql: "INSERT INTO author VALUES ('ann', 'Ann'); INSERT INTO book VALUES ('b1', 'One', 'ann'), ('b2', 'Two', 'ann')")
-        }
-        try await sync("a", tables: Self.tables)
-        try await sync("b", tables: Self.tables)
+        let (a, b) = try await authorWithTwoBooksInBothGroups()
         // The sqlite3 shell deletes the author in A with foreign keys off (its default): A's books stay.
         try shell("a", "DELETE FROM author WHERE id = 'ann'")
         try await sync("a", tables: Self.tables)
@@ -72,13 +66,7 @@ class EchoTests: CloudTestCase {
     }
 
     func testACascadeIntoARowTheSameFetchWrote_isUploadedToo() async throws {
-        let a = try open("a", schema: Self.schema)
-        let b = try open("b", schema: Self.schema)
-        try await a.write { db in
-            try db.execute(sql: "INSERT INTO author VALUES ('ann', 'Ann'); INSERT INTO book VALUES ('b1', 'One', 'ann'), ('b2', 'Two', 'ann')")
-        }
-        try await sync("a", tables: Self.tables)
-        try await sync("b", tables: Self.tables)
+        let (a, b) = try await authorWithTwoBooksInBothGroups()
         // In A (the shell: foreign keys off), b1 is edited and its author deleted: one fetch brings B both.
         try shell("a", "DELETE FROM author WHERE id = 'ann'; UPDATE book SET title = 'One, edited' WHERE id = 'b1'")
         try await sync("a", tables: Self.tables)
@@ -91,5 +79,17 @@ class EchoTests: CloudTestCase {
         XCTAssertTrue(recording.changes.allSatisfy { if case .delete = $0 { true } else { false } })
         try await sync("a", tables: Self.tables)
         XCTAssertEqual(try dump(a, "book"), [], "A and B agree")
+    }
+
+    /// Groups A and B, both holding author ann and her books b1 and b2, synced.
+    private func authorWithTwoBooksInBothGroups() async throws -> (GroupStore, GroupStore) {
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        try await a.write { db in
+            try db.execute(sql: "INSERT INTO author VALUES ('ann', 'Ann'); INSERT INTO book VALUES ('b1', 'One', 'ann'), ('b2', 'Two', 'ann')")
+        }
+        try await sync("a", tables: Self.tables)
+        try await sync("b", tables: Self.tables)
+        return (a, b)
     }
 }

@@ -42,52 +42,6 @@ final class EmbeddedRemoteTests: XCTestCase {
         return remote
     }
 
-    private func note(_ name: String, owner: String = "alice") -> CloudRecordID {
-        CloudRecordID(zone: .private(owner), type: "notes", name: name)
-    }
-
-    private func post(_ name: String) -> CloudRecordID {
-        CloudRecordID(zone: .public, type: "posts", name: name)
-    }
-
-    @discardableResult
-    private func create(_ remote: EmbeddedRemote, _ id: CloudRecordID, _ fields: CloudFields) async throws -> CloudRecord {
-        let results = try await remote.modify([.save(id: id, baseTag: nil, fields: fields, editedAt: Date())])
-        guard case .saved(let record) = results.first else {
-            XCTFail("expected \(id) saved, got \(results)")
-            throw CancellationError()
-        }
-        return record
-    }
-
-    private func save(_ remote: EmbeddedRemote, _ id: CloudRecordID, base: String?, _ fields: CloudFields) async throws -> CloudModifyResult {
-        let results = try await remote.modify([.save(id: id, baseTag: base, fields: fields, editedAt: Date())])
-        XCTAssertEqual(results.count, 1)
-        return results[0]
-    }
-
-    private func delete(_ remote: EmbeddedRemote, _ id: CloudRecordID, base: String?) async throws -> CloudModifyResult {
-        let results = try await remote.modify([.delete(id: id, baseTag: base, editedAt: Date())])
-        XCTAssertEqual(results.count, 1)
-        return results[0]
-    }
-
-    /// The error `body` throws, as a `CloudSyncError` (a failure if it returns or throws another).
-    private func cloudError(
-        _ body: () async throws -> Void, file: StaticString = #filePath, line: UInt = #line
-    ) async -> CloudSyncError? {
-        do {
-            try await body()
-            XCTFail("expected a CloudSyncError, nothing was thrown", file: file, line: line)
-            return nil
-        } catch let error as CloudSyncError {
-            return error
-        } catch {
-            XCTFail("expected a CloudSyncError, got \(error)", file: file, line: line)
-            return nil
-        }
-    }
-
     /// The error opening the remote at `path` throws.
     private func openError(_ path: String, file: StaticString = #filePath, line: UInt = #line) -> CloudSyncError? {
         do {
@@ -103,24 +57,6 @@ final class EmbeddedRemoteTests: XCTestCase {
     }
 
     /// Every page of `zone` from `token`.
-    private func fetchAll(
-        _ remote: EmbeddedRemote, _ zone: CloudZone, since token: CloudChangeToken?, limit: Int = 100
-    ) async throws -> (changed: [CloudRecord], deleted: [CloudRecordID], token: CloudChangeToken, pages: Int) {
-        var changed: [CloudRecord] = []
-        var deleted: [CloudRecordID] = []
-        var token = token
-        var pages = 0
-        while true {
-            let batch = try await remote.fetchChanges(in: zone, since: token, limit: limit)
-            pages += 1
-            XCTAssertLessThanOrEqual(batch.changed.count + batch.deleted.count, limit)
-            changed += batch.changed
-            deleted += batch.deleted
-            token = batch.token
-            if !batch.moreComing { return (changed, deleted, batch.token, pages) }
-            XCTAssertLessThan(pages, 1000, "paging does not end")
-        }
-    }
 
     /// Whether `stream` yields within `seconds`.
     private func yields(_ stream: AsyncStream<Void>, within seconds: Double) async -> Bool {

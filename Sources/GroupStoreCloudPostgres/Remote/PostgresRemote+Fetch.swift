@@ -48,7 +48,7 @@ extension PostgresRemote {
                 case .listing(_, let fence, let type, let after):
                     return try await list(zone, catalog: catalog, epoch: epoch, fence: fence, type: type, after: after, limit: limit, connection)
                 case .position(_, let tx, let seq):
-                    return try await feed(zone, catalog: catalog, epoch: epoch, tx: tx, seq: seq, limit: limit, connection)
+                    return try await feed(zone, epoch: epoch, tx: tx, seq: seq, limit: limit, connection)
                 }
             }
             pollSoon(heldBack: heldBack)
@@ -97,7 +97,7 @@ extension PostgresRemote {
     /// entry there only, so it comes once, in its current state, even
     /// across pages.
     private func feed(
-        _ zone: CloudZone, catalog: [String: PostgresTypedTable], epoch: String, tx: String, seq: Int64, limit: Int,
+        _ zone: CloudZone, epoch: String, tx: String, seq: Int64, limit: Int,
         _ connection: PostgresConnection
     ) async throws -> (CloudChangeBatch, Bool) {
         let meta = try await Self.cells(
@@ -152,7 +152,7 @@ extension PostgresRemote {
             order[key] = counter
         }
         var live: [String: CloudRecord] = [:]
-        let known = names.keys.allSatisfy { catalog[$0] != nil } ? catalog : try await loadCatalog(connection)
+        let known = try await tables(names.keys, connection)
         for (type, typeNames) in names {
             guard let table = known[type] else { continue }
             var binds = PostgresBindings()

@@ -70,9 +70,13 @@ extension PostgresRemote {
         }
     }
 
-    var quietLogger: Logger {
+    var quietLogger: Logger { Self.quiet(logger, below: .notice) }
+
+    /// `logger`, saying nothing below `level`: for postgres-nio's own
+    /// connection messages, which are not the library's to show.
+    static func quiet(_ logger: Logger, below level: Logger.Level) -> Logger {
         var quiet = logger
-        quiet.logLevel = max(logger.logLevel, .notice)
+        quiet.logLevel = max(logger.logLevel, level)
         return quiet
     }
 }

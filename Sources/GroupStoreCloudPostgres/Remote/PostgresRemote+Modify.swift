@@ -119,8 +119,9 @@ struct ModifyPlan {
         guard let answer else {
             switch change {
             case .delete(_, let baseTag, _): return baseTag == nil ? .deleted(id) : .conflict(id, server: nil)
-            case .save(_, let baseTag, _, _):
-                // A create that met a row committed after the statement's snapshot: another round settles it.
+            case .save:
+                // Deleted on the server (a tagged save), or a create that met a row committed
+                // after the statement's snapshot: a conflict with nothing; another round settles it.
                 return .conflict(id, server: nil)
             }
         }

@@ -15,8 +15,7 @@ extension PostgresRemote {
     public static func setup(url text: String, logger: Logger = Logger(label: "GroupStoreCloudPostgres")) async throws -> String {
         let url = try PostgresURL(text)
         let display = url.description
-        var quiet = logger
-        quiet.logLevel = max(logger.logLevel, .notice)
+        let quiet = quiet(logger, below: .notice)
         let connection: PostgresConnection
         do {
             connection = try await PostgresConnection.connect(configuration: url.connectionConfiguration(), id: 0, logger: quiet)

@@ -71,9 +71,7 @@ public final class PostgresRemote: CloudDatabase, Service {
         self.logger = logger
         // The pool's own messages (reconnections, a lease before `run()`)
         // are not the library's to show, but for errors.
-        var quiet = logger
-        quiet.logLevel = max(logger.logLevel, .error)
-        client = PostgresClient(configuration: self.url.clientConfiguration(), backgroundLogger: quiet)
+        client = PostgresClient(configuration: self.url.clientConfiguration(), backgroundLogger: Self.quiet(logger, below: .error))
     }
 
     /// Runs the connection pool and the push listener until cancelled or

@@ -15,23 +15,12 @@ enum PostgresFailure {
 
     /// The server's SQLSTATE and message of `error`, if it came from the server.
     static func serverError(_ error: any Error) -> (state: String, message: String)? {
-        if let error = error as? PostgresTransactionError {
-            for inner in [error.beginError, error.closureError, error.commitError].compactMap({ $0 }) {
-                if let found = serverError(inner) { return found }
-            }
-            return nil
-        }
         guard let error = error as? PSQLError, error.code == .server, let info = error.serverInfo else { return nil }
         return (info[.sqlState] ?? "", info[.message] ?? "")
     }
 
     static func cloudError(_ error: any Error, doing what: String, remote: String) -> CloudSyncError {
         if let error = error as? CloudSyncError { return error }
-        if let error = error as? PostgresTransactionError {
-            for inner in [error.beginError, error.closureError, error.commitError].compactMap({ $0 }) {
-                if inner is CloudSyncError || inner is PSQLError { return cloudError(inner, doing: what, remote: remote) }
-            }
-        }
         if let (state, message) = serverError(error) {
             switch state {
             case "GS001":
