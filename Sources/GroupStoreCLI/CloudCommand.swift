@@ -9,7 +9,7 @@ struct CloudCommand: AsyncParsableCommand {
             The bridge joins the group as the member `cloud`: one process per group syncs at a time, \
             and the changes it brings in are saves of `cloud` that every member sees. REMOTE is a file \
             path (an embedded remote: a SQLite file several groups share, created if missing; its \
-            directory must exist) or a postgres:// URL (not available in this build yet). Synced \
+            directory must exist) or a postgres:// URL (a PostgreSQL server set up with `cloud setup`). Synced \
             tables need TEXT, UUID or BLOB keys, or a composite key of references for a link table: \
             an INTEGER key would collide across hosts.
 
@@ -20,7 +20,9 @@ struct CloudCommand: AsyncParsableCommand {
               groupstore cloud run --group /var/lib/app/group \\
                 --remote /srv/cloud.sqlite --tables note,tag --format jsonl
               groupstore cloud status --group /var/lib/app/group
+              groupstore cloud share --remote /srv/cloud.sqlite --user alice \\
+                --zone family --with bob --access read-write
             """,
-        subcommands: [CloudSetupCommand.self, CloudSyncCommand.self, CloudRunCommand.self, CloudStatusCommand.self]
+        subcommands: [CloudSetupCommand.self, CloudSyncCommand.self, CloudRunCommand.self, CloudStatusCommand.self, CloudShareCommand.self]
     )
 }

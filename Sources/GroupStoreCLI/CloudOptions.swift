@@ -31,6 +31,20 @@ struct CloudOptions: ParsableArguments {
 
     @Option(
         name: .long,
+        help: ArgumentHelp(
+            "Shared tables to sync (comma-separated): their rows live in --shared-zone, read by its owner and the users it is shared with.",
+            valueName: "D"))
+    var sharedTables: String = ""
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The shared zone of --shared-tables: OWNER/NAME, one of yours or one shared with you (`groupstore cloud share`).",
+            valueName: "owner/name"))
+    var sharedZone: String?
+
+    @Option(
+        name: .long,
         help: ArgumentHelp("The account on an embedded remote (default: the Unix user running this).", valueName: "name"))
     var user: String?
 
@@ -61,9 +75,12 @@ struct CloudOptions: ParsableArguments {
     func configuration() throws -> CloudSyncConfiguration {
         let privateTables = Self.list(tables)
         let publicTables = Self.list(publicTables)
-        guard !privateTables.isEmpty || !publicTables.isEmpty else {
-            throw CommandFailure(message: "no tables to sync: give --tables A,B (private) or --public-tables C (public), or both")
+        let sharedTables = Self.list(sharedTables)
+        guard !privateTables.isEmpty || !publicTables.isEmpty || !sharedTables.isEmpty else {
+            throw CommandFailure(
+                message: "no tables to sync: give --tables A,B (private), --public-tables C (public) or --shared-tables D (shared), or several")
         }
+        let sharedZone = try Self.sharedZone(self.sharedZone, tables: sharedTables)
         guard let policy = CloudConflictPolicy(name: policy) else {
             throw CommandFailure(
                 message: "unknown --policy '\(self.policy)': use one of \(CloudConflictPolicy.names.joined(separator: ", "))")
@@ -71,7 +88,7 @@ struct CloudOptions: ParsableArguments {
         guard let accountChange = CloudSyncConfiguration.AccountChange(rawValue: onAccountChange) else {
             throw CommandFailure(message: "unknown --on-account-change '\(onAccountChange)': use one of refuse, purge, upload")
         }
-        let assets = try Self.assetColumns(assetColumns, synced: privateTables + publicTables)
+        let assets = try Self.assetColumns(assetColumns, synced: privateTables + publicTables + sharedTables)
         let remote = try RemoteArgument(self.remote)
         try Self.checkGroup(group)
         let user = try self.user ?? Self.unixUser()
@@ -80,6 +97,8 @@ struct CloudOptions: ParsableArguments {
         var configuration = CloudSyncConfiguration(group: group, remote: try remote.open(user: user, logger: logger), logger: logger)
         configuration.privateTables = privateTables
         configuration.publicTables = publicTables
+        configuration.sharedTables = sharedTables
+        configuration.sharedZone = sharedZone
         configuration.policy = policy
         configuration.assetColumns = assets
         configuration.accountChange = accountChange
@@ -107,6 +126,23 @@ struct CloudOptions: ParsableArguments {
         (try? RemoteArgument(remote).display) ?? remote
     }
 
+    /// `alice/family` → the shared zone `family` of `alice`; required with
+    /// shared tables, refused without them.
+    static func sharedZone(_ text: String?, tables: [String]) throws -> CloudZone? {
+        guard let text else {
+            if tables.isEmpty { return nil }
+            throw CommandFailure(message: "--shared-tables \(tables.joined(separator: ",")) needs --shared-zone OWNER/NAME: the zone their rows live in")
+        }
+        guard !tables.isEmpty else {
+            throw CommandFailure(message: "--shared-zone \(text) is given but no --shared-tables: name the tables whose rows live in it")
+        }
+        guard let zone = CloudZone(description: "shared/" + text) else {
+            throw CommandFailure(
+                message: "--shared-zone takes OWNER/NAME (the name 1 to 63 of A-Z a-z 0-9 . _ -), not '\(text)'")
+        }
+        return zone
+    }
+
     /// `A, B,,C` → `["A", "B", "C"]`.
     static func list(_ text: String) -> [String] {
         text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -124,7 +160,7 @@ struct CloudOptions: ParsableArguments {
             }
             guard let table = synced.first(where: { $0.lowercased() == parts[0].lowercased() }) else {
                 throw CommandFailure(
-                    message: "--asset-columns names \(item), but table \(parts[0]) is not synced (give it in --tables or --public-tables)")
+                    message: "--asset-columns names \(item), but table \(parts[0]) is not synced (give it in --tables, --public-tables or --shared-tables)")
             }
             columns[table, default: []].insert(parts[1])
         }

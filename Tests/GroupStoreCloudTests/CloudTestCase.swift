@@ -9,8 +9,8 @@ import XCTest
 /// Base of in-process bridge tests: a temporary folder holding group
 /// directories ("hosts") and one remote they share: an embedded one, or —
 /// in subclasses whose ``remoteKind`` is `.postgres` — a throwaway
-/// PostgreSQL server, set up by its superuser, with ordinary roles `alice`
-/// and `bob` granted `groupstore_user` (a superuser would bypass row-level
+/// PostgreSQL server, set up by its superuser, with ordinary roles `alice`,
+/// `bob` and `carol` granted `groupstore_user` (a superuser would bypass row-level
 /// security).
 class CloudTestCase: XCTestCase {
     enum RemoteKind { case embedded, postgres }
@@ -34,7 +34,7 @@ class CloudTestCase: XCTestCase {
             throw XCTSkip(error.description)
         }
         _ = try await PostgresRemote.setup(url: server.url(user: "postgres"))
-        for role in ["alice", "bob"] {
+        for role in ["alice", "bob", "carol"] {
             try server.createRole(role)
             try server.psql("GRANT groupstore_user TO \(role)")
         }

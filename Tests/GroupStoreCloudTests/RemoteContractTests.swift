@@ -20,10 +20,17 @@ class RemoteContractTests: CloudTestCase {
             CloudColumn(name: "title", kind: .text, declaredType: "TEXT", notNull: false, isKey: false),
         ])
 
+    let items = CloudRecordType(
+        name: "items", scope: .shared,
+        columns: [
+            CloudColumn(name: "id", kind: .text, declaredType: "TEXT", notNull: true, isKey: true),
+            CloudColumn(name: "title", kind: .text, declaredType: "TEXT", notNull: false, isKey: false),
+        ])
+
     /// The remote of this class's kind as `user`, with the record types prepared.
     func remote(_ user: String = "alice") async throws -> any CloudDatabase {
         let remote = try defaultRemote(user: user)
-        try await remote.prepare([notes, posts])
+        try await remote.prepare([notes, posts, items])
         return remote
     }
 
@@ -248,6 +255,105 @@ class RemoteContractTests: CloudTestCase {
         XCTAssertFalse(error?.message.contains("top secret") ?? true)
         let stillThere = try await fetchAll(alice, .private("alice"), since: nil)
         XCTAssertEqual(stillThere.changed, [secret])
+    }
+
+    func testABatchOfNewRecords_someMeetingARow_answersEachInOrder() async throws {
+        let alice = try await remote("alice")
+        let bob = try await remote("bob")
+        let existing = try await create(alice, note("n2"), ["title": .text("already there")])
+        let alicesPost = try await create(alice, post("p2"), ["title": .text("alice's")])
+        let results = try await alice.modify(
+            (1...3).map { .save(id: note("n\($0)"), baseTag: nil, fields: ["title": .text("new \($0)"), "body": .null], editedAt: Date()) })
+        XCTAssertEqual(results.count, 3)
+        guard case .saved(let first) = results[0], case .conflict(_, let server?) = results[1], case .saved(let third) = results[2] else {
+            return XCTFail("expected saved, conflict, saved: \(results)")
+        }
+        XCTAssertEqual([first.id.name, third.id.name], ["n1", "n3"])
+        XCTAssertEqual(first.fields["title"], .text("new 1"))
+        XCTAssertEqual(server, existing)
+        let posts = try await bob.modify(
+            (1...3).map { .save(id: post("p\($0)"), baseTag: nil, fields: ["title": .text("bob's \($0)")], editedAt: Date()) })
+        guard case .saved = posts[0], case .refused = posts[1], case .saved = posts[2] else {
+            return XCTFail("expected saved, refused, saved: \(posts)")
+        }
+        let board = try await fetchAll(alice, .public, since: nil)
+        XCTAssertEqual(Set(board.changed.map { "\($0.id.name):\($0.owner)" }), ["p1:bob", "p2:alice", "p3:bob"])
+        XCTAssertTrue(board.changed.contains(alicesPost))
+    }
+
+    func testASharedZone_isReadByItsMembers_writtenByReadWriteOnes_andClosedWhenUnshared() async throws {
+        let alice = try await remote("alice")
+        let bob = try await remote("bob")
+        let carol = try await remote("carol")
+        let family = CloudZone.shared(owner: "alice", name: "family")
+        func item(_ name: String) -> CloudRecordID { CloudRecordID(zone: family, type: "items", name: name) }
+        // The owner writes and reads her zone with no step before.
+        let first = try await create(alice, item("i1"), ["title": .text("from alice")])
+        XCTAssertEqual(first.owner, "alice")
+        // Not shared yet: bob reads nothing of it and writes nothing to it.
+        var error = await cloudError { _ = try await bob.fetchChanges(in: family, since: nil, limit: 10) }
+        XCTAssertEqual(error?.code, .permissionDenied)
+        guard case .refused = try await save(bob, item("i2"), base: nil, ["title": .text("too early")]) else {
+            return XCTFail("bob wrote to a zone not shared with him")
+        }
+
+        try await alice.share("family", with: "bob", access: .readWrite)
+        try await alice.share("family", with: "carol", access: .readOnly)
+        let ownersView = try await alice.shares()
+        XCTAssertEqual(
+            Set(ownersView), [CloudShare(zone: family, user: "bob", access: .readWrite), CloudShare(zone: family, user: "carol", access: .readOnly)])
+        let carolsView = try await carol.shares()
+        XCTAssertEqual(carolsView, [CloudShare(zone: family, user: "carol", access: .readOnly)])
+
+        // bob (read-write) edits alice's record and adds his own; a stale edit is a conflict, not a refusal.
+        let seenByBob = try await fetchAll(bob, family, since: nil)
+        XCTAssertEqual(seenByBob.changed, [first])
+        guard case .saved(let edited) = try await save(bob, item("i1"), base: first.tag, ["title": .text("edited by bob")]) else {
+            return XCTFail("bob could not edit a zone shared with him read-write")
+        }
+        XCTAssertEqual(edited.owner, "alice", "an edit keeps the record's creator")
+        XCTAssertEqual(edited.editedBy, "bob")
+        guard case .conflict(_, let server?) = try await save(bob, item("i1"), base: first.tag, ["title": .text("stale")]) else {
+            return XCTFail("a stale edit in a shared zone is a conflict")
+        }
+        XCTAssertEqual(server.tag, edited.tag)
+        let bobs = try await create(bob, item("i2"), ["title": .text("from bob")])
+        XCTAssertEqual(bobs.owner, "bob")
+
+        // carol (read-only) reads everything, changes nothing.
+        let seenByCarol = try await fetchAll(carol, family, since: nil)
+        XCTAssertEqual(Set(seenByCarol.changed.map(\.id.name)), ["i1", "i2"])
+        for result in try await carol.modify([
+            .save(id: item("i1"), baseTag: edited.tag, fields: ["title": .text("carol was here")], editedAt: Date()),
+            .delete(id: item("i2"), baseTag: bobs.tag, editedAt: Date()),
+            .save(id: item("i3"), baseTag: nil, fields: ["title": .text("carol's own")], editedAt: Date()),
+        ]) {
+            guard case .refused(_, let reason) = result else { return XCTFail("carol changed a read-only zone: \(result)") }
+            XCTAssertTrue(reason.contains("read-only"), reason)
+        }
+        // Nobody but the owner manages the zone's shares: bob sharing "family" shares his own zone.
+        try await bob.share("family", with: "carol", access: .readWrite)
+        let carolsViewNow = try await carol.shares()
+        XCTAssertEqual(
+            Set(carolsViewNow),
+            [CloudShare(zone: family, user: "carol", access: .readOnly),
+                CloudShare(zone: .shared(owner: "bob", name: "family"), user: "carol", access: .readWrite)])
+        guard case .refused = try await save(carol, item("i3"), base: nil, ["title": .text("still read-only")]) else {
+            return XCTFail("carol wrote to alice's zone after bob shared his own")
+        }
+
+        // Unshared: bob's token and his writes are no longer served; the owner's data stays.
+        try await alice.share("family", with: "bob", access: nil)
+        error = await cloudError { _ = try await bob.fetchChanges(in: family, since: seenByBob.token, limit: 10) }
+        XCTAssertEqual(error?.code, .permissionDenied)
+        XCTAssertFalse(error?.message.contains("edited by bob") ?? true)
+        guard case .refused = try await save(bob, item("i2"), base: bobs.tag, ["title": .text("after")]) else {
+            return XCTFail("bob wrote to a zone no longer shared with him")
+        }
+        let ownerStillHas = try await fetchAll(alice, family, since: nil)
+        XCTAssertEqual(Set(ownerStillHas.changed.map(\.id.name)), ["i1", "i2"])
+        let badName = await cloudError { try await alice.share("no/slash", with: "bob", access: .readOnly) }
+        XCTAssertEqual(badName?.code, .invalidConfiguration)
     }
 
     func testPublicRecordsAreReadByAllAndWrittenByTheirCreatorOnly() async throws {

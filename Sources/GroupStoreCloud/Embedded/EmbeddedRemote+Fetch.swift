@@ -15,8 +15,8 @@ extension EmbeddedRemote {
     /// change order. `moreComing` says to fetch again from the new token.
     ///
     /// - Throws: ``CloudSyncError/Code/permissionDenied`` for another user's
-    ///   private zone; ``CloudSyncError/Code/tokenExpired`` for a token of
-    ///   another remote file (recreated or restored), from before the pruned
+    ///   private zone or a shared zone not shared with this user;
+    ///   ``CloudSyncError/Code/tokenExpired`` for a token of another remote file (recreated or restored), from before the pruned
     ///   horizon (``compactLog(keepingLast:)``), ahead of the log, or unreadable.
     public func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
         try await perform("fetch changes") { connection in
@@ -33,7 +33,7 @@ extension EmbeddedRemote {
                 }
                 start = parsed
             }
-            let query = FetchQuery(zone: zone, start: start, limit: min(max(1, limit), Self.maxFetchLimit), display: path)
+            let query = FetchQuery(zone: zone, user: user, start: start, limit: min(max(1, limit), Self.maxFetchLimit), display: path)
             return try await connection.pool.read { db in try query.run(db) }
         }
     }
@@ -42,11 +42,15 @@ extension EmbeddedRemote {
 /// One page of a zone's changes, read in one read transaction.
 private struct FetchQuery: Sendable {
     var zone: CloudZone
+    var user: String
     var start: EmbeddedRemoteToken?
     var limit: Int
     var display: String
 
     func run(_ db: Database) throws -> CloudChangeBatch {
+        if zone.scope == .shared, try EmbeddedRemote.access(db, to: zone, user: user) == nil {
+            throw CloudSyncError(.permissionDenied, "\(zone) is not shared with \(user) on the remote \(display)")
+        }
         let meta = try EmbeddedRemoteSchema.meta(db)
         guard let epoch = meta["epoch"], !epoch.isEmpty else {
             throw CloudSyncError(.badRemote, "the remote \(display) has no epoch in its meta table")

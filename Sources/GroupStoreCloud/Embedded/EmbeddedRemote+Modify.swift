@@ -63,10 +63,10 @@ private struct ModifyContext: Sendable {
         let now = Date().timeIntervalSince1970
         return try changes.map { change in
             let id = change.id
-            if let reason = refusal(for: id, types: types) { return .refused(id, reason: reason) }
+            if let reason = try refusal(for: id, types: types, db) { return .refused(id, reason: reason) }
             let stored = try EmbeddedRemoteRecord.fetch(db, id, display: display)
             let live = stored?.live
-            if let live, live.owner != user {
+            if let live, id.zone.scope == .public, live.owner != user {
                 return .refused(id, reason: "\(id) was created by another user; only its creator may change it")
             }
             switch change {
@@ -79,9 +79,16 @@ private struct ModifyContext: Sendable {
     }
 
     /// Why `id` may not be written by this user at all, if so.
-    private func refusal(for id: CloudRecordID, types: [String: CloudScope]) -> String? {
+    private func refusal(for id: CloudRecordID, types: [String: CloudScope], _ db: Database) throws -> String? {
         if id.zone.scope == .private, id.zone.owner != user {
             return "\(id.zone) is another user's private zone; \(user) may not write to it"
+        }
+        if id.zone.scope == .shared {
+            switch try EmbeddedRemote.access(db, to: id.zone, user: user) {
+            case .readWrite: break
+            case .readOnly: return "\(id.zone) is shared with \(user) read-only"
+            case nil: return "\(id.zone) is not shared with \(user)"
+            }
         }
         guard let scope = types[id.type] else {
             return "record type \(id.type) was never prepared on the remote \(display)"

@@ -63,8 +63,7 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
         logger: Logger = Logger(label: "GroupStoreCloud")
     ) throws {
         // A user names a private zone (`private/<user>`): letters, digits and . _ - @ + only.
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@+".unicodeScalars)
-        guard !user.isEmpty, user.count <= 128, user.unicodeScalars.allSatisfy({ allowed.contains($0) }) else {
+        guard Self.isUserName(user) else {
             throw CloudSyncError(
                 .invalidConfiguration,
                 "the user of the remote \(path) must be 1 to 128 of A-Z a-z 0-9 . _ - @ +, not \(String(reflecting: user))")
@@ -87,7 +86,7 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
     /// Used by `groupstore cloud setup`.
     ///
     /// - Returns: one line saying what the remote is now, for example
-    ///   `"remote /srv/cloud.sqlite: created (format 1, epoch …): 0 record types, 0 records, log at 0"`.
+    ///   `"remote /srv/cloud.sqlite: created (format 2, epoch …): 0 record types, 0 records, log at 0"`.
     /// - Throws: ``CloudSyncError/Code/badRemote`` as ``init(path:user:faults:logger:)`` does.
     public static func setup(path: String) throws -> String {
         let absolute = EmbeddedRemoteFile.absolute(path)

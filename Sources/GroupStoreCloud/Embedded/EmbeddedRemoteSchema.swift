@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// The tables of an embedded remote (format 1), how a file is recognised as
+/// The tables of an embedded remote (format 2), how a file is recognised as
 /// one, and how it is created or upgraded.
 ///
 /// ```sql
@@ -13,6 +13,8 @@ import GRDB
 ///         edited_by, deleted, seq, PRIMARY KEY (zone, type, name))
 /// change_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, zone, type, name)
 /// assets(hash PRIMARY KEY, size, bytes)
+/// -- format 2: who each shared zone is shared with:
+/// shares(owner, zone, member, can_write, PRIMARY KEY (owner, zone, member))
 /// ```
 ///
 /// `records.seq` is the change-log position of the record's latest change
@@ -24,7 +26,7 @@ enum EmbeddedRemoteSchema {
     /// `meta.kind` of every embedded remote.
     static let kind = "groupstore-cloud-remote"
     /// The format this code writes, and the newest it reads.
-    static let format = 1
+    static let format = 2
 
     /// Where a file stands.
     enum Status: Equatable {
@@ -82,8 +84,8 @@ enum EmbeddedRemoteSchema {
             try create(db)
             return "created"
         case .remote(let version) where version < format:
-            // Only format 1 exists: nothing to upgrade yet. A later format
-            // adds its steps here and bumps `meta.format`.
+            // Format 2 adds the shares of shared zones.
+            try createShares(db)
             try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'format'", arguments: [String(format)])
             return "upgraded from format \(version)"
         case .remote:
@@ -128,6 +130,7 @@ enum EmbeddedRemoteSchema {
                 bytes BLOB NOT NULL
             );
             """)
+        try createShares(db)
         let created = ISO8601DateFormatter().string(from: Date())
         let rows: [(String, String)] = [
             ("kind", kind),
@@ -139,6 +142,18 @@ enum EmbeddedRemoteSchema {
         for (key, value) in rows {
             try db.execute(sql: "INSERT INTO meta (key, value) VALUES (?, ?)", arguments: [key, value])
         }
+    }
+
+    private static func createShares(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS shares (
+                owner TEXT NOT NULL,
+                zone TEXT NOT NULL,
+                member TEXT NOT NULL,
+                can_write INTEGER NOT NULL,
+                PRIMARY KEY (owner, zone, member)
+            )
+            """)
     }
 
     /// The GRDB configuration of a remote's pool: WAL (a pool's default), and

@@ -51,7 +51,7 @@ public final class CloudSync: Service, Sendable {
 
     private var storeConfiguration: GroupConfiguration {
         var store = GroupConfiguration(directory: configuration.group, member: configuration.member, logger: configuration.logger)
-        store.inScopeEntityNames = Set(configuration.privateTables + configuration.publicTables)
+        store.inScopeEntityNames = Set(configuration.privateTables + configuration.publicTables + configuration.sharedTables)
         // The bridge's own commits skip the fsync of each commit (still
         // atomic and crash-safe; only a power loss can undo the last ones).
         // That loses nothing: an undone apply takes its token with it and is

@@ -35,6 +35,8 @@ extension SyncEngine {
                 batch = try await Retry.run(configuration, "fetch \(zone) from \(remote.displayName)") {
                     try await self.remote.fetchChanges(in: zone, since: since, limit: Self.fetchPageSize)
                 }
+            } catch let error as CloudSyncError where error.code == .permissionDenied && zone.scope == .shared {
+                return try await leave(zone, because: error, summary: &summary)
             } catch let error as CloudSyncError where error.code == .tokenExpired && !listing {
                 logger.info("change token expired: listing the zone again", metadata: ["zone": "\(zone)"])
                 token = nil
@@ -55,6 +57,29 @@ extension SyncEngine {
             if last { break }
         }
         return applied
+    }
+
+    /// A shared zone this user may not read (not shared with them yet, or no
+    /// longer): the records this group holds in it leave the group, deleted
+    /// here as remote deletions are, and its token goes with them in the
+    /// same transaction, so that sharing it again lists it in full.
+    private func leave(_ zone: CloudZone, because error: CloudSyncError, summary: inout CloudSyncSummary) async throws -> Int {
+        let (held, token) = try await pool.read { db in
+            let held = try Row.fetchAll(db, sql: "SELECT entity, name FROM \(SyncState.record) WHERE zone = ?", arguments: [zone.description])
+                .map { CloudRecordID(zone: zone, type: $0[0], name: $0[1]) }
+            return (held, try SyncState.token(db, zone: zone))
+        }
+        guard !held.isEmpty || token != nil else {
+            logger.debug("shared zone not shared with this user (yet): nothing fetched", metadata: ["zone": "\(zone)", "error": "\(error.message)"])
+            return 0
+        }
+        logger.info(
+            "shared zone no longer shared with this user: its records leave the group",
+            metadata: ["zone": "\(zone)", "records": "\(held.count)", "error": "\(error.message)"])
+        let empty = CloudChangeBatch(changed: [], deleted: [], token: CloudChangeToken(""), moreComing: false)
+        let outcome = try await apply(empty, zone: zone, saveToken: nil, dropToken: true, deleted: held, forgotten: [])
+        report(outcome, into: &summary)
+        return outcome.applied
     }
 
     /// The records this group holds in `zone` that a full listing lacked:
@@ -81,7 +106,7 @@ extension SyncEngine {
     }
 
     private func apply(
-        _ batch: CloudChangeBatch, zone: CloudZone, saveToken: CloudChangeToken?, deleted gone: [CloudRecordID],
+        _ batch: CloudChangeBatch, zone: CloudZone, saveToken: CloudChangeToken?, dropToken: Bool = false, deleted gone: [CloudRecordID],
         forgotten: [CloudRecordID]
     ) async throws -> RecordApplier.Outcome {
         let assets = try await downloadAssets(for: batch.changed)
@@ -111,6 +136,7 @@ extension SyncEngine {
             try applier.retryOrphans(assets: assets, in: db, outcome: &outcome)
             try applier.takeInConsequences(of: outcome, in: db)
             if let saveToken { try SyncState.setToken(db, zone: zone, saveToken) }
+            if dropToken { try SyncState.dropToken(db, zone: zone) }
             return outcome
         }
     }

@@ -43,9 +43,16 @@ actor SyncEngine {
     static func make(
         store: GroupStore, configuration: CloudSyncConfiguration, events: EventHub, sealEveryCycle: Bool = true
     ) async throws -> SyncEngine {
+        if !configuration.sharedTables.isEmpty {
+            guard let zone = configuration.sharedZone, zone.scope == .shared, !zone.owner.isEmpty, CloudZone.isZoneName(zone.name) else {
+                throw CloudSyncError(
+                    .invalidConfiguration,
+                    "shared tables \(configuration.sharedTables.joined(separator: ", ")) need a shared zone (owner/name, the name 1 to 63 of A-Z a-z 0-9 . _ -)")
+            }
+        }
         let request = SchemaMapper.Request(
             privateTables: configuration.privateTables, publicTables: configuration.publicTables,
-            assetColumns: configuration.assetColumns)
+            sharedTables: configuration.sharedTables, assetColumns: configuration.assetColumns)
         let path = store.directoryPath + "/store.sqlite"
         let (tables, triggered) = try await store.pool.read { db -> ([MappedTable], Set<String>) in
             let tables = try SchemaMapper.map(request, in: db, path: path)
@@ -83,7 +90,20 @@ actor SyncEngine {
     }
 
     func zone(of table: MappedTable) -> CloudZone {
-        table.scope == .public ? .public : .private(account ?? "")
+        switch table.scope {
+        case .public: return .public
+        case .private: return .private(account ?? "")
+        // Checked in `make`: shared tables come with a shared zone.
+        case .shared: return configuration.sharedZone!
+        }
+    }
+
+    /// How a table is known in the sync state: its name, its scope (and
+    /// shared zone) and its columns; a table whose entry changed is
+    /// compared in full again.
+    private func stateEntry(_ table: MappedTable) -> String {
+        let scope = table.scope == .shared ? zone(of: table).description : table.scope.rawValue
+        return ([table.name.lowercased(), scope] + table.columns.map(\.name)).joined(separator: "\t")
     }
 
     /// Checks the remote's user; on a change of account, purges or
@@ -128,16 +148,14 @@ actor SyncEngine {
     private func prepareState() async throws {
         let tables = self.tables
         // Name, scope and columns: a table whose columns changed since is compared in full again.
-        let configured = tables.map { table in
-            ([table.name.lowercased(), table.scope.rawValue] + table.columns.map(\.name)).joined(separator: "\t")
-        }.sorted().joined(separator: "\n")
+        let entries = tables.map { stateEntry($0) }
+        let configured = entries.sorted().joined(separator: "\n")
         try await store.write { db in
             try SyncState.create(db)
             // Tables synced for the first time (or under a new scope) are diffed in full.
             let known = String.fromDatabaseValue(try SyncState.value(db, "tables"))
             let previous = Set((known ?? "").split(separator: "\n").map(String.init))
-            for table in tables
-            where !previous.contains(([table.name.lowercased(), table.scope.rawValue] + table.columns.map(\.name)).joined(separator: "\t")) {
+            for (table, entry) in zip(tables, entries) where !previous.contains(entry) {
                 try SyncState.markForDiff(db, entity: table.name)
             }
             if known == nil {

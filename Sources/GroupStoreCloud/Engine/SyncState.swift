@@ -275,6 +275,10 @@ enum SyncState {
             .execute(arguments: [zone.description, token?.rawValue])
     }
 
+    static func dropToken(_ db: Database, zone: CloudZone) throws {
+        try db.execute(sql: "DELETE FROM \(self.zone) WHERE zone = ?", arguments: [zone.description])
+    }
+
     // MARK: counts, for status
 
     struct Counts: Sendable {

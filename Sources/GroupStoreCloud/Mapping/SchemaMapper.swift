@@ -11,14 +11,17 @@ enum SchemaMapper {
     struct Request: Sendable {
         var privateTables: [String]
         var publicTables: [String]
+        var sharedTables: [String] = []
         var assetColumns: [String: Set<String>]
     }
 
     /// The mapped tables, parents before the tables that reference them.
     static func map(_ request: Request, in db: Database, path: String) throws -> [MappedTable] {
-        var scopes: [(String, CloudScope)] = request.privateTables.map { ($0, .private) } + request.publicTables.map { ($0, .public) }
+        var scopes: [(String, CloudScope)] =
+            request.privateTables.map { ($0, .private) } + request.publicTables.map { ($0, .public) } + request.sharedTables.map { ($0, .shared) }
         guard !scopes.isEmpty else {
-            throw CloudSyncError(.invalidConfiguration, "no tables to sync in \(path): name at least one with --tables or --public-tables")
+            throw CloudSyncError(
+                .invalidConfiguration, "no tables to sync in \(path): name at least one with --tables, --public-tables or --shared-tables")
         }
         var seen: [String: String] = [:]
         for (name, _) in scopes {
@@ -72,9 +75,11 @@ enum SchemaMapper {
                     .tableRefused,
                     "table \(name) references \(parent), which is not synced: its column \(from) would point at records other hosts never get; sync \(parent) too")
             }
-            if scope == .public && parentScope == .private {
+            // Everyone who reads a row must be able to read its parent.
+            if scope != .private && parentScope != .public && parentScope != scope {
                 throw CloudSyncError(
-                    .tableRefused, "public table \(name) references private table \(parent): other users could not resolve column \(from)")
+                    .tableRefused,
+                    "\(scope.rawValue) table \(name) references \(parentScope.rawValue) table \(parent): other users could not resolve column \(from)")
             }
             let parentKey = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0", arguments: [parent])
             if let to = parts[0][3] as String?, !(parentKey.count == 1 && parentKey[0].lowercased() == to.lowercased()) {

@@ -6,34 +6,69 @@ public enum CloudScope: String, Hashable, Sendable, Codable, CaseIterable {
     case `private`
     /// Everyone reads; a record's creator writes it.
     case `public`
+    /// A zone its owner shares with named users, each read-only or
+    /// read-write (``CloudDatabase/share(_:with:access:)``); the owner reads
+    /// and writes.
+    case shared
+}
+
+/// What a user a zone is shared with may do in it.
+public enum CloudShareAccess: String, Hashable, Sendable, Codable, CaseIterable {
+    /// Read the zone's records.
+    case readOnly = "read-only"
+    /// Read, create, change and delete the zone's records.
+    case readWrite = "read-write"
 }
 
 /// A zone: the unit of change tokens. Each user has one private zone; there
-/// is one public zone.
+/// is one public zone; a user owns any number of shared zones, each named.
 public struct CloudZone: Hashable, Sendable, Codable, CustomStringConvertible {
     public var scope: CloudScope
-    /// The owner of a private zone; empty for the public zone.
+    /// The owner of a private or shared zone; empty for the public zone.
     public var owner: String
+    /// A shared zone's name (unique among its owner's); empty otherwise.
+    public var name: String
 
-    public init(scope: CloudScope, owner: String) {
+    public init(scope: CloudScope, owner: String, name: String = "") {
         self.scope = scope
         self.owner = scope == .public ? "" : owner
+        self.name = scope == .shared ? name : ""
     }
 
     public static func `private`(_ owner: String) -> CloudZone { CloudZone(scope: .private, owner: owner) }
     public static let `public` = CloudZone(scope: .public, owner: "")
+    /// The shared zone `name` of `owner`.
+    public static func shared(owner: String, name: String) -> CloudZone { CloudZone(scope: .shared, owner: owner, name: name) }
 
-    /// `private/<owner>` or `public`: how the zone is stored and named in messages.
-    public var description: String { scope == .public ? "public" : "private/\(owner)" }
+    /// `private/<owner>`, `public` or `shared/<owner>/<name>`: how the zone
+    /// is stored and named in messages.
+    public var description: String {
+        switch scope {
+        case .public: return "public"
+        case .private: return "private/\(owner)"
+        case .shared: return "shared/\(owner)/\(name)"
+        }
+    }
 
     public init?(description: String) {
         if description == "public" {
             self = .public
         } else if description.hasPrefix("private/"), description.count > 8 {
             self = .private(String(description.dropFirst(8)))
+        } else if description.hasPrefix("shared/"), let slash = description.lastIndex(of: "/"),
+            case let owner = description[description.index(description.startIndex, offsetBy: 7)..<slash],
+            case let name = description[description.index(after: slash)...], !owner.isEmpty, Self.isZoneName(String(name))
+        {
+            self = .shared(owner: String(owner), name: String(name))
         } else {
             return nil
         }
+    }
+
+    /// A shared zone's name: 1 to 63 of `A-Z a-z 0-9 . _ -`.
+    public static func isZoneName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 63
+            && name.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
     }
 }
 

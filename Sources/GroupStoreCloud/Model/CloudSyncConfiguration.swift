@@ -32,6 +32,13 @@ public struct CloudSyncConfiguration: Sendable {
     public var privateTables: [String] = []
     /// Tables everyone reads; each record is written by its creator.
     public var publicTables: [String] = []
+    /// Tables whose rows live in ``sharedZone``: read by its owner and the
+    /// users it is shared with, written by those with read-write access.
+    public var sharedTables: [String] = []
+    /// The shared zone of ``sharedTables``: one of this user's
+    /// (`.shared(owner: user, name: "family")`), or another user's that is
+    /// shared with this one. Required when ``sharedTables`` is not empty.
+    public var sharedZone: CloudZone?
     /// Blob columns always stored as assets, by table.
     public var assetColumns: [String: Set<String>] = [:]
     /// Blobs of at least this many bytes become assets.

@@ -10,7 +10,9 @@ import Foundation
 /// delete whose base tag is stale is a conflict that returns the server's
 /// record; deletes leave a tombstone so a stale edit of a deleted record is a
 /// conflict too; a private zone is visible to its owner only; a public
-/// record is written by its creator only.
+/// record is written by its creator only; a shared zone is read by its owner
+/// and the users it is shared with, and written by its owner and those it is
+/// shared with read-write.
 public protocol CloudDatabase: Sendable {
     /// Names the remote in messages (a path, or a URL without its password).
     var displayName: String { get }
@@ -33,7 +35,11 @@ public protocol CloudDatabase: Sendable {
 
     /// The changes of `zone` after `token` (`nil`: every live record).
     /// - Throws: ``CloudSyncError/Code/tokenExpired`` when the remote can no
-    ///   longer say what changed since `token`: fetch from `nil` and diff.
+    ///   longer say what changed since `token`: fetch from `nil` and diff;
+    ///   ``CloudSyncError/Code/permissionDenied`` for a zone this user may not
+    ///   read (another user's private zone; a shared zone not, or no longer,
+    ///   shared with this user — the bridge then removes its records from
+    ///   the group).
     func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch
 
     /// Of records this client holds at these tags and a full listing of
@@ -48,6 +54,17 @@ public protocol CloudDatabase: Sendable {
     func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws
     /// An asset's bytes.
     func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8]
+
+    /// Shares this user's shared zone `zone` (a name, see
+    /// ``CloudZone/isZoneName(_:)``) with `user`, or with `access` `nil`
+    /// stops sharing it with them. Idempotent; the zone needs no creating.
+    /// - Throws: ``CloudSyncError/Code/invalidConfiguration`` for a bad zone
+    ///   or user name.
+    func share(_ zone: String, with user: String, access: CloudShareAccess?) async throws
+
+    /// The shares of the zones this user owns, and those of other users'
+    /// zones shared with this user.
+    func shares() async throws -> [CloudShare]
 
     /// Push hints: an element whenever the remote may have changed. Only a
     /// hint (the bridge fetches on start and after any reconnect anyway).
@@ -94,5 +111,18 @@ public struct CloudColumn: Hashable, Sendable, Codable {
         self.notNull = notNull
         self.isKey = isKey
         self.references = references
+    }
+}
+
+/// One user's access to a shared zone.
+public struct CloudShare: Hashable, Sendable, Codable {
+    public var zone: CloudZone
+    public var user: String
+    public var access: CloudShareAccess
+
+    public init(zone: CloudZone, user: String, access: CloudShareAccess) {
+        self.zone = zone
+        self.user = user
+        self.access = access
     }
 }

@@ -41,15 +41,18 @@ enum PostgresColumnType: String, Sendable, CaseIterable {
     }
 
     /// The SQL that turns parameter `$index` (text) into this type.
-    func parameter(_ index: Int) -> String {
+    func parameter(_ index: Int) -> String { cast("$\(index)") }
+
+    /// The SQL that turns `text` (an SQL expression of type text) into this type.
+    func cast(_ text: String) -> String {
         switch self {
-        case .text: return "$\(index)"
-        case .bigint: return "$\(index)::bigint"
-        case .double: return "$\(index)::float8"
-        case .boolean: return "$\(index)::boolean"
-        case .timestamp: return "$\(index)::timestamp(3)"
-        case .bytea: return "decode($\(index), 'hex')"
-        case .jsonb: return "$\(index)::jsonb"
+        case .text: return text
+        case .bigint: return "(\(text))::bigint"
+        case .double: return "(\(text))::float8"
+        case .boolean: return "(\(text))::boolean"
+        case .timestamp: return "(\(text))::timestamp(3)"
+        case .bytea: return "decode(\(text), 'hex')"
+        case .jsonb: return "(\(text))::jsonb"
         }
     }
 

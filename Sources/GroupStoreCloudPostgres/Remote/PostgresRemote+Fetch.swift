@@ -18,7 +18,8 @@ extension PostgresRemote {
     /// no notification).
     ///
     /// - Throws: ``CloudSyncError/Code/permissionDenied`` for another user's
-    ///   private zone; ``CloudSyncError/Code/tokenExpired`` for a token of
+    ///   private zone or a shared zone not shared with this role;
+    ///   ``CloudSyncError/Code/tokenExpired`` for a token of
     ///   another server (set up again, or restored), from before the pruned
     ///   log (`groupstore.compact_log`), ahead of the log, or unreadable.
     public func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
@@ -26,6 +27,9 @@ extension PostgresRemote {
             let user = try await user(connection)
             if zone.scope == .private, zone.owner != user {
                 throw CloudSyncError(.permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from \(displayName)")
+            }
+            if zone.scope == .shared, try await !mayRead(zone, connection) {
+                throw CloudSyncError(.permissionDenied, "\(zone) is not shared with \(user) on \(displayName)")
             }
             let epoch = try await epoch(connection)
             var start: PostgresChangeToken?

@@ -13,8 +13,8 @@ extension PostgresRemote {
     ///   none (deleted: a conflict with `nil`), another user's (refused), or
     ///   a newer tag (a conflict with it).
     /// - Row-level security decides what a role may change: writing
-    ///   another user's private zone, or a public row another user created,
-    ///   is refused.
+    ///   another user's private zone, a public row another user created, or
+    ///   a shared zone not shared with this role read-write, is refused.
     /// - If a statement fails on the server (a value the server refuses),
     ///   the transaction is rolled back and each change is applied in its own
     ///   transaction, so the others still land and that one is refused with
@@ -32,7 +32,11 @@ extension PostgresRemote {
             let epoch = try await epoch(connection)
             let user = try await user(connection)
             let tables = try await tables(Set(changes.map(\.id.type)), connection)
-            let plan = ModifyPlan(changes: changes, tables: tables, user: user, epoch: epoch)
+            var access: [CloudZone: CloudShareAccess?] = [:]
+            for zone in Set(changes.map(\.id.zone)) where zone.scope == .shared {
+                access[zone] = try await self.access(to: zone, connection)
+            }
+            let plan = ModifyPlan(changes: changes, tables: tables, user: user, epoch: epoch, access: access)
             do {
                 return try await plan.run(connection, logger: logger)
             } catch let error where PostgresFailure.serverError(error) != nil && !PostgresFailure.isTransient(PostgresFailure.serverError(error)!.state) {
@@ -41,7 +45,7 @@ extension PostgresRemote {
                     metadata: ["remote": "\(displayName)", "error": "\(PostgresFailure.serverError(error)!.message)"])
                 var results: [CloudModifyResult] = []
                 for change in changes {
-                    let single = ModifyPlan(changes: [change], tables: tables, user: user, epoch: epoch)
+                    let single = ModifyPlan(changes: [change], tables: tables, user: user, epoch: epoch, access: access)
                     do {
                         results += try await single.run(connection, logger: logger)
                     } catch let error where PostgresFailure.serverError(error) != nil {
@@ -79,6 +83,8 @@ struct ModifyPlan {
     let tables: [String: PostgresTypedTable]
     let user: String
     let epoch: String
+    /// This role's access to the shared zones written (`nil`: none).
+    let access: [CloudZone: CloudShareAccess?]
 
     /// The one statement of a change: it writes where it may and answers
     /// `(true, the row written…)`, or else `(false, the row as it was…)`, or
@@ -86,6 +92,9 @@ struct ModifyPlan {
     enum Step {
         case refused(String)
         case write(PostgresQuery, PostgresTypedTable)
+        /// A new record: sent with the other new records of its table and
+        /// zone in one statement (``PostgresBulkInsert``), or alone.
+        case insert(Values, editedAt: Double, PostgresTypedTable)
     }
 
     func run(_ connection: PostgresConnection, logger: Logger) async throws -> [CloudModifyResult] {
@@ -93,11 +102,43 @@ struct ModifyPlan {
     }
 
     private func statements(_ connection: PostgresConnection, logger: Logger) async throws -> [CloudModifyResult] {
-        let steps = changes.map(step)
+        var steps = changes.map(step)
+        // New records of one table and zone, each named once, go in one statement.
+        var groups: [String: [Int]] = [:]
+        for (index, step) in steps.enumerated() {
+            if case .insert(_, _, let table) = step { groups[table.name + "\u{0}" + changes[index].id.zone.description, default: []].append(index) }
+        }
+        var bulks: [[Int]] = []
+        for (_, indices) in groups.sorted(by: { $0.key < $1.key }) {
+            if indices.count > 1, Set(indices.map { changes[$0].id.name }).count == indices.count {
+                bulks.append(indices)
+            } else {
+                for index in indices {
+                    guard case .insert(var values, let editedAt, let table) = steps[index] else { continue }
+                    steps[index] = .write(values.insert(editedAt: editedAt), table)
+                }
+            }
+        }
         // Pipelined: every statement is sent before the first answer is read.
         let pending = steps.map { step -> EventLoopFuture<PostgresQueryResult>? in
             if case .write(let query, _) = step { return connection.query(query, logger: logger) }
             return nil
+        }
+        let pendingBulks = bulks.map { indices -> EventLoopFuture<PostgresQueryResult> in
+            let rows = indices.compactMap { index -> PostgresBulkInsert.Row? in
+                guard case .insert(let values, let editedAt, _) = steps[index] else { return nil }
+                return values.bulkRow(editedAt: editedAt)
+            }
+            guard case .insert(_, _, let table) = steps[indices[0]] else { preconditionFailure("a bulk of inserts holds inserts only") }
+            return connection.query(PostgresBulkInsert.query(table, zone: changes[indices[0]].id.zone.description, rows: rows), logger: logger)
+        }
+        var bulkAnswers: [Int: [String?]] = [:]
+        for (indices, future) in zip(bulks, pendingBulks) {
+            var byName: [String: [String?]] = [:]
+            for row in try await PostgresRemote.cells(future) where row.count > 1 {
+                if let name = row[1] { byName[name] = row }
+            }
+            for index in indices { bulkAnswers[index] = byName[changes[index].id.name] }
         }
         var results: [CloudModifyResult] = []
         for (index, step) in steps.enumerated() {
@@ -108,6 +149,8 @@ struct ModifyPlan {
             case .write(_, let table):
                 let rows = try await PostgresRemote.cells(pending[index]!)
                 results.append(try answer(change, rows.first, table: table))
+            case .insert(_, _, let table):
+                results.append(try answer(change, bulkAnswers[index], table: table))
             }
         }
         return results
@@ -129,7 +172,7 @@ struct ModifyPlan {
         if written, case .delete = change { return .deleted(id) }
         let record = try table.record(Array(answer.dropFirst()), zone: id.zone, epoch: epoch)
         if written { return .saved(record) }
-        if record.owner != user {
+        if id.zone.scope == .public, record.owner != user {
             return .refused(id, reason: "\(id) was created by another user; only its creator may change it")
         }
         return .conflict(id, server: record)
@@ -151,6 +194,13 @@ struct ModifyPlan {
         let id = change.id
         if id.zone.scope == .private, id.zone.owner != user {
             return .refused("\(id.zone) is another user's private zone; \(user) may not write to it")
+        }
+        if id.zone.scope == .shared {
+            switch access[id.zone] ?? nil {
+            case .readWrite: break
+            case .readOnly: return .refused("\(id.zone) is shared with \(user) read-only")
+            case nil: return .refused("\(id.zone) is not shared with \(user)")
+            }
         }
         guard let table = tables[id.type] else {
             return .refused("record type \(id.type) was never prepared on the remote")
@@ -176,7 +226,7 @@ struct ModifyPlan {
                 }
             }
             for (column, value) in fields { values.set(column, value) }
-            return .write(values.insert(editedAt: seconds), table)
+            return .insert(values, editedAt: seconds, table)
         case .delete(_, let baseTag, _):
             // Without a tag only a read: a live record is a conflict, none is deleted already.
             var binds = PostgresBindings()
@@ -194,16 +244,20 @@ struct ModifyPlan {
 
 /// The column values of one save: each in its column, or kept aside in
 /// `gs_extra` when it does not fit (or the server has no such column).
-private struct Values {
+struct Values {
     let table: PostgresTypedTable
+    let name: String
     var binds = PostgresBindings()
     var columns: [(name: String, sql: String)] = []
+    /// Each column given, as text (`nil`: NULL), for ``bulkRow(editedAt:)``.
+    var texts: [String: String?] = [:]
     /// Values kept aside, and the columns whose kept-aside value goes.
     var extra: CloudFields = [:]
     var clearedExtra: [String] = []
 
     init(table: PostgresTypedTable, zone: String, name: String) {
         self.table = table
+        self.name = name
         binds.append(zone)
         binds.append(name)
     }
@@ -221,9 +275,11 @@ private struct Values {
             } else {
                 columns.append((column, "NULL"))
             }
+            texts[column] = .some(text)
             clearedExtra.append(column)
         case .extra:
             columns.append((column, "NULL"))
+            texts[column] = .some(nil)
             extra[column] = value
         }
     }
@@ -234,6 +290,11 @@ private struct Values {
             if case .text(let text) = value, text.utf8.contains(0) { kept[column] = .invalidText(Array(text.utf8)) }
         }
         return CloudFieldsJSON.encode(kept)
+    }
+
+    /// This new record as a row of a ``PostgresBulkInsert``.
+    func bulkRow(editedAt: Double) -> PostgresBulkInsert.Row {
+        PostgresBulkInsert.Row(name: name, texts: texts, extra: extraJSON, editedAt: editedAt)
     }
 
     mutating func insert(editedAt: Double) -> PostgresQuery {

@@ -131,6 +131,11 @@ public final class PostgresRemote: CloudDatabase, Service {
             guard format <= PostgresServerSchema.format else {
                 throw CloudSyncError(.badRemote, "the server \(displayName) has GroupStore schema format \(format); this GroupStore reads up to format \(PostgresServerSchema.format): upgrade GroupStore")
             }
+            guard format == PostgresServerSchema.format else {
+                throw CloudSyncError(
+                    .badRemote,
+                    "the server \(displayName) has GroupStore schema format \(format); this GroupStore needs format \(PostgresServerSchema.format): run `groupstore cloud setup --remote URL` to upgrade it")
+            }
             state.withLock { state in
                 if state.epoch != epoch { state.tables = [:] }
                 state.epoch = epoch

@@ -1,4 +1,4 @@
-/// The server side of a PostgreSQL remote (format 1), created and upgraded by
+/// The server side of a PostgreSQL remote (format 2), created and upgraded by
 /// ``PostgresRemote/setup(url:logger:)`` (`groupstore cloud setup`), run by a
 /// role that may create schemas and roles:
 ///
@@ -7,7 +7,11 @@
 ///   record: `seq`, the writing transaction `tx`, zone, type, name — filled by
 ///   triggers), `tombstones` (deleted records and their last tag), `assets`
 ///   (content-addressed blobs, checked against their SHA-256 by the server);
-///   the sequence `tags` issues change tags;
+///   the sequence `tags` issues change tags; `shares` (format 2: who each
+///   shared zone is shared with, read-only or read-write; each owner manages
+///   the shares of their zones, each member reads their own);
+/// - `groupstore.may_read(zone)` / `may_write(zone)`: the rules of the
+///   scopes, used by every row-level security policy;
 /// - role `groupstore_user`: what a user role is granted to sync;
 /// - `groupstore.prepare_type(name, scope, columns)`: run by users, with the
 ///   schema owner's rights, to create a synced table's **typed table** in
@@ -22,7 +26,7 @@ enum PostgresServerSchema {
     /// `meta.kind` of every GroupStore remote.
     static let kind = "groupstore-cloud-remote"
     /// The format this code writes, and the newest it reads.
-    static let format = 1
+    static let format = 2
     /// The NOTIFY channel.
     static let channel = "groupstore"
     /// Column types a typed table's mapped columns may have.
@@ -43,17 +47,20 @@ enum PostgresServerSchema {
 
         CREATE TABLE IF NOT EXISTS groupstore.meta (key text PRIMARY KEY, value text NOT NULL);
         INSERT INTO groupstore.meta (key, value) VALUES
-          ('kind', 'groupstore-cloud-remote'), ('format', '1'), ('epoch', gen_random_uuid()::text),
+          ('kind', 'groupstore-cloud-remote'), ('format', '2'), ('epoch', gen_random_uuid()::text),
           ('horizon_tx', '0'), ('horizon_seq', '0'), ('horizon_tag', '0')
         ON CONFLICT (key) DO NOTHING;
 
         CREATE TABLE IF NOT EXISTS groupstore.types (
           name text PRIMARY KEY,
-          scope text NOT NULL CHECK (scope IN ('private', 'public')),
+          scope text NOT NULL,
           columns jsonb NOT NULL,
           key_columns text[] NOT NULL,
           key_bytea boolean[] NOT NULL
         );
+        ALTER TABLE groupstore.types DROP CONSTRAINT IF EXISTS types_scope_check;
+        ALTER TABLE groupstore.types ADD CONSTRAINT types_scope_check CHECK (scope IN ('private', 'public', 'shared'));
+        UPDATE groupstore.meta SET value = '2' WHERE key = 'format' AND value::int < 2;
         CREATE SEQUENCE IF NOT EXISTS groupstore.tags;
         CREATE TABLE IF NOT EXISTS groupstore.change_log (
           seq bigserial PRIMARY KEY,
@@ -87,6 +94,34 @@ enum PostgresServerSchema {
           PRIMARY KEY (zone, type, name, hash)
         );
         CREATE INDEX IF NOT EXISTS asset_refs_by_hash ON groupstore.asset_refs (hash, zone);
+        CREATE TABLE IF NOT EXISTS groupstore.shares (
+          owner text NOT NULL DEFAULT current_user,
+          zone text NOT NULL CHECK (zone ~ '^[A-Za-z0-9._-]{1,63}$'),
+          member text NOT NULL,
+          can_write boolean NOT NULL,
+          PRIMARY KEY (owner, zone, member)
+        );
+        CREATE INDEX IF NOT EXISTS shares_by_member ON groupstore.shares (member, owner, zone);
+
+        -- The owner of a shared zone 'shared/<owner>/<name>' (NULL for any other zone).
+        CREATE OR REPLACE FUNCTION groupstore.zone_owner(p_zone text) RETURNS text
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE
+        RETURN substring(p_zone FROM '^shared/(.+)/[A-Za-z0-9._-]{1,63}$');
+        -- Whether the current role reads a zone: the public zone, its own
+        -- private zone, its shared zones and those shared with it.
+        CREATE OR REPLACE FUNCTION groupstore.may_read(p_zone text) RETURNS boolean
+        LANGUAGE sql STABLE PARALLEL SAFE
+        RETURN p_zone = 'public' OR p_zone = 'private/' || current_user
+          OR groupstore.zone_owner(p_zone) = current_user
+          OR EXISTS (SELECT 1 FROM groupstore.shares AS s
+                     WHERE s.member = current_user AND p_zone = 'shared/' || s.owner || '/' || s.zone);
+        -- Whether the current role writes in a shared zone: its own, or one
+        -- shared with it read-write.
+        CREATE OR REPLACE FUNCTION groupstore.may_write(p_zone text) RETURNS boolean
+        LANGUAGE sql STABLE PARALLEL SAFE
+        RETURN groupstore.zone_owner(p_zone) = current_user
+          OR EXISTS (SELECT 1 FROM groupstore.shares AS s
+                     WHERE s.member = current_user AND s.can_write AND p_zone = 'shared/' || s.owner || '/' || s.zone);
 
         ALTER TABLE groupstore.meta ENABLE ROW LEVEL SECURITY;
         ALTER TABLE groupstore.meta FORCE ROW LEVEL SECURITY;
@@ -100,6 +135,8 @@ enum PostgresServerSchema {
         ALTER TABLE groupstore.assets FORCE ROW LEVEL SECURITY;
         ALTER TABLE groupstore.asset_refs ENABLE ROW LEVEL SECURITY;
         ALTER TABLE groupstore.asset_refs FORCE ROW LEVEL SECURITY;
+        ALTER TABLE groupstore.shares ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE groupstore.shares FORCE ROW LEVEL SECURITY;
 
         DROP POLICY IF EXISTS gs_admin ON groupstore.meta;
         CREATE POLICY gs_admin ON groupstore.meta TO CURRENT_USER USING (true) WITH CHECK (true);
@@ -113,19 +150,19 @@ enum PostgresServerSchema {
         CREATE POLICY gs_admin ON groupstore.change_log TO CURRENT_USER USING (true) WITH CHECK (true);
         DROP POLICY IF EXISTS gs_read ON groupstore.change_log;
         CREATE POLICY gs_read ON groupstore.change_log FOR SELECT TO groupstore_user
-          USING (zone = 'public' OR zone = 'private/' || current_user);
+          USING (groupstore.may_read(zone));
         DROP POLICY IF EXISTS gs_admin ON groupstore.tombstones;
         CREATE POLICY gs_admin ON groupstore.tombstones TO CURRENT_USER USING (true) WITH CHECK (true);
         DROP POLICY IF EXISTS gs_read ON groupstore.tombstones;
         CREATE POLICY gs_read ON groupstore.tombstones FOR SELECT TO groupstore_user
-          USING (zone = 'public' OR zone = 'private/' || current_user);
+          USING (groupstore.may_read(zone));
         DROP POLICY IF EXISTS gs_admin ON groupstore.assets;
         CREATE POLICY gs_admin ON groupstore.assets TO CURRENT_USER USING (true) WITH CHECK (true);
         DROP POLICY IF EXISTS gs_admin ON groupstore.asset_refs;
         CREATE POLICY gs_admin ON groupstore.asset_refs TO CURRENT_USER USING (true) WITH CHECK (true);
         DROP POLICY IF EXISTS gs_read ON groupstore.asset_refs;
         CREATE POLICY gs_read ON groupstore.asset_refs FOR SELECT TO groupstore_user
-          USING (zone = 'public' OR zone = 'private/' || current_user);
+          USING (groupstore.may_read(zone));
         -- An asset is read by who uploaded it, and by who can see a record naming it.
         DROP POLICY IF EXISTS gs_read ON groupstore.assets;
         CREATE POLICY gs_read ON groupstore.assets FOR SELECT TO groupstore_user
@@ -133,6 +170,14 @@ enum PostgresServerSchema {
         DROP POLICY IF EXISTS gs_add ON groupstore.assets;
         CREATE POLICY gs_add ON groupstore.assets FOR INSERT TO groupstore_user WITH CHECK (true);
 
+        DROP POLICY IF EXISTS gs_admin ON groupstore.shares;
+        CREATE POLICY gs_admin ON groupstore.shares TO CURRENT_USER USING (true) WITH CHECK (true);
+        DROP POLICY IF EXISTS gs_owner ON groupstore.shares;
+        CREATE POLICY gs_owner ON groupstore.shares TO groupstore_user USING (owner = current_user) WITH CHECK (owner = current_user);
+        DROP POLICY IF EXISTS gs_member ON groupstore.shares;
+        CREATE POLICY gs_member ON groupstore.shares FOR SELECT TO groupstore_user USING (member = current_user);
+
+        GRANT SELECT, INSERT, UPDATE, DELETE ON groupstore.shares TO groupstore_user;
         GRANT SELECT ON groupstore.meta, groupstore.types, groupstore.change_log, groupstore.tombstones, groupstore.asset_refs TO groupstore_user;
         GRANT SELECT, INSERT ON groupstore.assets TO groupstore_user;
         GRANT USAGE, SELECT ON SEQUENCE groupstore.tags TO groupstore_user;
@@ -158,7 +203,15 @@ enum PostgresServerSchema {
           END IF;
           IF TG_OP = 'INSERT' THEN
             NEW.gs_owner := current_user;
-            NEW.gs_zone := CASE v_type.scope WHEN 'public' THEN 'public' ELSE 'private/' || current_user END;
+            IF v_type.scope = 'shared' THEN
+              -- A shared table holds the rows of many shared zones: the row names its own.
+              IF NEW.gs_zone IS NULL OR groupstore.zone_owner(NEW.gs_zone) IS NULL THEN
+                RAISE EXCEPTION USING ERRCODE = '23502',
+                  MESSAGE = format('%s is a shared table: give each row its zone, gs_zone = ''shared/<owner>/<zone name>''', TG_TABLE_NAME);
+              END IF;
+            ELSE
+              NEW.gs_zone := CASE v_type.scope WHEN 'public' THEN 'public' ELSE 'private/' || current_user END;
+            END IF;
             -- The record name comes from the key columns; one given must
             -- agree with them (it is given alone only when a key part did
             -- not fit its column and is kept aside).
@@ -251,6 +304,12 @@ enum PostgresServerSchema {
           RETURN NULL;
         END $fn$;
 
+        -- After each statement on the shares: a hint, so that members fetch
+        -- (or leave) a zone shared with them (or no longer).
+        DROP TRIGGER IF EXISTS gs_notify ON groupstore.shares;
+        CREATE TRIGGER gs_notify AFTER INSERT OR UPDATE OR DELETE ON groupstore.shares
+          FOR EACH STATEMENT EXECUTE FUNCTION groupstore.statement_after();
+
         -- Declares a record type: creates its typed table (the schema owner's
         -- rights, never the user's: a user must not own, and so escape, the
         -- row-level security of a table others write too), adds new columns.
@@ -264,8 +323,8 @@ enum PostgresServerSchema {
           v_key_bytea boolean[] := '{}';
           v_table text := format('public.%I', p_name);
         BEGIN
-          IF p_scope IS NULL OR p_scope NOT IN ('private', 'public') THEN
-            RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('scope %s is neither private nor public', p_scope);
+          IF p_scope IS NULL OR p_scope NOT IN ('private', 'public', 'shared') THEN
+            RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('scope %s is not private, public or shared', p_scope);
           END IF;
           IF p_name IS NULL OR p_name = '' OR octet_length(p_name) > 63 THEN
             RAISE EXCEPTION USING ERRCODE = 'GS002',
@@ -307,6 +366,11 @@ enum PostgresServerSchema {
             EXECUTE format('CREATE POLICY gs_admin ON %s TO %I USING (true) WITH CHECK (true)', v_table, current_user);
             IF p_scope = 'private' THEN
               EXECUTE format('CREATE POLICY gs_owner ON %s TO groupstore_user USING (gs_owner = current_user) WITH CHECK (gs_owner = current_user)', v_table);
+            ELSIF p_scope = 'shared' THEN
+              EXECUTE format('CREATE POLICY gs_read ON %s FOR SELECT TO groupstore_user USING (groupstore.may_read(gs_zone))', v_table);
+              EXECUTE format('CREATE POLICY gs_insert ON %s FOR INSERT TO groupstore_user WITH CHECK (gs_owner = current_user AND groupstore.may_write(gs_zone))', v_table);
+              EXECUTE format('CREATE POLICY gs_update ON %s FOR UPDATE TO groupstore_user USING (groupstore.may_write(gs_zone)) WITH CHECK (groupstore.may_write(gs_zone))', v_table);
+              EXECUTE format('CREATE POLICY gs_delete ON %s FOR DELETE TO groupstore_user USING (groupstore.may_write(gs_zone))', v_table);
             ELSE
               EXECUTE format('CREATE POLICY gs_read ON %s FOR SELECT TO groupstore_user USING (true)', v_table);
               EXECUTE format('CREATE POLICY gs_insert ON %s FOR INSERT TO groupstore_user WITH CHECK (gs_owner = current_user)', v_table);

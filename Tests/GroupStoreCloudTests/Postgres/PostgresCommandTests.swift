@@ -18,7 +18,7 @@ final class PostgresCommandTests: CloudTestCase {
         // Set up again (the test's setUp did it once): nothing to create, the functions refreshed.
         let again = try groupstore(["cloud", "setup", "--remote", server.url(user: "postgres")])
         XCTAssertEqual(again.status, 0, again.errors)
-        XCTAssertTrue(again.output.contains("is up to date (format 1)"), again.output)
+        XCTAssertTrue(again.output.contains("is up to date (format 2)"), again.output)
 
         let group = self.group("a")
         let exec = try groupstore(["exec", "--group", group, "--member", "app", "--sql",
@@ -46,5 +46,54 @@ final class PostgresCommandTests: CloudTestCase {
         // A password never shows in messages.
         let secret = try groupstore(["cloud", "sync", "--group", group, "--remote", "postgres://alice:hunter2@/postgres?host=\(root)/no-server", "--tables", "note"])
         XCTAssertFalse(secret.errors.contains("hunter2"), secret.errors)
+    }
+
+    func testShareAndSharedTablesFromTheCommandLine() throws {
+        var groups: [String: String] = [:]
+        for user in ["alice", "bob"] {
+            let group = self.group(user)
+            groups[user] = group
+            let exec = try groupstore(["exec", "--group", group, "--member", "app", "--sql", "CREATE TABLE item(id TEXT PRIMARY KEY, title TEXT)"])
+            XCTAssertEqual(exec.status, 0, exec.errors)
+        }
+        func sync(_ user: String, _ extra: [String] = []) throws -> (status: Int32?, output: String, errors: String) {
+            try groupstore(
+                ["cloud", "sync", "--group", groups[user]!, "--remote", server.url(user: user), "--shared-tables", "item"] + extra)
+        }
+        // The zone is required, and named OWNER/NAME.
+        let noZone = try sync("alice")
+        XCTAssertEqual(noZone.status, 1)
+        XCTAssertTrue(noZone.errors.contains("--shared-tables item needs --shared-zone OWNER/NAME"), noZone.errors)
+        let badZone = try sync("alice", ["--shared-zone", "alice/no good"])
+        XCTAssertEqual(badZone.status, 1)
+        XCTAssertTrue(badZone.errors.contains("--shared-zone takes OWNER/NAME"), badZone.errors)
+
+        let exec = try groupstore(["exec", "--group", groups["alice"]!, "--member", "app", "--sql", "INSERT INTO item VALUES ('a1', 'from alice')"])
+        XCTAssertEqual(exec.status, 0, exec.errors)
+        let first = try sync("alice", ["--shared-zone", "alice/family"])
+        XCTAssertEqual(first.status, 0, first.errors)
+        XCTAssertTrue(first.output.contains("uploaded 1"), first.output)
+
+        let share = try groupstore(
+            ["cloud", "share", "--remote", server.url(user: "alice"), "--zone", "family", "--with", "bob", "--access", "read-only"])
+        XCTAssertEqual(share.status, 0, share.errors)
+        XCTAssertEqual(share.output, "shared/alice/family is shared with bob read-only")
+        let listed = try groupstore(["cloud", "share", "--remote", server.url(user: "bob")])
+        XCTAssertEqual(listed.output, "shared/alice/family bob read-only")
+        let badAccess = try groupstore(
+            ["cloud", "share", "--remote", server.url(user: "alice"), "--zone", "family", "--with", "bob", "--access", "admin"])
+        XCTAssertEqual(badAccess.status, 64)
+        XCTAssertTrue(badAccess.errors.contains("unknown --access 'admin'"), badAccess.errors)
+
+        let bobs = try sync("bob", ["--shared-zone", "alice/family"])
+        XCTAssertEqual(bobs.status, 0, bobs.errors)
+        XCTAssertTrue(bobs.output.contains("fetched 1"), bobs.output)
+        let unshare = try groupstore(
+            ["cloud", "share", "--remote", server.url(user: "alice"), "--zone", "family", "--with", "bob", "--access", "none"])
+        XCTAssertEqual(unshare.output, "shared/alice/family is no longer shared with bob")
+        let after = try sync("bob", ["--shared-zone", "alice/family"])
+        XCTAssertEqual(after.status, 0, after.errors)
+        let rows = try groupstore(["exec", "--group", groups["bob"]!, "--member", "app", "--sql", "SELECT count(*) FROM item"])
+        XCTAssertEqual(rows.output.split(separator: "\n").first, "0", rows.output)
     }
 }

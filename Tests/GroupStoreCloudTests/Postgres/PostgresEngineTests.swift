@@ -42,3 +42,9 @@ final class PostgresEchoTests: EchoTests {
     override func testWhatAnAppTriggerDidToAnAppliedRow_isUploaded() async throws { try await super.testWhatAnAppTriggerDidToAnAppliedRow_isUploaded() }
     override func testACascadeCausedByAnAppliedDelete_isUploaded() async throws { try await super.testACascadeCausedByAnAppliedDelete_isUploaded() }
 }
+
+final class PostgresSharedZoneTests: SharedZoneTests {
+    override class var remoteKind: RemoteKind { .postgres }
+    override func testReadWriteAndReadOnlyMembers_andUnsharingRemovesTheRowsFromTheGroup() async throws { try await super.testReadWriteAndReadOnlyMembers_andUnsharingRemovesTheRowsFromTheGroup() }
+    override func testASharedTableReferencingAPrivateOne_isRefused_andSharedTablesNeedAZone() async throws { try await super.testASharedTableReferencingAPrivateOne_isRefused_andSharedTablesNeedAZone() }
+}

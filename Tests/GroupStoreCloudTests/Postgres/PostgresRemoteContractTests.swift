@@ -20,6 +20,8 @@ final class PostgresRemoteContractTests: RemoteContractTests {
     override func testUnreadableTokenExpires() async throws { try await super.testUnreadableTokenExpires() }
     override func testAnotherUsersPrivateZoneIsRefusedAndUnreadable() async throws { try await super.testAnotherUsersPrivateZoneIsRefusedAndUnreadable() }
     override func testPublicRecordsAreReadByAllAndWrittenByTheirCreatorOnly() async throws { try await super.testPublicRecordsAreReadByAllAndWrittenByTheirCreatorOnly() }
+    override func testASharedZone_isReadByItsMembers_writtenByReadWriteOnes_andClosedWhenUnshared() async throws { try await super.testASharedZone_isReadByItsMembers_writtenByReadWriteOnes_andClosedWhenUnshared() }
+    override func testABatchOfNewRecords_someMeetingARow_answersEachInOrder() async throws { try await super.testABatchOfNewRecords_someMeetingARow_answersEachInOrder() }
     override func testScopeChangeIsRefused() async throws { try await super.testScopeChangeIsRefused() }
     override func testAssetsRoundTrip() async throws { try await super.testAssetsRoundTrip() }
     override func testAssetWithWrongBytesIsRejectedAndMissingOneIsNamed() async throws { try await super.testAssetWithWrongBytesIsRejectedAndMissingOneIsNamed() }

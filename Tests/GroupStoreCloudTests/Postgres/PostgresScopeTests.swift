@@ -71,15 +71,62 @@ final class PostgresScopeTests: CloudTestCase {
         XCTAssertEqual(try dump(alice, "board"), ["t:b1|t:posted by alice", "t:b2|t:edited by bob"])
     }
 
+    func testASharedZone_withPsql_readOnlyForOneRole_readWriteForAnother_andUnshared() async throws {
+        let alice = try open("alice", schema: "CREATE TABLE item(id TEXT PRIMARY KEY, title TEXT)")
+        try await alice.write { db in try db.execute(sql: "INSERT INTO item VALUES ('a1', 'from alice')") }
+        var configuration = try configuration("alice", tables: [], remote: try pgRemote(user: "alice"))
+        configuration.sharedTables = ["item"]
+        configuration.sharedZone = .shared(owner: "alice", name: "family")
+        let first = try await CloudSync(configuration).syncOnce()
+        XCTAssertNil(first.error)
+        // Shares are plain rows too: each owner manages those of her zones, and no other.
+        try server.psql("INSERT INTO groupstore.shares (zone, member, can_write) VALUES ('family', 'bob', true), ('family', 'carol', false)", as: "alice")
+        XCTAssertThrowsError(
+            try server.psql("INSERT INTO groupstore.shares (owner, zone, member, can_write) VALUES ('alice', 'family', 'carol', true)", as: "carol"))
+        XCTAssertEqual(try server.psql("UPDATE groupstore.shares SET can_write = true WHERE member = 'carol' RETURNING member", as: "carol"), "")
+        XCTAssertEqual(try server.psql("SELECT member || ':' || can_write FROM groupstore.shares ORDER BY 1", as: "carol"), "carol:false")
+
+        // bob (read-write) inserts and updates with psql; a row must name its zone.
+        try server.psql("INSERT INTO item (id, title, gs_zone) VALUES ('p1', 'by bob with psql', 'shared/alice/family')", as: "bob")
+        XCTAssertEqual(try server.psql("UPDATE item SET title = 'alice, edited by bob' WHERE id = 'a1' RETURNING id", as: "bob"), "a1")
+        XCTAssertThrowsError(try server.psql("INSERT INTO item (id, title) VALUES ('p2', 'no zone')", as: "bob")) { error in
+            XCTAssertTrue("\(error)".contains("gs_zone"), "\(error)")
+        }
+        XCTAssertThrowsError(try server.psql("INSERT INTO item (id, title, gs_zone) VALUES ('p3', 'x', 'shared/carol/family')", as: "bob"))
+        // carol (read-only) reads everything and changes nothing.
+        XCTAssertEqual(try server.psql("SELECT id || ':' || title FROM item ORDER BY id", as: "carol"), "a1:alice, edited by bob\np1:by bob with psql")
+        XCTAssertEqual(try server.psql("UPDATE item SET title = 'carol' RETURNING id", as: "carol"), "")
+        XCTAssertEqual(try server.psql("DELETE FROM item RETURNING id", as: "carol"), "")
+        XCTAssertThrowsError(try server.psql("INSERT INTO item (id, title, gs_zone) VALUES ('c1', 'x', 'shared/alice/family')", as: "carol"))
+        // What bob did with psql reaches alice's group, author `cloud`.
+        let saves = alice.saves()
+        try alice.start()
+        let second = try await CloudSync(configuration).syncOnce()
+        XCTAssertNil(second.error)
+        let save = try await deadline(30, "the save of `cloud` in alice's group") {
+            for await save in saves where save.author == "cloud" { return save }
+            return nil
+        }
+        XCTAssertEqual(save.change(of: "item")?.inserted, ["p1"])
+        XCTAssertEqual(save.change(of: "item")?.updated, ["a1"])
+        XCTAssertEqual(try dump(alice, "item"), ["t:a1|t:alice, edited by bob", "t:p1|t:by bob with psql"])
+
+        // Unshared: bob sees nothing of the zone any more, not even in the log.
+        try server.psql("DELETE FROM groupstore.shares WHERE member = 'bob'", as: "alice")
+        XCTAssertEqual(try server.psql("SELECT count(*) FROM item", as: "bob"), "0")
+        XCTAssertEqual(try server.psql("SELECT count(*) FROM groupstore.change_log WHERE zone LIKE 'shared/%'", as: "bob"), "0")
+        XCTAssertEqual(try server.psql("SELECT count(*) FROM groupstore.change_log WHERE zone LIKE 'shared/%'", as: "carol"), "3")
+    }
+
     func testARoleWithoutGroupstoreUser_isToldWhatToGrant_andAScopeChangeIsRefused() async throws {
-        try server.createRole("carol")
-        let carol = try pgRemote(user: "carol")
+        try server.createRole("dave")
+        let dave = try pgRemote(user: "dave")
         do {
-            _ = try await carol.account()
-            XCTFail("carol was let in")
+            _ = try await dave.account()
+            XCTFail("dave was let in")
         } catch let error as CloudSyncError {
             XCTAssertEqual(error.code, .permissionDenied)
-            XCTAssertTrue(error.message.contains("GRANT groupstore_user TO \"carol\""), error.message)
+            XCTAssertTrue(error.message.contains("GRANT groupstore_user TO \"dave\""), error.message)
         }
         let alice = try open("alice", schema: Self.schema)
         try await alice.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'x')") }
