@@ -67,18 +67,18 @@ struct ProducerService: Service {
         for await save in store.saves() {
                 guard let updated = save.change(of: "job")?.updated, !updated.isEmpty else { continue }
                 let ids = updated.compactMap(\.integerValue)
+                // Rows are read into Sendable values, so GRDB runs the read off the concurrency pool.
                 let finished =
                     (try? await store.pool.read { db in
                         try Row.fetchAll(
                             db,
-                            sql:
-                                "SELECT id, worker, result, enqueued_at, done_at FROM job WHERE state = 'done' AND id IN (\(ids.map(String.init).joined(separator: ",")))"
-                        )
+                            sql: "SELECT id, worker, result, done_at FROM job WHERE state = 'done' AND id IN (\(ids.map(String.init).joined(separator: ",")))"
+                        ).map { (id: $0["id"] as Int64, worker: $0["worker"] as String, result: $0["result"] as String, doneAt: $0["done_at"] as Double) }
                     }) ?? []
-                for row in finished where done.insert(row["id"]).inserted {
-                    let delay = (Date().timeIntervalSince1970 - (row["done_at"] as Double)) * 1000
+                for job in finished where done.insert(job.id).inserted {
+                    let delay = (Date().timeIntervalSince1970 - job.doneAt) * 1000
                     printLine(
-                        "producer saw job \(row["id"] as Int64) done by \(row["worker"] as String) (result \(row["result"] as String)) after \(String(format: "%.3f", delay)) ms"
+                        "producer saw job \(job.id) done by \(job.worker) (result \(job.result)) after \(String(format: "%.3f", delay)) ms"
                     )
                 }
                 if jobs > 0 && done.count >= jobs { break }

@@ -86,6 +86,49 @@ class SharedZoneTests: CloudTestCase {
         XCTAssertEqual(try dump(alice, "item"), ["t:a1|t:alice, edited by bob", "t:b1|t:from bob"])
     }
 
+    func testAnEditNotUploadedWhenTheZoneIsUnshared_staysAndIsParked() async throws {
+        let alice = try open("alice", schema: Self.schema)
+        let bob = try open("bob", schema: Self.schema)
+        try await alice.write { db in try db.execute(sql: "INSERT INTO item VALUES ('a1', 'one'), ('a2', 'two')") }
+        try await syncShared("alice")
+        let owner = try defaultRemote(user: "alice")
+        try await owner.share("family", with: "bob", access: .readWrite)
+        try await syncShared("bob")
+        // bob edits a1, then loses the zone before his next sync.
+        try await bob.write { db in try db.execute(sql: "UPDATE item SET title = 'bob''s edit' WHERE id = 'a1'") }
+        try await owner.share("family", with: "bob", access: nil)
+        let summary = try await syncShared("bob")
+        XCTAssertEqual(try dump(bob, "item"), ["t:a1|t:bob's edit"], "a2 left with the zone; bob's edit stayed")
+        XCTAssertEqual(summary.parked, 1, "the edit cannot go up: parked and reported")
+        try await syncShared("alice")
+        XCTAssertEqual(try dump(alice, "item"), ["t:a1|t:one", "t:a2|t:two"])
+    }
+
+    func testChangingTheSharedZone_leavesTheOldZoneAndFetchesTheNewOne() async throws {
+        let alice = try open("alice", schema: Self.schema)
+        try await alice.write { db in try db.execute(sql: "INSERT INTO item VALUES ('f1', 'family')") }
+        try await syncShared("alice")
+        var work = try sharedConfiguration("alice")
+        work.sharedZone = .shared(owner: "alice", name: "work")
+        let switched = try await CloudSync(work).syncOnce()
+        XCTAssertNil(switched.error)
+        XCTAssertEqual(try dump(alice, "item"), [], "the family zone's row left with it")
+        try await alice.write { db in try db.execute(sql: "INSERT INTO item VALUES ('w1', 'work')") }
+        _ = try await CloudSync(work).syncOnce()
+        try await syncShared("alice")
+        XCTAssertEqual(try dump(alice, "item"), ["t:f1|t:family"], "back to family: its row is listed again, work's left")
+        let family = try await fetchAll(try defaultRemote(user: "alice"), family, since: nil)
+        XCTAssertEqual(family.changed.map(\.id.name), ["f1"])
+    }
+
+    func testZoneDescriptions_parseOrAreRefused() {
+        XCTAssertEqual(CloudZone(description: "shared/alice/family"), .shared(owner: "alice", name: "family"))
+        XCTAssertEqual(CloudZone(description: "shared/a/b/c"), .shared(owner: "a/b", name: "c"))
+        for text in ["shared/family", "shared/", "shared//family", "shared/alice/", "shared/ alice/family", "shared/alice/no good", "shared/alice/" + String(repeating: "x", count: 64), "private/", "publics"] {
+            XCTAssertNil(CloudZone(description: text), text)
+        }
+    }
+
     func testASharedTableReferencingAPrivateOne_isRefused_andSharedTablesNeedAZone() async throws {
         _ = try open("alice", schema: "CREATE TABLE folder(id TEXT PRIMARY KEY); CREATE TABLE item(id TEXT PRIMARY KEY, folder TEXT REFERENCES folder(id))")
         var configuration = try sharedConfiguration("alice")

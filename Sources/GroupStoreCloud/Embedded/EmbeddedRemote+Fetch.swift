@@ -48,6 +48,10 @@ private struct FetchQuery: Sendable {
     var display: String
 
     func run(_ db: Database) throws -> CloudChangeBatch {
+        if zone.scope == .shared, !EmbeddedRemote.isUserName(zone.owner) {
+            throw CloudSyncError(
+                .invalidConfiguration, "\(zone) cannot exist on the remote \(display): its owner \(String(reflecting: zone.owner)) is not a user name")
+        }
         if zone.scope == .shared, try EmbeddedRemote.access(db, to: zone, user: user) == nil {
             throw CloudSyncError(.permissionDenied, "\(zone) is not shared with \(user) on the remote \(display)")
         }

@@ -14,6 +14,14 @@ extension SyncEngine {
     /// Fetches every zone; returns how many records were applied.
     func fetchAll(summary: inout CloudSyncSummary) async throws -> Int {
         var applied = 0
+        // Shared zones this group synced before and no longer does (its shared zone was changed).
+        let current = Set(zones.map(\.description))
+        let stale = try await pool.read { db in
+            try String.fetchAll(
+                db,
+                sql: "SELECT zone FROM \(SyncState.record) WHERE zone LIKE 'shared/%' UNION SELECT zone FROM \(SyncState.zone) WHERE zone LIKE 'shared/%'")
+        }.filter { !current.contains($0) }.compactMap(CloudZone.init(description:))
+        for zone in stale { applied += try await leave(zone, because: "this group no longer syncs it", summary: &summary) }
         for zone in zones { applied += try await fetch(zone, summary: &summary) }
         if applied > 0 { events.emit(.fetched(count: applied)) }
         return applied
@@ -36,7 +44,7 @@ extension SyncEngine {
                     try await self.remote.fetchChanges(in: zone, since: since, limit: Self.fetchPageSize)
                 }
             } catch let error as CloudSyncError where error.code == .permissionDenied && zone.scope == .shared {
-                return try await leave(zone, because: error, summary: &summary)
+                return try await leave(zone, because: error.message, summary: &summary)
             } catch let error as CloudSyncError where error.code == .tokenExpired && !listing {
                 logger.info("change token expired: listing the zone again", metadata: ["zone": "\(zone)"])
                 token = nil
@@ -60,24 +68,33 @@ extension SyncEngine {
     }
 
     /// A shared zone this user may not read (not shared with them yet, or no
-    /// longer): the records this group holds in it leave the group, deleted
-    /// here as remote deletions are, and its token goes with them in the
-    /// same transaction, so that sharing it again lists it in full.
-    private func leave(_ zone: CloudZone, because error: CloudSyncError, summary: inout CloudSyncSummary) async throws -> Int {
-        let (held, token) = try await pool.read { db in
-            let held = try Row.fetchAll(db, sql: "SELECT entity, name FROM \(SyncState.record) WHERE zone = ?", arguments: [zone.description])
-                .map { CloudRecordID(zone: zone, type: $0[0], name: $0[1]) }
-            return (held, try SyncState.token(db, zone: zone))
+    /// longer), or that this group no longer syncs: the records this group
+    /// holds in it leave the group, deleted here as remote deletions are,
+    /// and its token goes with them in the same transaction, so that sharing
+    /// it again lists it in full. A record with a local change not uploaded
+    /// yet stays, as a new record of this group: it is uploaded to the zone
+    /// its table syncs with, or refused and parked, never dropped.
+    private func leave(_ zone: CloudZone, because reason: String, summary: inout CloudSyncSummary) async throws -> Int {
+        let (held, edited, token) = try await pool.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT r.entity, r.name, EXISTS (SELECT 1 FROM \(SyncState.pending) AS p WHERE p.entity = r.entity AND p.name = r.name)
+                    FROM \(SyncState.record) AS r WHERE r.zone = ?
+                    """,
+                arguments: [zone.description]
+            ).map { (id: CloudRecordID(zone: zone, type: $0[0], name: $0[1]), edited: $0[2] as Bool) }
+            return (rows.filter { !$0.edited }.map(\.id), rows.filter(\.edited).map(\.id), try SyncState.token(db, zone: zone))
         }
-        guard !held.isEmpty || token != nil else {
-            logger.debug("shared zone not shared with this user (yet): nothing fetched", metadata: ["zone": "\(zone)", "error": "\(error.message)"])
+        guard !held.isEmpty || !edited.isEmpty || token != nil else {
+            logger.debug("shared zone not shared with this user (yet): nothing fetched", metadata: ["zone": "\(zone)", "reason": "\(reason)"])
             return 0
         }
         logger.info(
-            "shared zone no longer shared with this user: its records leave the group",
-            metadata: ["zone": "\(zone)", "records": "\(held.count)", "error": "\(error.message)"])
+            "shared zone left: its records leave the group",
+            metadata: ["zone": "\(zone)", "records": "\(held.count)", "keptEdited": "\(edited.count)", "reason": "\(reason)"])
         let empty = CloudChangeBatch(changed: [], deleted: [], token: CloudChangeToken(""), moreComing: false)
-        let outcome = try await apply(empty, zone: zone, saveToken: nil, dropToken: true, deleted: held, forgotten: [])
+        let outcome = try await apply(empty, zone: zone, saveToken: nil, dropToken: true, deleted: held, forgotten: edited)
         report(outcome, into: &summary)
         return outcome.applied
     }
@@ -85,14 +102,14 @@ extension SyncEngine {
     /// The records this group holds in `zone` that a full listing lacked:
     /// deleted on the remote, or forgotten by it (replaced or restored).
     private func unseen(in zone: CloudZone, seen: Set<String>) async throws -> (deleted: [CloudRecordID], forgotten: [CloudRecordID]) {
+        // Read as Sendable values, so the read runs off this actor's thread.
         let held = try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT entity, name, tag FROM \(SyncState.record) WHERE zone = ?", arguments: [zone.description])
+                .map { (entity: $0[0] as String, name: $0[1] as String, tag: $0[2] as String) }
         }
         var missing: [CloudRecordID: String] = [:]
-        for row in held {
-            let entity: String = row[0]
-            let name: String = row[1]
-            if !seen.contains(entity.lowercased() + "\u{0}" + name) { missing[CloudRecordID(zone: zone, type: entity, name: name)] = row[2] }
+        for row in held where !seen.contains(row.entity.lowercased() + "\u{0}" + row.name) {
+            missing[CloudRecordID(zone: zone, type: row.entity, name: row.name)] = row.tag
         }
         guard !missing.isEmpty else { return ([], []) }
         let snapshot = missing

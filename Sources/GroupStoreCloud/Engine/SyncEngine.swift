@@ -44,7 +44,7 @@ actor SyncEngine {
         store: GroupStore, configuration: CloudSyncConfiguration, events: EventHub, sealEveryCycle: Bool = true
     ) async throws -> SyncEngine {
         if !configuration.sharedTables.isEmpty {
-            guard let zone = configuration.sharedZone, zone.scope == .shared, !zone.owner.isEmpty, CloudZone.isZoneName(zone.name) else {
+            guard let zone = configuration.sharedZone, zone.scope == .shared, CloudZone.isOwnerName(zone.owner), CloudZone.isZoneName(zone.name) else {
                 throw CloudSyncError(
                     .invalidConfiguration,
                     "shared tables \(configuration.sharedTables.joined(separator: ", ")) need a shared zone (owner/name, the name 1 to 63 of A-Z a-z 0-9 . _ -)")

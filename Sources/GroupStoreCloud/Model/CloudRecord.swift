@@ -55,14 +55,23 @@ public struct CloudZone: Hashable, Sendable, Codable, CustomStringConvertible {
             self = .public
         } else if description.hasPrefix("private/"), description.count > 8 {
             self = .private(String(description.dropFirst(8)))
-        } else if description.hasPrefix("shared/"), let slash = description.lastIndex(of: "/"),
-            case let owner = description[description.index(description.startIndex, offsetBy: 7)..<slash],
-            case let name = description[description.index(after: slash)...], !owner.isEmpty, Self.isZoneName(String(name))
-        {
-            self = .shared(owner: String(owner), name: String(name))
+        } else if description.hasPrefix("shared/") {
+            let rest = description.dropFirst(7)
+            guard let slash = rest.lastIndex(of: "/") else { return nil }
+            let owner = String(rest[..<slash])
+            let name = String(rest[rest.index(after: slash)...])
+            guard Self.isOwnerName(owner), Self.isZoneName(name) else { return nil }
+            self = .shared(owner: owner, name: name)
         } else {
             return nil
         }
+    }
+
+    /// A shared zone's owner as a zone names it: not empty, no surrounding
+    /// white space, no control characters.
+    public static func isOwnerName(_ owner: String) -> Bool {
+        !owner.isEmpty && owner.trimmingCharacters(in: .whitespaces) == owner
+            && !owner.unicodeScalars.contains { CharacterSet.controlCharacters.contains($0) }
     }
 
     /// A shared zone's name: 1 to 63 of `A-Z a-z 0-9 . _ -`.

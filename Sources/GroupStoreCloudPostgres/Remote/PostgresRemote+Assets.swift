@@ -29,7 +29,7 @@ extension PostgresRemote {
             _ = try await Self.cells(
                 connection.query(
                     PostgresQuery(
-                        unsafeSQL: "INSERT INTO groupstore.assets (hash, size, bytes) VALUES ($1, $2::bigint, $3) ON CONFLICT (hash) DO NOTHING",
+                        unsafeSQL: "INSERT INTO groupstore.assets (hash, size, bytes) VALUES ($1, $2::bigint, $3) ON CONFLICT (hash, owner) DO NOTHING",
                         binds: binds), logger: logger))
         }
     }
@@ -39,7 +39,7 @@ extension PostgresRemote {
             var binds = PostgresBindings()
             binds.append(asset.hash)
             let rows = try await Self.bounded(
-                connection.query(PostgresQuery(unsafeSQL: "SELECT bytes FROM groupstore.assets WHERE hash = $1", binds: binds), logger: logger)
+                connection.query(PostgresQuery(unsafeSQL: "SELECT bytes FROM groupstore.assets WHERE hash = $1 LIMIT 1", binds: binds), logger: logger)
             ).rows
             guard let row = rows.first, var buffer = try row.first?.decode(ByteBuffer?.self) else {
                 throw CloudSyncError(.badRemote, "\(displayName) has no asset \(asset.hash) (\(asset.size) bytes)")

@@ -29,6 +29,9 @@ extension PostgresRemote {
                 throw CloudSyncError(.permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from \(displayName)")
             }
             if zone.scope == .shared, try await !mayRead(zone, connection) {
+                guard try await roleExists(zone.owner, connection) else {
+                    throw CloudSyncError(.invalidConfiguration, "\(zone) cannot exist on \(displayName): there is no role \(String(reflecting: zone.owner))")
+                }
                 throw CloudSyncError(.permissionDenied, "\(zone) is not shared with \(user) on \(displayName)")
             }
             let epoch = try await epoch(connection)

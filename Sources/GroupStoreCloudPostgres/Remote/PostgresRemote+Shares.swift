@@ -9,8 +9,8 @@ extension PostgresRemote {
     /// Listeners get a hint, so the member's running groups fetch the zone,
     /// or remove its records, at once.
     /// - Throws: ``CloudSyncError/Code/invalidConfiguration`` for a zone name
-    ///   that is not 1 to 63 of `A-Z a-z 0-9 . _ -`, or an empty member, or
-    ///   this role itself.
+    ///   that is not 1 to 63 of `A-Z a-z 0-9 . _ -`, an empty member, this
+    ///   role itself, or (when sharing) a role that does not exist.
     public func share(_ zone: String, with member: String, access: CloudShareAccess?) async throws {
         guard CloudZone.isZoneName(zone) else {
             throw CloudSyncError(.invalidConfiguration, "a shared zone's name is 1 to 63 of A-Z a-z 0-9 . _ -, not \(String(reflecting: zone))")
@@ -19,6 +19,11 @@ extension PostgresRemote {
             let user = try await user(connection)
             guard !member.isEmpty, member != user else {
                 throw CloudSyncError(.invalidConfiguration, "zone \(zone) of \(user) can be shared with another role, not \(String(reflecting: member))")
+            }
+            // Sharing with a role that does not exist would grant a role created later under that name.
+            if access != nil, try await !roleExists(member, connection) {
+                throw CloudSyncError(
+                    .invalidConfiguration, "zone \(zone) of \(user) cannot be shared with \(String(reflecting: member)): there is no such role on \(displayName)")
             }
             var binds = PostgresBindings()
             binds.append(zone)
@@ -51,6 +56,15 @@ extension PostgresRemote {
                 return CloudShare(zone: .shared(owner: owner, name: zone), user: member, access: row[3] == "true" ? .readWrite : .readOnly)
             }
         }
+    }
+
+    /// Whether a role named `name` exists (`pg_roles` is readable by every role).
+    func roleExists(_ name: String, _ connection: PostgresConnection) async throws -> Bool {
+        var binds = PostgresBindings()
+        binds.append(name)
+        let rows = try await Self.cells(
+            connection.query(PostgresQuery(unsafeSQL: "SELECT 1::text FROM pg_roles WHERE rolname = $1", binds: binds), logger: logger))
+        return !rows.isEmpty
     }
 
     /// Whether this role reads `zone` (row-level security's own rule).

@@ -296,7 +296,8 @@ public final class PostgresRemote: CloudDatabase, Service {
     /// The typed tables, reading the catalog if `names` are not all known.
     func tables(_ names: some Sequence<String>, _ connection: PostgresConnection) async throws -> [String: PostgresTypedTable] {
         let known = state.withLock { $0.tables }
-        if names.allSatisfy({ known[$0] != nil }) { return known }
+        // Nothing known yet (a remote that fetches before it prepares anything): read the catalog.
+        if !known.isEmpty, names.allSatisfy({ known[$0] != nil }) { return known }
         return try await loadCatalog(connection)
     }
 }

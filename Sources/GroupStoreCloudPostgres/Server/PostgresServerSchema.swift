@@ -18,10 +18,11 @@
 ///   schema `public` — the same name and columns, plus system columns with the
 ///   reserved prefix `gs_` — with row-level security enabled and forced, its
 ///   policies and its triggers;
-/// - row triggers that give a row written with plain SQL its owner (the
-///   writing role), zone, name, tag and edit time, and log every change;
-///   a statement trigger that sends `NOTIFY groupstore` (no payload: every
-///   user can see notifications).
+/// - a row trigger that gives a row written with plain SQL its owner (the
+///   writing role), zone, name, tag and edit time; statement triggers that
+///   log every change of the statement at once (transition tables) and
+///   send `NOTIFY groupstore` (no payload: every user can see
+///   notifications).
 enum PostgresServerSchema {
     /// `meta.kind` of every GroupStore remote.
     static let kind = "groupstore-cloud-remote"
@@ -80,12 +81,21 @@ enum PostgresServerSchema {
           PRIMARY KEY (zone, type, name)
         );
         CREATE TABLE IF NOT EXISTS groupstore.assets (
-          hash text PRIMARY KEY CHECK (hash ~ '^[0-9a-f]{64}$'),
+          hash text NOT NULL CHECK (hash ~ '^[0-9a-f]{64}$'),
           size bigint NOT NULL,
           bytes bytea NOT NULL,
           owner text NOT NULL DEFAULT current_user,
-          CHECK (octet_length(bytes) = size AND encode(sha256(bytes), 'hex') = hash)
+          CHECK (octet_length(bytes) = size AND encode(sha256(bytes), 'hex') = hash),
+          PRIMARY KEY (hash, owner)
         );
+        -- Format 2: each role that uploads an asset holds its own copy (format 1 kept
+        -- one per hash, which let a role name a hash it could not read and so read it).
+        DO $do$ BEGIN
+          IF (SELECT cardinality(conkey) FROM pg_constraint WHERE conname = 'assets_pkey' AND conrelid = 'groupstore.assets'::regclass) = 1 THEN
+            ALTER TABLE groupstore.assets DROP CONSTRAINT assets_pkey;
+            ALTER TABLE groupstore.assets ADD PRIMARY KEY (hash, owner);
+          END IF;
+        END $do$;
         CREATE TABLE IF NOT EXISTS groupstore.asset_refs (
           zone text NOT NULL,
           type text NOT NULL,
@@ -115,6 +125,19 @@ enum PostgresServerSchema {
           OR groupstore.zone_owner(p_zone) = current_user
           OR EXISTS (SELECT 1 FROM groupstore.shares AS s
                      WHERE s.member = current_user AND p_zone = 'shared/' || s.owner || '/' || s.zone);
+        -- The assets a row names: asset values ({"a": {"h": hash, …}}) in its
+        -- jsonb columns (`p_columns`: the row as jsonb, when the table has any)
+        -- and in the values kept aside (`p_extra`).
+        CREATE OR REPLACE FUNCTION groupstore.asset_hashes(p_columns jsonb, p_extra jsonb) RETURNS SETOF text
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+          SELECT DISTINCT x.h FROM (
+            SELECT v.value -> 'a' ->> 'h' AS h FROM jsonb_each(CASE WHEN jsonb_typeof(p_columns) = 'object' THEN p_columns ELSE '{}' END) AS v
+              WHERE v.key <> 'gs_extra' AND jsonb_typeof(v.value) = 'object'
+            UNION ALL
+            SELECT v.value -> 'a' ->> 'h' FROM jsonb_each(CASE WHEN jsonb_typeof(p_extra) = 'object' THEN p_extra ELSE '{}' END) AS v
+              WHERE jsonb_typeof(v.value) = 'object'
+          ) AS x WHERE x.h IS NOT NULL
+        $fn$;
         -- Whether the current role writes in a shared zone: its own, or one
         -- shared with it read-write.
         CREATE OR REPLACE FUNCTION groupstore.may_write(p_zone text) RETURNS boolean
@@ -168,7 +191,7 @@ enum PostgresServerSchema {
         CREATE POLICY gs_read ON groupstore.assets FOR SELECT TO groupstore_user
           USING (owner = current_user OR EXISTS (SELECT 1 FROM groupstore.asset_refs AS r WHERE r.hash = assets.hash));
         DROP POLICY IF EXISTS gs_add ON groupstore.assets;
-        CREATE POLICY gs_add ON groupstore.assets FOR INSERT TO groupstore_user WITH CHECK (true);
+        CREATE POLICY gs_add ON groupstore.assets FOR INSERT TO groupstore_user WITH CHECK (owner = current_user);
 
         DROP POLICY IF EXISTS gs_admin ON groupstore.shares;
         CREATE POLICY gs_admin ON groupstore.shares TO CURRENT_USER USING (true) WITH CHECK (true);
@@ -197,10 +220,11 @@ enum PostgresServerSchema {
           v_extra jsonb;
           i int;
         BEGIN
-          SELECT scope, key_columns, key_bytea INTO v_type FROM groupstore.types WHERE name = TG_TABLE_NAME;
-          IF NOT FOUND THEN
-            RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('table %s is not a GroupStore record type', TG_TABLE_NAME);
+          -- The record type, as its trigger was created with it (scope, key columns, which are bytea).
+          IF TG_NARGS <> 4 THEN
+            RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('table %s: its GroupStore trigger is out of date; run groupstore cloud setup', TG_TABLE_NAME);
           END IF;
+          SELECT TG_ARGV[0] AS scope, TG_ARGV[1]::text[] AS key_columns, TG_ARGV[2]::boolean[] AS key_bytea INTO v_type;
           IF TG_OP = 'INSERT' THEN
             NEW.gs_owner := current_user;
             IF v_type.scope = 'shared' THEN
@@ -262,37 +286,55 @@ enum PostgresServerSchema {
                  OR e.value IS DISTINCT FROM (v_old -> 'gs_extra' -> e.key);
             NEW.gs_extra := v_extra;
           END IF;
+          -- An asset a row names must be one this role uploaded or may read
+          -- (naming a hash must not be a way to read its bytes).
+          IF NEW.gs_extra <> '{}' OR TG_ARGV[3] = 'true' THEN
+            SELECT x.h INTO v_part FROM groupstore.asset_hashes(CASE WHEN TG_ARGV[3] = 'true' THEN v_new END, NEW.gs_extra) AS x(h)
+              WHERE NOT EXISTS (SELECT 1 FROM groupstore.assets AS a WHERE a.hash = x.h) LIMIT 1;
+            IF FOUND THEN
+              RAISE EXCEPTION USING ERRCODE = '42501',
+                MESSAGE = format('%s: asset %s is neither one this role uploaded nor one it may read; upload its bytes first', TG_TABLE_NAME, v_part);
+            END IF;
+          END IF;
           NEW.gs_tag := nextval('groupstore.tags');
           NEW.gs_tx := pg_current_xact_id();
           NEW.gs_edited_by := current_user;
           RETURN NEW;
         END $fn$;
 
-        -- After a row is written (the schema owner's rights): the change log
-        -- and the tombstones, which users only read.
-        CREATE OR REPLACE FUNCTION groupstore.row_after() RETURNS trigger
+        -- After each statement (the schema owner's rights), on all its rows
+        -- at once: the change log, tombstones and asset references, which
+        -- users only read; then a hint for listeners, with no payload.
+        CREATE OR REPLACE FUNCTION groupstore.rows_written() RETURNS trigger
         LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
         BEGIN
-          IF TG_OP <> 'INSERT' THEN
-            DELETE FROM groupstore.asset_refs WHERE zone = OLD.gs_zone AND type = TG_TABLE_NAME AND name = OLD.gs_name;
+          IF TG_OP = 'INSERT' THEN
+            IF NOT EXISTS (SELECT 1 FROM gs_new) THEN RETURN NULL; END IF;
+            INSERT INTO groupstore.change_log (zone, type, name) SELECT gs_zone, TG_TABLE_NAME, gs_name FROM gs_new ORDER BY gs_tag;
+            DELETE FROM groupstore.tombstones AS t USING gs_new AS n
+              WHERE t.zone = n.gs_zone AND t.type = TG_TABLE_NAME AND t.name = n.gs_name;
+          ELSIF TG_OP = 'UPDATE' THEN
+            IF NOT EXISTS (SELECT 1 FROM gs_new) THEN RETURN NULL; END IF;
+            INSERT INTO groupstore.change_log (zone, type, name) SELECT gs_zone, TG_TABLE_NAME, gs_name FROM gs_new ORDER BY gs_tag;
+            DELETE FROM groupstore.asset_refs AS r USING gs_old AS o
+              WHERE (o.gs_extra <> '{}' OR TG_ARGV[0] = 'true') AND r.zone = o.gs_zone AND r.type = TG_TABLE_NAME AND r.name = o.gs_name;
+          ELSE
+            IF NOT EXISTS (SELECT 1 FROM gs_old) THEN RETURN NULL; END IF;
+            INSERT INTO groupstore.change_log (zone, type, name) SELECT gs_zone, TG_TABLE_NAME, gs_name FROM gs_old ORDER BY gs_tag;
+            INSERT INTO groupstore.tombstones (zone, type, name, owner, tag)
+              SELECT gs_zone, TG_TABLE_NAME, gs_name, gs_owner, nextval('groupstore.tags') FROM gs_old ORDER BY gs_tag
+              ON CONFLICT (zone, type, name) DO UPDATE SET owner = excluded.owner, tag = excluded.tag;
+            DELETE FROM groupstore.asset_refs AS r USING gs_old AS o
+              WHERE (o.gs_extra <> '{}' OR TG_ARGV[0] = 'true') AND r.zone = o.gs_zone AND r.type = TG_TABLE_NAME AND r.name = o.gs_name;
           END IF;
+          -- TG_ARGV[0]: whether the table has jsonb columns, which may hold assets too.
           IF TG_OP <> 'DELETE' THEN
             INSERT INTO groupstore.asset_refs (zone, type, name, hash)
-              SELECT DISTINCT NEW.gs_zone, TG_TABLE_NAME, NEW.gs_name, v.value -> 'a' ->> 'h'
-              FROM jsonb_each(NEW.gs_extra) AS v
-              WHERE jsonb_typeof(v.value) = 'object' AND v.value -> 'a' ->> 'h' IS NOT NULL;
+              SELECT DISTINCT n.gs_zone, TG_TABLE_NAME, n.gs_name, h.h
+              FROM gs_new AS n, groupstore.asset_hashes(CASE WHEN TG_ARGV[0] = 'true' THEN to_jsonb(n) END, n.gs_extra) AS h(h)
+              WHERE n.gs_extra <> '{}' OR TG_ARGV[0] = 'true';
           END IF;
-          IF TG_OP = 'DELETE' THEN
-            INSERT INTO groupstore.change_log (zone, type, name) VALUES (OLD.gs_zone, TG_TABLE_NAME, OLD.gs_name);
-            INSERT INTO groupstore.tombstones (zone, type, name, owner, tag)
-              VALUES (OLD.gs_zone, TG_TABLE_NAME, OLD.gs_name, OLD.gs_owner, nextval('groupstore.tags'))
-              ON CONFLICT (zone, type, name) DO UPDATE SET owner = excluded.owner, tag = excluded.tag;
-          ELSE
-            INSERT INTO groupstore.change_log (zone, type, name) VALUES (NEW.gs_zone, TG_TABLE_NAME, NEW.gs_name);
-            IF TG_OP = 'INSERT' THEN
-              DELETE FROM groupstore.tombstones WHERE zone = NEW.gs_zone AND type = TG_TABLE_NAME AND name = NEW.gs_name;
-            END IF;
-          END IF;
+          PERFORM pg_notify('groupstore', '');
           RETURN NULL;
         END $fn$;
 
@@ -303,6 +345,35 @@ enum PostgresServerSchema {
           PERFORM pg_notify('groupstore', '');
           RETURN NULL;
         END $fn$;
+
+        -- (Re)creates the triggers of a typed table: the row trigger, given
+        -- the record type (so it reads no catalog per row), and one statement
+        -- trigger per operation, given the statement's rows.
+        CREATE OR REPLACE FUNCTION groupstore.install_triggers(p_name text) RETURNS void
+        LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
+        DECLARE
+          v_type record;
+          v_table text := format('public.%I', p_name);
+          v_jsonb boolean;
+        BEGIN
+          SELECT scope, key_columns, key_bytea INTO v_type FROM groupstore.types WHERE name = p_name;
+          IF NOT FOUND OR to_regclass(v_table) IS NULL THEN RETURN; END IF;
+          EXECUTE format('DROP TRIGGER IF EXISTS gs_before ON %s', v_table);
+          EXECUTE format('DROP TRIGGER IF EXISTS gs_after ON %s', v_table);
+          EXECUTE format('DROP TRIGGER IF EXISTS gs_notify ON %s', v_table);
+          EXECUTE format('DROP TRIGGER IF EXISTS gs_inserted ON %s', v_table);
+          EXECUTE format('DROP TRIGGER IF EXISTS gs_updated ON %s', v_table);
+          EXECUTE format('DROP TRIGGER IF EXISTS gs_deleted ON %s', v_table);
+          -- Columns may be added later (prepare_type reinstalls the triggers then).
+          v_jsonb := EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = v_table::regclass AND atttypid = 'jsonb'::regtype
+                               AND attname <> 'gs_extra' AND attnum > 0 AND NOT attisdropped);
+          EXECUTE format('CREATE TRIGGER gs_before BEFORE INSERT OR UPDATE ON %s FOR EACH ROW EXECUTE FUNCTION groupstore.row_before(%L, %L, %L, %L)',
+            v_table, v_type.scope, v_type.key_columns::text, v_type.key_bytea::text, v_jsonb::text);
+          EXECUTE format('CREATE TRIGGER gs_inserted AFTER INSERT ON %s REFERENCING NEW TABLE AS gs_new FOR EACH STATEMENT EXECUTE FUNCTION groupstore.rows_written(%L)', v_table, v_jsonb::text);
+          EXECUTE format('CREATE TRIGGER gs_updated AFTER UPDATE ON %s REFERENCING OLD TABLE AS gs_old NEW TABLE AS gs_new FOR EACH STATEMENT EXECUTE FUNCTION groupstore.rows_written(%L)', v_table, v_jsonb::text);
+          EXECUTE format('CREATE TRIGGER gs_deleted AFTER DELETE ON %s REFERENCING OLD TABLE AS gs_old FOR EACH STATEMENT EXECUTE FUNCTION groupstore.rows_written(%L)', v_table, v_jsonb::text);
+        END $fn$;
+        REVOKE ALL ON FUNCTION groupstore.install_triggers(text) FROM PUBLIC;
 
         -- After each statement on the shares: a hint, so that members fetch
         -- (or leave) a zone shared with them (or no longer).
@@ -378,19 +449,24 @@ enum PostgresServerSchema {
               EXECUTE format('CREATE POLICY gs_delete ON %s FOR DELETE TO groupstore_user USING (gs_owner = current_user)', v_table);
             END IF;
             EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO groupstore_user', v_table);
-            EXECUTE format('CREATE TRIGGER gs_before BEFORE INSERT OR UPDATE ON %s FOR EACH ROW EXECUTE FUNCTION groupstore.row_before()', v_table);
-            EXECUTE format('CREATE TRIGGER gs_after AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION groupstore.row_after()', v_table);
-            EXECUTE format('CREATE TRIGGER gs_notify AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH STATEMENT EXECUTE FUNCTION groupstore.statement_after()', v_table);
             INSERT INTO groupstore.types (name, scope, columns, key_columns, key_bytea) VALUES (p_name, p_scope, p_columns, v_keys, v_key_bytea);
+            PERFORM groupstore.install_triggers(p_name);
           END IF;
           FOR v_col IN SELECT value FROM jsonb_array_elements(p_columns) LOOP
             IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = v_table::regclass AND attname = v_col ->> 'name' AND NOT attisdropped) THEN
               EXECUTE format('ALTER TABLE %s ADD COLUMN %I %s', v_table, v_col ->> 'name', v_col ->> 'pgType');
+              IF v_col ->> 'pgType' = 'jsonb' THEN PERFORM groupstore.install_triggers(p_name); END IF;
             END IF;
           END LOOP;
         END $fn$;
         REVOKE ALL ON FUNCTION groupstore.prepare_type(text, text, jsonb) FROM PUBLIC;
         GRANT EXECUTE ON FUNCTION groupstore.prepare_type(text, text, jsonb) TO groupstore_user;
+
+        -- The typed tables of an older setup get this setup's triggers.
+        DO $do$ DECLARE v_name text; BEGIN
+          FOR v_name IN SELECT name FROM groupstore.types LOOP PERFORM groupstore.install_triggers(v_name); END LOOP;
+        END $do$;
+        DROP FUNCTION IF EXISTS groupstore.row_after();
 
         -- Prunes the change log to its last `p_keep_last` entries (those
         -- behind the transaction fence), and the tombstones of the deletes

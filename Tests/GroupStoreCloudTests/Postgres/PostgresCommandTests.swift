@@ -64,9 +64,19 @@ final class PostgresCommandTests: CloudTestCase {
         let noZone = try sync("alice")
         XCTAssertEqual(noZone.status, 1)
         XCTAssertTrue(noZone.errors.contains("--shared-tables item needs --shared-zone OWNER/NAME"), noZone.errors)
-        let badZone = try sync("alice", ["--shared-zone", "alice/no good"])
-        XCTAssertEqual(badZone.status, 1)
-        XCTAssertTrue(badZone.errors.contains("--shared-zone takes OWNER/NAME"), badZone.errors)
+        for zone in ["alice/no good", "family", "", " alice/family"] {
+            let badZone = try sync("alice", ["--shared-zone", zone])
+            XCTAssertEqual(badZone.status, 1, zone)
+            XCTAssertTrue(badZone.errors.contains("--shared-zone takes OWNER/NAME"), badZone.errors)
+            XCTAssertEqual(badZone.errors.split(separator: "\n").count, 1, badZone.errors)
+        }
+        let noOwner = try sync("alice", ["--shared-zone", "nobody/family"])
+        XCTAssertEqual(noOwner.status, 1)
+        XCTAssertTrue(noOwner.errors.contains("there is no role \"nobody\""), noOwner.errors)
+        let noSuchRole = try groupstore(
+            ["cloud", "share", "--remote", server.url(user: "alice"), "--zone", "family", "--with", "bobby", "--access", "read-only"])
+        XCTAssertEqual(noSuchRole.status, 1)
+        XCTAssertTrue(noSuchRole.errors.contains("there is no such role"), noSuchRole.errors)
 
         let exec = try groupstore(["exec", "--group", groups["alice"]!, "--member", "app", "--sql", "INSERT INTO item VALUES ('a1', 'from alice')"])
         XCTAssertEqual(exec.status, 0, exec.errors)

@@ -46,5 +46,7 @@ final class PostgresEchoTests: EchoTests {
 final class PostgresSharedZoneTests: SharedZoneTests {
     override class var remoteKind: RemoteKind { .postgres }
     override func testReadWriteAndReadOnlyMembers_andUnsharingRemovesTheRowsFromTheGroup() async throws { try await super.testReadWriteAndReadOnlyMembers_andUnsharingRemovesTheRowsFromTheGroup() }
+    override func testAnEditNotUploadedWhenTheZoneIsUnshared_staysAndIsParked() async throws { try await super.testAnEditNotUploadedWhenTheZoneIsUnshared_staysAndIsParked() }
+    override func testChangingTheSharedZone_leavesTheOldZoneAndFetchesTheNewOne() async throws { try await super.testChangingTheSharedZone_leavesTheOldZoneAndFetchesTheNewOne() }
     override func testASharedTableReferencingAPrivateOne_isRefused_andSharedTablesNeedAZone() async throws { try await super.testASharedTableReferencingAPrivateOne_isRefused_andSharedTablesNeedAZone() }
 }

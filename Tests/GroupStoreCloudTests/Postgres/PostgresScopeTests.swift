@@ -136,7 +136,7 @@ final class PostgresScopeTests: CloudTestCase {
         XCTAssertTrue(summary.error?.contains("note is synced as private") ?? false, summary.error ?? "")
     }
 
-    func testPrivateAssets_areUnreadableByAnotherRole_andARowNamingAMissingAssetWaitsAlone() async throws {
+    func testPrivateAssets_areUnreadableByAnotherRole_evenByNamingTheirHash_andARowNamingALostAssetWaitsAlone() async throws {
         let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT, photo BLOB); CREATE TABLE board(id TEXT PRIMARY KEY, title TEXT, x)"
         let alice = try open("alice", schema: schema)
         let diary = [UInt8](repeating: 0x41, count: 70_000)
@@ -151,13 +151,30 @@ final class PostgresScopeTests: CloudTestCase {
             XCTFail("bob downloaded alice's private asset")
         } catch CloudSyncError.badRemote {}
 
-        // bob writes a public row naming an asset that does not exist: that row waits, alice's sync goes on.
-        try server.psql(#"INSERT INTO board (id, title, x) VALUES ('poison', 'bob', '{"a":{"h":"00","n":5}}')"#, as: "bob")
-        try await alice.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n2', 'still syncs', NULL)") }
-        let summary = try await CloudSync(try configuration("alice", tables: ["note"], publicTables: ["board"])).syncOnce()
+        // Naming a hash is no way to read an asset: a row naming one bob neither uploaded nor may read is refused.
+        let hash = CloudAsset(bytes: diary).hash
+        for sql in [
+            #"INSERT INTO board (id, title, x) VALUES ('steal', 'bob', '{"a":{"h":"\#(hash)","n":70000}}')"#,
+            #"INSERT INTO board (id, title, gs_extra) VALUES ('steal', 'bob', '{"photo":{"a":{"h":"\#(hash)","n":70000}}}')"#,
+            #"INSERT INTO note (id, title, gs_extra) VALUES ('steal', 'bob', '{"photo":{"a":{"h":"\#(hash)","n":70000}}}')"#,
+        ] {
+            XCTAssertThrowsError(try server.psql(sql, as: "bob")) { error in
+                XCTAssertTrue("\(error)".contains("neither one this role uploaded nor one it may read"), "\(error)")
+            }
+        }
+        XCTAssertEqual(try server.psql("SELECT count(*) FROM groupstore.assets", as: "bob"), "0")
+
+        // An asset the server lost (deleted by an administrator): the row naming it waits, the others sync.
+        let bob = try open("bob", schema: schema)
+        try await alice.write { db in
+            try db.execute(sql: "INSERT INTO board VALUES ('b1', 'with a blob', ?); INSERT INTO board VALUES ('b2', 'plain', NULL)", arguments: [Data(diary)])
+        }
+        try await sync("alice", tables: ["note"], publicTables: ["board"])
+        try server.psql("DELETE FROM groupstore.assets")
+        let summary = try await CloudSync(try configuration("bob", tables: [], publicTables: ["board"], remote: try pgRemote(user: "bob"))).syncOnce()
         XCTAssertNil(summary.error, summary.error ?? "")
         XCTAssertEqual(summary.parked, 1, "the row naming a missing asset is parked")
-        XCTAssertEqual(try server.psql("SELECT title FROM note WHERE id = 'n2'", as: "alice"), "still syncs")
+        XCTAssertEqual(try dump(bob, "board"), ["t:b2|t:plain|NULL"])
     }
 
     func testPlainJSONInAnUntypedColumn_andNamesTooLongForPostgreSQL() async throws {
