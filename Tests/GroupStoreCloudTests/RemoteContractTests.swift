@@ -257,6 +257,19 @@ class RemoteContractTests: CloudTestCase {
         XCTAssertEqual(stillThere.changed, [secret])
     }
 
+    func testAFullFetchWhosePageEndsWithATable_listsTheNextTableWhole() async throws {
+        let remote = try await remote()
+        let columns = notes.columns
+        try await remote.prepare([CloudRecordType(name: "alpha", scope: .private, columns: columns), CloudRecordType(name: "beta", scope: .private, columns: columns)])
+        for name in ["a1", "a2", "a3"] { try await create(remote, CloudRecordID(zone: .private("alice"), type: "alpha", name: name), [:]) }
+        // The same names in the next table: a listing must not resume it after the previous table's last name.
+        for name in ["a1", "a2", "b1"] { try await create(remote, CloudRecordID(zone: .private("alice"), type: "beta", name: name), [:]) }
+        let all = try await fetchAll(remote, .private("alice"), since: nil, limit: 3)
+        XCTAssertEqual(
+            Set(all.changed.map { "\($0.id.type)/\($0.id.name)" }),
+            ["alpha/a1", "alpha/a2", "alpha/a3", "beta/a1", "beta/a2", "beta/b1"])
+    }
+
     func testABatchOfNewRecords_someMeetingARow_answersEachInOrder() async throws {
         let alice = try await remote("alice")
         let bob = try await remote("bob")

@@ -90,7 +90,9 @@ extension PostgresRemote {
                             """, binds: binds), logger: logger))
             for row in rows {
                 if changed.count == limit {
-                    let next = PostgresChangeToken.listing(epoch: epoch, fence: fence, type: table.name, after: changed.last!.id.name)
+                    // The page ended with the previous table: nothing of this one was delivered yet.
+                    let last = changed.last!.id
+                    let next = PostgresChangeToken.listing(epoch: epoch, fence: fence, type: table.name, after: last.type == table.name ? last.name : "")
                     return (CloudChangeBatch(changed: changed, deleted: [], token: next.token, moreComing: true), false)
                 }
                 changed.append(try table.record(row, zone: zone, epoch: epoch))

@@ -305,19 +305,21 @@ enum PostgresServerSchema {
         -- After each statement (the schema owner's rights), on all its rows
         -- at once: the change log, tombstones and asset references, which
         -- users only read; then a hint for listeners, with no payload.
+        -- (Joins by key: sequential scans off, whatever the statistics; the
+        -- typed tables' names are compared in the system tables' collation.)
         CREATE OR REPLACE FUNCTION groupstore.rows_written() RETURNS trigger
-        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $fn$
         BEGIN
           IF TG_OP = 'INSERT' THEN
             IF NOT EXISTS (SELECT 1 FROM gs_new) THEN RETURN NULL; END IF;
             INSERT INTO groupstore.change_log (zone, type, name) SELECT gs_zone, TG_TABLE_NAME, gs_name FROM gs_new ORDER BY gs_tag;
             DELETE FROM groupstore.tombstones AS t USING gs_new AS n
-              WHERE t.zone = n.gs_zone AND t.type = TG_TABLE_NAME AND t.name = n.gs_name;
+              WHERE t.zone = n.gs_zone COLLATE "default" AND t.type = TG_TABLE_NAME AND t.name = n.gs_name COLLATE "default";
           ELSIF TG_OP = 'UPDATE' THEN
             IF NOT EXISTS (SELECT 1 FROM gs_new) THEN RETURN NULL; END IF;
             INSERT INTO groupstore.change_log (zone, type, name) SELECT gs_zone, TG_TABLE_NAME, gs_name FROM gs_new ORDER BY gs_tag;
             DELETE FROM groupstore.asset_refs AS r USING gs_old AS o
-              WHERE (o.gs_extra <> '{}' OR TG_ARGV[0] = 'true') AND r.zone = o.gs_zone AND r.type = TG_TABLE_NAME AND r.name = o.gs_name;
+              WHERE (o.gs_extra <> '{}' OR TG_ARGV[0] = 'true') AND r.zone = o.gs_zone COLLATE "default" AND r.type = TG_TABLE_NAME AND r.name = o.gs_name COLLATE "default";
           ELSE
             IF NOT EXISTS (SELECT 1 FROM gs_old) THEN RETURN NULL; END IF;
             INSERT INTO groupstore.change_log (zone, type, name) SELECT gs_zone, TG_TABLE_NAME, gs_name FROM gs_old ORDER BY gs_tag;
@@ -325,7 +327,7 @@ enum PostgresServerSchema {
               SELECT gs_zone, TG_TABLE_NAME, gs_name, gs_owner, nextval('groupstore.tags') FROM gs_old ORDER BY gs_tag
               ON CONFLICT (zone, type, name) DO UPDATE SET owner = excluded.owner, tag = excluded.tag;
             DELETE FROM groupstore.asset_refs AS r USING gs_old AS o
-              WHERE (o.gs_extra <> '{}' OR TG_ARGV[0] = 'true') AND r.zone = o.gs_zone AND r.type = TG_TABLE_NAME AND r.name = o.gs_name;
+              WHERE (o.gs_extra <> '{}' OR TG_ARGV[0] = 'true') AND r.zone = o.gs_zone COLLATE "default" AND r.type = TG_TABLE_NAME AND r.name = o.gs_name COLLATE "default";
           END IF;
           -- TG_ARGV[0]: whether the table has jsonb columns, which may hold assets too.
           IF TG_OP <> 'DELETE' THEN
