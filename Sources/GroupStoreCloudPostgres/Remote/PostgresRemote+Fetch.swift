@@ -46,8 +46,13 @@ extension PostgresRemote {
                 start = parsed
             }
             let limit = min(max(1, limit), Self.maxFetchLimit)
+            // A listing reads typed tables in key order; the feed reads the log its own way.
+            let isFeed: Bool
+            if case .position = start { isFeed = true } else { isFeed = false }
             let catalog = try await tables([], connection)
-            let (batch, heldBack) = try await Self.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger) {
+            let (batch, heldBack) = try await Self.transaction(
+                connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readsInKeyOrder: !isFeed, logger: logger
+            ) {
                 switch start {
                 case .none:
                     let fence = try await fence(connection)
