@@ -67,7 +67,7 @@ extension ReportJSON {
         var event: CloudSyncEvent
 
         private enum Key: String, CodingKey {
-            case event, holder, complete, count, table, record, outcome, reason
+            case event, holder, complete, count, table, record, outcome, reason, zone
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -106,6 +106,11 @@ extension ReportJSON {
                 try container.encode("parked", forKey: .event)
                 try container.encode(table, forKey: .table)
                 try container.encode(record, forKey: .record)
+                try container.encode(reason, forKey: .reason)
+            case .zoneLeft(let zone, let records, let reason):
+                try container.encode("zoneLeft", forKey: .event)
+                try container.encode(zone.description, forKey: .zone)
+                try container.encode(records, forKey: .count)
                 try container.encode(reason, forKey: .reason)
             case .finished:
                 break

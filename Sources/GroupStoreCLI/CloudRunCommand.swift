@@ -24,6 +24,7 @@ struct CloudRunCommand: AsyncParsableCommand {
               {"event":"conflict","table":…,"record":…,
                "outcome":"server"|"client"|"merged"|"deleted"}
               {"event":"parked","table":…,"record":…,"reason":…}
+              {"event":"zoneLeft","zone":"shared/…/…","count":…,"reason":…}
               {"event":"finished","uploaded":…,"fetched":…,"conflicts":…,
                "parked":…,"pending":…,"error":…|null,…}
 

@@ -74,12 +74,19 @@ class SharedZoneTests: CloudTestCase {
             for await event in events { if case .finished = event { return true } }
             return nil
         }
+        let afterRevocation = running.events()
         try await owner.share("family", with: "bob", access: nil)
         let removal = try await deadline(30, "the rows of the unshared zone to leave bob's group") {
             for await save in bobSaves where save.author == "cloud" && !(save.change(of: "item")?.deleted ?? []).isEmpty { return save }
             return nil
         }
         XCTAssertEqual(Set(removal.change(of: "item")?.deleted ?? []), ["a1", "b1"])
+        let left = try await deadline(30, "the bridge's zoneLeft event") {
+            for await event in afterRevocation { if case .zoneLeft(let zone, let records, _) = event { return (zone, records) } }
+            return nil
+        }
+        XCTAssertEqual(left.0, family)
+        XCTAssertEqual(left.1, 2)
         XCTAssertEqual(try dump(bob, "item"), ["t:b0|t:too early"], "his own row never in the zone stays")
         // The owner keeps everything; carol still reads it.
         try await syncShared("alice")

@@ -95,6 +95,7 @@ extension SyncEngine {
             metadata: ["zone": "\(zone)", "records": "\(held.count)", "keptEdited": "\(edited.count)", "reason": "\(reason)"])
         let empty = CloudChangeBatch(changed: [], deleted: [], token: CloudChangeToken(""), moreComing: false)
         let outcome = try await apply(empty, zone: zone, saveToken: nil, dropToken: true, deleted: held, forgotten: edited)
+        events.emit(.zoneLeft(zone: zone, records: held.count, reason: reason))
         report(outcome, into: &summary)
         return outcome.applied
     }

@@ -19,6 +19,11 @@ public enum CloudSyncEvent: Sendable, CustomStringConvertible {
     /// conflict that did not settle, a change the remote refused, a record
     /// whose parent has not arrived).
     case parked(table: String, record: String, reason: String)
+    /// A shared zone this group no longer syncs: no longer shared with
+    /// this user, or no longer the group's ``CloudSyncConfiguration/sharedZone``.
+    /// `records` of its records left the group; those with edits not
+    /// uploaded stayed (see `reason` for why the zone was left).
+    case zoneLeft(zone: CloudZone, records: Int, reason: String)
     /// A sync ended; ``CloudSyncSummary/error`` says whether it failed.
     case finished(CloudSyncSummary)
 
@@ -31,6 +36,7 @@ public enum CloudSyncEvent: Sendable, CustomStringConvertible {
         case .fetched(let count): return "fetched \(count)"
         case .conflict(let table, let record, let outcome): return "conflict \(table)/\(record): \(outcome.rawValue)"
         case .parked(let table, let record, let reason): return "parked \(table)/\(record): \(reason)"
+        case .zoneLeft(let zone, let records, let reason): return "left \(zone) (\(records) records): \(reason)"
         case .finished(let summary): return "finished: \(summary)"
         }
     }
