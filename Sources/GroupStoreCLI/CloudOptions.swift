@@ -114,6 +114,12 @@ struct CloudOptions: ParsableArguments {
         let remote = try PostgresRemote(url: url, logger: Logger(label: "groupstore.cloud"))
         let connections = Task { try? await remote.run() }
         defer { connections.cancel() }
+        try await Self.check(user: user, isTheRoleOf: remote)
+    }
+
+    /// With PostgreSQL the database role is the user: `user`, if given, must
+    /// name the role `remote` logs in as.
+    static func check(user: String?, isTheRoleOf remote: any CloudDatabase) async throws {
         let role = try await remote.account()
         guard let user else { return }
         guard role == user else {

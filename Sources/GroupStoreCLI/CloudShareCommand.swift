@@ -72,13 +72,7 @@ struct CloudShareCommand: AsyncParsableCommand {
                 // A PostgreSQL remote's connections live while it runs.
                 let connections = (remote as? any Service).map { remote in Task { try? await remote.run() } }
                 defer { connections?.cancel() }
-                if case .postgres = remoteArgument, let given = self.user {
-                    let role = try await remote.account()
-                    guard role == given else {
-                        throw CommandFailure(
-                            message: "--user \(given) is not the role \(role) that \(remote.displayName) logs in as: with PostgreSQL the database role is the user")
-                    }
-                }
+                if case .postgres = remoteArgument { try await CloudOptions.check(user: self.user, isTheRoleOf: remote) }
                 if let member = with, let zone, let access {
                     try await remote.share(zone, with: member, access: CloudShareAccess(rawValue: access))
                     let owner = try await remote.account()

@@ -56,13 +56,20 @@ class EchoTests: CloudTestCase {
         try shell("a", "DELETE FROM author WHERE id = 'ann'")
         try await sync("a", tables: Self.tables)
         // B applies the delete; its foreign key cascades to the books, and those deletes go up.
+        try await expectBothBookDeletesUploadedByB(a, b, "A gets the cascade B's foreign key made")
+    }
+
+    /// B syncs, uploading the deletes of both books (and nothing else); A then has no books either.
+    private func expectBothBookDeletesUploadedByB(
+        _ a: GroupStore, _ b: GroupStore, _ message: String, file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
         let recording = RecordingRemote(try defaultRemote())
         try await sync("b", tables: Self.tables, remote: recording)
-        XCTAssertEqual(try dump(b, "book"), [])
-        XCTAssertEqual(Set(recording.changes.map(\.id.name)), ["b1", "b2"])
-        XCTAssertTrue(recording.changes.allSatisfy { if case .delete = $0 { true } else { false } })
+        XCTAssertEqual(try dump(b, "book"), [], file: file, line: line)
+        XCTAssertEqual(Set(recording.changes.map(\.id.name)), ["b1", "b2"], file: file, line: line)
+        XCTAssertTrue(recording.changes.allSatisfy { if case .delete = $0 { true } else { false } }, file: file, line: line)
         try await sync("a", tables: Self.tables)
-        XCTAssertEqual(try dump(a, "book"), [], "A gets the cascade B's foreign key made")
+        XCTAssertEqual(try dump(a, "book"), [], message, file: file, line: line)
     }
 
     func testACascadeIntoARowTheSameFetchWrote_isUploadedToo() async throws {
@@ -72,13 +79,7 @@ class EchoTests: CloudTestCase {
         try await sync("a", tables: Self.tables)
         // B writes b1, then the author's delete cascades to b1 and b2: both deletes go up (b1 was
         // skipped as "written by the apply", leaving B without it while the remote kept it).
-        let recording = RecordingRemote(try defaultRemote())
-        try await sync("b", tables: Self.tables, remote: recording)
-        XCTAssertEqual(try dump(b, "book"), [])
-        XCTAssertEqual(Set(recording.changes.map(\.id.name)), ["b1", "b2"])
-        XCTAssertTrue(recording.changes.allSatisfy { if case .delete = $0 { true } else { false } })
-        try await sync("a", tables: Self.tables)
-        XCTAssertEqual(try dump(a, "book"), [], "A and B agree")
+        try await expectBothBookDeletesUploadedByB(a, b, "A and B agree")
     }
 
     /// Groups A and B, both holding author ann and her books b1 and b2, synced.

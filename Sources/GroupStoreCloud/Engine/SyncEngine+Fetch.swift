@@ -14,14 +14,18 @@ extension SyncEngine {
     /// Fetches every zone; returns how many records were applied.
     func fetchAll(summary: inout CloudSyncSummary) async throws -> Int {
         var applied = 0
-        // Shared zones this group synced before and no longer does (its shared zone was changed).
-        let current = Set(zones.map(\.description))
-        let stale = try await pool.read { db in
-            try String.fetchAll(
-                db,
-                sql: "SELECT zone FROM \(SyncState.record) WHERE zone LIKE 'shared/%' UNION SELECT zone FROM \(SyncState.zone) WHERE zone LIKE 'shared/%'")
-        }.filter { !current.contains($0) }.compactMap(CloudZone.init(description:))
-        for zone in stale { applied += try await leave(zone, because: "this group no longer syncs it", summary: &summary) }
+        // Shared zones this group synced before and no longer does (its shared zone was
+        // changed): they come only from an earlier configuration, so once per engine.
+        if !leftStaleZones {
+            let current = Set(zones.map(\.description))
+            let stale = try await pool.read { db in
+                try String.fetchAll(
+                    db,
+                    sql: "SELECT zone FROM \(SyncState.record) WHERE zone LIKE 'shared/%' UNION SELECT zone FROM \(SyncState.zone) WHERE zone LIKE 'shared/%'")
+            }.filter { !current.contains($0) }.compactMap(CloudZone.init(description:))
+            for zone in stale { applied += try await leave(zone, because: "this group no longer syncs it", summary: &summary) }
+            leftStaleZones = true
+        }
         for zone in zones { applied += try await fetch(zone, summary: &summary) }
         if applied > 0 { events.emit(.fetched(count: applied)) }
         return applied

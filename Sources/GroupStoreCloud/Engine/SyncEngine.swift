@@ -30,6 +30,9 @@ actor SyncEngine {
     private(set) var needsRemap = false
     private var intakeWaiters: [(Int64, CheckedContinuation<Void, Never>)] = []
     private var intakePosition: Int64 = 0
+    /// Whether this engine has left the shared zones its group synced before
+    /// and no longer does (they come only from an earlier configuration).
+    var leftStaleZones = false
 
     static let fetchPageSize = 400
     static let maxBatchRecords = 400

@@ -28,7 +28,7 @@ extension PostgresRemote {
             if zone.scope == .private, zone.owner != user {
                 throw CloudSyncError(.permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from \(displayName)")
             }
-            if zone.scope == .shared, try await !mayRead(zone, connection) {
+            if zone.scope == .shared, try await access(to: zone, connection) == nil {
                 guard try await roleExists(zone.owner, connection) else {
                     throw CloudSyncError(.invalidConfiguration, "\(zone) cannot exist on \(displayName): there is no role \(String(reflecting: zone.owner))")
                 }

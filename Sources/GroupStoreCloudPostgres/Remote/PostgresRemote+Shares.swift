@@ -67,16 +67,8 @@ extension PostgresRemote {
         return !rows.isEmpty
     }
 
-    /// Whether this role reads `zone` (row-level security's own rule).
-    func mayRead(_ zone: CloudZone, _ connection: PostgresConnection) async throws -> Bool {
-        var binds = PostgresBindings()
-        binds.append(zone.description)
-        let rows = try await Self.cells(
-            connection.query(PostgresQuery(unsafeSQL: "SELECT groupstore.may_read($1)::text", binds: binds), logger: logger))
-        return (rows.first?.first ?? nil) == "true"
-    }
-
-    /// What this role may do in the shared zone `zone`.
+    /// What this role may do in the shared zone `zone` (`nil`: not even read
+    /// it), by row-level security's own rules.
     func access(to zone: CloudZone, _ connection: PostgresConnection) async throws -> CloudShareAccess? {
         var binds = PostgresBindings()
         binds.append(zone.description)
