@@ -32,6 +32,7 @@ let package = Package(
         .executable(name: "counter", targets: ["counter"]),
         .executable(name: "job-producer", targets: ["job-producer"]),
         .executable(name: "job-worker", targets: ["job-worker"]),
+        .executable(name: "metrics-exporter", targets: ["metrics-exporter"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -40,6 +41,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // Folder watching: inotify, usable on its own.
@@ -54,6 +56,7 @@ let package = Package(
                 "FolderWatching",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: upcomingFeatures
@@ -183,6 +186,21 @@ let package = Package(
             path: "Examples/JobWorker",
             swiftSettings: upcomingFeatures
         ),
+        // The store's metrics served to Prometheus.
+        .executableTarget(
+            name: "metrics-exporter",
+            dependencies: [
+                "GroupStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/MetricsExporter",
+            swiftSettings: upcomingFeatures
+        ),
         .testTarget(
             name: "FolderWatchingTests",
             dependencies: ["FolderWatching"],
@@ -192,6 +210,8 @@ let package = Package(
             name: "GroupStoreTests",
             dependencies: [
                 "GroupStore",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 "Subprocesses",
@@ -231,6 +251,7 @@ let package = Package(
                 "counter",
                 "job-producer",
                 "job-worker",
+                "metrics-exporter",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: upcomingFeatures

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -31,7 +32,9 @@ import Dispatch
 ///
 /// `@unchecked Sendable`: the only non-`Sendable` property, the dispatch
 /// source, is configured in `init` and afterwards only `activate()`d (once,
-/// guarded by an atomic flag) and `cancel()`led, both thread-safe.
+/// guarded by an atomic flag), `cancel()`led, and `suspend()`ed then
+/// `resume()`d in balanced pairs (one pause at a time, guarded by another
+/// atomic flag); all are thread-safe.
 public final class FolderWatcher: @unchecked Sendable {
     /// Receives each batch of events, on the watcher's queue.
     public typealias Handler = @Sendable ([Event]) -> Void
@@ -78,6 +81,24 @@ public final class FolderWatcher: @unchecked Sendable {
     /// Starts (or resumes) delivering events. Calling it again does nothing.
     public func start() {
         if started.setOnce() { source.activate() }
+    }
+
+    /// Whether reading is paused (see ``pause(for:)``).
+    private let paused = Atomic<Bool>(false)
+
+    /// Stops reading events for `interval`, then reads what accumulated in
+    /// one go: meanwhile the kernel merges each repeated event (the same
+    /// change to the same file) into one, so a busy file costs one handler
+    /// call per interval instead of one per change. Does nothing if already
+    /// paused, or before ``start()``.
+    public func pause(for interval: Double) {
+        guard started.value, paused.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        source.suspend()
+        queue.asyncAfter(deadline: .now() + interval) { [self] in
+            paused.store(false, ordering: .releasing)
+            source.resume()
+        }
     }
 
     /// Stops delivering events and releases the descriptor. Idempotent.

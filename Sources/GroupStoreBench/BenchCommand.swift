@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Subprocesses
 
 /// `groupstore-bench`: propagation latency, throughput and overhead of
 /// GroupStore, each beside its reference measured in the same run.
@@ -25,7 +26,7 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(help: "Also write the figures as JSON to this file.") var json: String?
     @Flag(help: "Fewer samples (a smoke run, not for quoting).") var quick = false
-    @Option(help: "Only these sections (comma-separated: latency,polling,throughput,overhead,foreign,catchup,memory,bulk,cloud,postgres; or one part of cloud: cloud-latency, cloud-initial, cloud-rate, or of postgres: postgres-latency, postgres-initial, postgres-rate, postgres-fleet).")
+    @Option(help: "Only these sections (comma-separated: latency,breakdown,polling,throughput,overhead,foreign,catchup,memory,bulk,cloud,postgres; or one part of cloud: cloud-latency, cloud-initial, cloud-rate, or of postgres: postgres-latency, postgres-initial, postgres-rate, postgres-fleet).")
     var only: String?
 
     func run() async throws {
@@ -51,6 +52,23 @@ struct RunCommand: AsyncParsableCommand {
             reference = result.twoMembersTmpfs
             return result.rows
         }
+        if wanted?.contains("latency") ?? true {
+            // The usual server-side alternative, on this machine, in the same run.
+            FileHandle.standardError.write(Data("bench: PostgreSQL LISTEN/NOTIFY reference…\n".utf8))
+            do {
+                let server = try PostgresServer.start()
+                defer { server.stop() }
+                var row = try await PostgresScenario(bench: bench).notifyRoundTrip(server, section: "1. propagation latency, 1 commit/ms")
+                if let reference {
+                    row.reference = String(format: "GroupStore 2 members %.0f µs", reference.median)
+                    row.ratio = reference.median / (row.distribution?.median ?? .nan)
+                }
+                rows.append(row)
+            } catch {
+                rows.append(TableRow(section: "1. propagation latency, 1 commit/ms", what: "PostgreSQL LISTEN/NOTIFY: not measured (\(error))", unit: ""))
+            }
+        }
+        section("breakdown") { try BreakdownScenario(bench: bench).run() }
         section("polling") { try PollingScenario(bench: bench, groupStoreLatency: reference).run() }
         section("throughput") { try ThroughputScenario(bench: bench).run() }
         section("overhead") { try OverheadScenario(bench: bench).run() }

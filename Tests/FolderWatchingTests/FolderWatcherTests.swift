@@ -95,6 +95,31 @@ final class FolderWatcherTests: XCTestCase {
         _ = try events.waitFor("the overflow event") { $0.first { $0.kind == .overflow } }
     }
 
+    func testPause_holdsEventsBack_thenDeliversThem_withRepeatedChangesMergedByTheKernel() throws {
+        let file = root + "/busy"
+        XCTAssertTrue(FileManager.default.createFile(atPath: file, contents: nil))
+        let events = EventLog()
+        let watcher = try FolderWatcher(handler: events.record)
+        try watcher.watch(file, for: .modified, target: .file)
+        watcher.start()
+
+        let pausedAt = Date()
+        watcher.queue.sync { watcher.pause(for: 0.3) }
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: file))
+        for _ in 0..<50 { handle.write(Data("x".utf8)) }
+        try handle.close()
+        _ = try events.waitFor("the changes after the pause") { $0.first { $0.kind == .modified } }
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(pausedAt), 0.3, "an event was delivered while paused")
+        XCTAssertLessThan(events.all.filter { $0.kind == .modified }.count, 50, "the repeated changes were not merged")
+
+        // Reading resumed: a change after the pause is reported too.
+        let before = events.all.count
+        let again = try XCTUnwrap(FileHandle(forWritingAtPath: file))
+        again.write(Data("y".utf8))
+        try again.close()
+        _ = try events.waitFor("a change after the pause") { $0.count > before ? true : nil }
+    }
+
     func testRefusesToWatchASymbolicLink() throws {
         let real = try makeFolder("real")
         let link = root + "/link"

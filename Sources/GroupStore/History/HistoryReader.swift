@@ -19,14 +19,24 @@ struct HistoryBatch: Sendable {
 
 /// Reads the history tables into ``Save`` values.
 enum HistoryReader {
+    /// Figures of the history a caller read in the same snapshot.
+    struct Known {
+        var prunedThrough: Int64
+        var newestChange: Int64
+        var registryVersion: Int64
+    }
+
     /// Reads up to `limit` transactions after `cursor`, with their changes.
     ///
     /// - Parameter cursorLastChange: the last change id of the cursor's
     ///   transaction, when the caller knows it (saves a query).
     /// - Parameter names: the table registry as last read (reloaded here if
     ///   it changed).
+    /// - Parameter known: the history's figures, when the caller read them in
+    ///   this snapshot already (saves three queries).
     static func read(
-        _ db: Database, after cursor: Int64, cursorLastChange: Int64? = nil, limit: Int, names: inout TableNames
+        _ db: Database, after cursor: Int64, cursorLastChange: Int64? = nil, limit: Int, names: inout TableNames,
+        known: Known? = nil
     ) throws -> HistoryBatch {
         var batch = HistoryBatch()
         // The cursor's transaction ends where the next one's changes start.
@@ -59,17 +69,19 @@ enum HistoryReader {
         // Read every time (one lookup): pruning, or an upgrade from format 1
         // that dropped unreadable history, may leave transactions whose changes
         // are gone, so consecutive numbers do not prove nothing was lost.
-        batch.prunedThrough = try HistorySchema.prunedThrough(db)
+        batch.prunedThrough = try known?.prunedThrough ?? HistorySchema.prunedThrough(db)
         let lowerBound = sealedUpTo
         if let last = transactions.last { sealedUpTo = last.lastChange }
         batch.lastChange = sealedUpTo
         if !batch.hasMore {
-            let newestChange = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM \(HistorySchema.changeTable)")) ?? 0
+            let newestChange =
+                try known?.newestChange
+                ?? Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM \(HistorySchema.changeTable)")) ?? 0
             batch.hasOpenChanges = newestChange > sealedUpTo
         }
         guard !transactions.isEmpty else { return batch }
 
-        names = try names.current(db)
+        names = try known.map { try names.current(db, version: $0.registryVersion) } ?? names.current(db)
         var accumulators = transactions.map { _ in ChangeAccumulator() }
         var index = 0
         try forEachChange(db, after: lowerBound, through: sealedUpTo, names: names) { id, entity, operation, key in
@@ -125,20 +137,16 @@ enum HistoryReader {
     static func openChanges(_ db: Database) throws -> [EntityChange] {
         let state = try HistorySchema.state(db)
         guard state.unsealedChanges else { return [] }
-        let sealed = try Int64.fetchOne(
-            db.cachedStatement(sql: "SELECT last_change FROM \(HistorySchema.transactionTable) ORDER BY seq DESC LIMIT 1")) ?? 0
+        return try folded(db, after: state.sealedChange, through: state.newestChange, names: try TableNames.load(db))
+    }
+
+    /// The changes whose ids are in `(after, through]`, folded as one save.
+    static func folded(_ db: Database, after: Int64, through: Int64, names: TableNames) throws -> [EntityChange] {
         var accumulator = ChangeAccumulator()
-        try forEachChange(db, after: sealed, through: state.newestChange, names: try TableNames.load(db)) { _, entity, operation, key in
+        try forEachChange(db, after: after, through: through, names: names) { _, entity, operation, key in
             if operation == .reset { accumulator.reset(entity: entity) } else { accumulator.add(entity: entity, operation: operation, key: key) }
         }
         return accumulator.changes
-    }
-
-    /// One closed transaction, or `nil` if it is not (or no longer) in the history.
-    static func transaction(_ db: Database, seq: Int64) throws -> Save? {
-        var names = try TableNames.load(db)
-        let batch = try read(db, after: seq - 1, limit: 1, names: &names)
-        return batch.saves.first { $0.seq == seq }
     }
 
     /// A stored key: `isText` says the bytes of `value` were text.

@@ -150,30 +150,37 @@ enum HistorySchema {
     }
 
     /// Where the history stands, read in one statement: the newest change,
-    /// whether changes follow the newest transaction, and the schema version
-    /// (so a write can tell whether it created or altered tables).
+    /// the last change of the newest transaction (so whether changes follow
+    /// it), the schema version (so a write can tell whether it created or
+    /// altered tables) and the registry's version.
     static func state(_ db: Database) throws -> State {
         let row = try Row.fetchOne(
             db.cachedStatement(
                 sql: """
                     SELECT coalesce((SELECT max(id) FROM \(changeTable)), 0),
                            coalesce((SELECT last_change FROM \(transactionTable) ORDER BY seq DESC LIMIT 1), 0),
-                           (SELECT value FROM \(metaTable) WHERE key = 'schema_version')
+                           (SELECT value FROM \(metaTable) WHERE key = 'schema_version'),
+                           (SELECT schema_version FROM pragma_schema_version),
+                           (SELECT value FROM \(metaTable) WHERE key = 'registry_version')
                     """))!
         let newest: Int64 = row[0]
-        let version = try schemaVersion(db)
+        let sealed: Int64 = row[1]
+        let version: Int = row[3]
         return State(
-            newestChange: newest, unsealedChanges: newest > row[1] as Int64, schemaVersion: version,
-            schemaIsTracked: (row[2] as Int?) == version)
+            newestChange: newest, sealedChange: sealed, schemaVersion: version,
+            schemaIsTracked: (row[2] as Int?) == version, registryVersion: row[4] ?? 0)
     }
 
     struct State {
         var newestChange: Int64
-        /// Changes follow the newest transaction (a writer outside the library).
-        var unsealedChanges: Bool
+        /// The last change of the newest transaction.
+        var sealedChange: Int64
         var schemaVersion: Int
         /// The tracked tables are those of this schema version.
         var schemaIsTracked: Bool
+        var registryVersion: Int64
+        /// Changes follow the newest transaction (a writer outside the library).
+        var unsealedChanges: Bool { newestChange > sealedChange }
     }
 
     static func schemaVersion(_ db: Database) throws -> Int {

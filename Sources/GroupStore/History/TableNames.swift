@@ -23,8 +23,12 @@ struct TableNames: Sendable {
 
     /// This registry, reloaded if it changed since.
     func current(_ db: Database) throws -> TableNames {
-        let now = try HistorySchema.meta(db, "registry_version").storage.int64 ?? 0
-        return now == version ? self : try Self.load(db)
+        try current(db, version: HistorySchema.meta(db, "registry_version").storage.int64 ?? 0)
+    }
+
+    /// This registry, reloaded unless it is of `version` (read by the caller).
+    func current(_ db: Database, version now: Int64) throws -> TableNames {
+        now == version ? self : try Self.load(db)
     }
 
     subscript(id: Int64) -> Entry? { entries[id] }

@@ -11,7 +11,7 @@ enum GroupJoin {
     /// - Returns: the sequence number of what the migrations committed, if anything.
     static func prepareSchema(
         pool: DatabasePool, tracker: SchemaTracker, configuration: GroupConfiguration, directory: GroupDirectory
-    ) throws -> Int64? {
+    ) throws -> Payload? {
         let logger = configuration.logger
         do {
             let migrator = configuration.migrator
@@ -39,10 +39,11 @@ enum GroupJoin {
                 try WriteLockWait.retrying(logger: logger, path: directory.databasePath) { try migrator.migrate(pool) }
             }
             return try WriteLockWait.retrying(logger: logger, path: directory.databasePath) {
-                try pool.write { db -> Int64? in
+                try pool.write { db -> Payload? in
                     // Tables the migrations created are tracked, their rows recorded.
                     if try SchemaTracker.needsRefresh(db) { try tracker.refresh(db) }
-                    return try HistorySchema.seal(db, author: configuration.member, committedAt: Date())
+                    var names = TableNames()
+                    return try Payload.seal(db, state: HistorySchema.state(db), author: configuration.member, names: &names)
                 }
             }
         } catch let error as GroupStoreError {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import GRDB
+import Synchronization
 
 extension GroupStore {
     /// Runs `updates` in one write transaction, records it in the history
@@ -16,8 +17,8 @@ extension GroupStore {
     @discardableResult
     public func write<T>(_ updates: (Database) throws -> T) throws -> T {
         try checkOpen()
-        let (value, seq) = try pool.write { db in try recordedTransaction(db, updates) }
-        if let seq { publisher.publish(seq) }
+        let (value, payload) = try pool.write { db in try recordedTransaction(db, updates) }
+        if let payload { committed(payload) }
         return value
     }
 
@@ -28,8 +29,10 @@ extension GroupStore {
         try await writeWithSequence(updates).value
     }
 
-    /// The body of every library write, inside the write transaction.
-    fileprivate func recordedTransaction<T>(_ db: Database, _ updates: (Database) throws -> T) throws -> (T, Int64?) {
+    /// The body of every library write, inside the write transaction: the
+    /// history's state before and after `updates` (one statement each), and
+    /// the seal, which builds the payload from the rows just recorded.
+    fileprivate func recordedTransaction<T>(_ db: Database, _ updates: (Database) throws -> T) throws -> (T, Payload?) {
         // A schema change made outside the library is tracked first, and with
         // the changes that writer committed it is a transaction of its own.
         var before = try HistorySchema.state(db)
@@ -48,9 +51,15 @@ extension GroupStore {
             try tracker.refresh(db)
             after = try HistorySchema.state(db)
         }
-        guard after.unsealedChanges else { return (value, nil) }
-        let seq = try HistorySchema.insertTransaction(db, author: member, committedAt: Date(), lastChange: after.newestChange)
-        return (value, seq)
+        let payload = try tableNames.withLock { names in try Payload.seal(db, state: after, author: member, names: &names) }
+        return (value, payload)
+    }
+
+    /// After a library write committed: the merger learns it (so the `-wal`
+    /// wake-up of its own commit costs no read), and the payload is published.
+    fileprivate func committed(_ payload: Payload) {
+        merger.noteOwnCommit(payload.seq)
+        publisher.publish(payload)
     }
 
     /// Waits until every payload of this process's writes so far is published
@@ -79,8 +88,8 @@ extension GroupStore {
         _ updates: @Sendable (Database) throws -> T
     ) async throws -> (value: T, seq: Int64?) {
         try checkOpen()
-        let (value, seq) = try await pool.write { db in try self.recordedTransaction(db, updates) }
-        if let seq { publisher.publish(seq) }
-        return (value, seq)
+        let (value, payload) = try await pool.write { db in try self.recordedTransaction(db, updates) }
+        if let payload { committed(payload) }
+        return (value, payload?.seq)
     }
 }

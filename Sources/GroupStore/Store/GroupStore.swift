@@ -61,6 +61,10 @@ public final class GroupStore: Sendable {
     private let pruneTimer = Mutex<TimerBox?>(nil)
     private let logger: Logger
     let tracker: SchemaTracker
+    /// The registry of tracked tables as the last write read it (used inside
+    /// write transactions only, so never contended).
+    let tableNames = Mutex(TableNames())
+    let metrics: GroupMetrics
 
     /// Opens (creating if allowed) the group and joins it as `configuration.member`.
     ///
@@ -100,22 +104,26 @@ public final class GroupStore: Sendable {
 
         let scope = configuration.inScopeEntityNames.map(EntityNameSet.init)
         let history = HistoryPageReader(pool: pool, member: member, scope: scope)
-        let feed = SaveFeed(cursor: start.cursor.seq, readHistory: { after, through in await history.page(after: after, through: through) })
+        let metrics = GroupMetrics(group: directory.path, member: member.rawValue)
+        let feed = SaveFeed(
+            cursor: start.cursor.seq, readHistory: { after, through in await history.page(after: after, through: through) },
+            fellBack: { metrics.fellBackToHistory() })
         let box = WeakStoreBox()
         var posted: (@Sendable (Int64) -> Void)?
         if configuration.notificationsCountAsProcessed {
             posted = { seq in feed.markProcessed(seq) }
         }
-        let notifier = SaveNotifier(label: "GroupStore.Notifier.\(member)", object: { box.store }, posted: posted)
-        let publisher = Publisher(pool: pool, member: member, directory: directory, folder: folder, logger: logger)
+        let notifier = SaveNotifier(
+            label: "GroupStore.Notifier.\(member)", object: { box.store }, posted: posted, enabled: configuration.postsNotifications)
+        let publisher = Publisher(member: member, directory: directory, folder: folder, logger: logger, metrics: metrics)
         let queue = DispatchQueue(label: "GroupStore.Merger.\(member)")
         let merger = Merger(
             queue: queue, pool: pool,
             settings: .init(
                 member: member, inScopeEntityNames: scope, cursorFlushInterval: configuration.cursorFlushInterval,
-                writesOnly: configuration.writesOnly),
+                writesOnly: configuration.writesOnly, synchronousDelivery: configuration.synchronousDelivery),
             directory: directory, folder: folder, tracker: tracker, feed: feed, notifier: notifier, start: start,
-            logger: logger)
+            metrics: metrics, logger: logger)
 
         self.pool = pool
         self.member = member
@@ -131,8 +139,12 @@ public final class GroupStore: Sendable {
         self.pruner = Pruner(pool: pool, directory: directory, retention: configuration.retention, logger: logger)
         self.logger = logger
         self.tracker = tracker
+        self.metrics = metrics
         box.store = self
-        if let sealed { publisher.publish(sealed) }
+        if let sealed {
+            merger.noteOwnCommit(sealed.seq)
+            publisher.publish(sealed)
+        }
         logger.info(
             "joined group",
             metadata: ["group": "\(directory.path)", "member": "\(member)", "cursor": "\(start.cursor.seq)", "resync": "\(start.resync)"])

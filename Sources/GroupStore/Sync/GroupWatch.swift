@@ -12,7 +12,9 @@ import Logging
 /// Watched: every other member's folder (payloads renamed in), `members/`
 /// (members that appear later), the group directory (the `-wal` file being
 /// re-created) and the `-wal` file itself (commits by any writer, including
-/// ones outside the library). Events of one read are coalesced into one merge.
+/// ones outside the library). Events of one read are coalesced into one merge,
+/// and whichever wake-up comes first delivers: a payload is a wake-up only,
+/// its name is enough, and the file is never opened.
 /// A `-wal` wake-up that finds nothing is checked again shortly after (the
 /// commit may not be visible yet), and a slow safety tick merges anyway, so a
 /// missed event costs latency, never a change.
@@ -23,8 +25,10 @@ final class GroupWatch: @unchecked Sendable {
     /// look again after these delays.
     static let recheckDelays: [TimeInterval] = [0.0001, 0.002]
     static let safetyInterval: TimeInterval = 1.0
-    /// Payload files checked per wake-up at most (checking is for the log only).
-    static let payloadChecksPerWake = 8
+    /// Under load (a merge that found more than one transaction), events are
+    /// read at most once per this interval, so a follower costs one merge per
+    /// interval rather than one per commit.
+    static let coalesceInterval: TimeInterval = 0.001
 
     private let merger: Merger
     private let directory: GroupDirectory
@@ -140,12 +144,14 @@ final class GroupWatch: @unchecked Sendable {
     private func handle(_ events: [FolderWatcher.Event]) {
         var needsMerge = false
         var walOnly = true
-        var payloads: [(folder: String, name: String, seq: Int64)] = []
+        var wake = DeliveryTrace.Wake.wal
         let membersPath = directory.membersPath
         for event in events {
             switch event.kind {
             case .overflow:
                 logger.info("inotify queue overflowed; rescanning the group")
+                merger.metrics.overflowed()
+                wake = .group
                 rescanMembers()
                 watchWAL()
                 needsMerge = true
@@ -184,11 +190,11 @@ final class GroupWatch: @unchecked Sendable {
                 } else if event.path == membersPath {
                     if event.isDirectory, MemberName.problem(with: name) == nil {
                         watchMember(name)
+                        wake = .group
                         needsMerge = true
                         walOnly = false
                     }
                 } else if event.path.hasPrefix(membersPath + "/") {
-                    let folder = String(event.path.dropFirst(membersPath.count + 1))
                     switch PayloadFileName.parse(name) {
                     case .payload(let seq, let format):
                         if format != HistorySchema.formatVersion {
@@ -198,7 +204,7 @@ final class GroupWatch: @unchecked Sendable {
                         } else if seq > merger.cursor {
                             // Not delivered yet (usually the -wal wake-up has
                             // already delivered it, and nothing needs doing).
-                            payloads.append((folder, name, seq))
+                            if walOnly { wake = needsMerge ? .wal : .payload }
                             needsMerge = true
                             walOnly = false
                         }
@@ -213,11 +219,18 @@ final class GroupWatch: @unchecked Sendable {
             }
         }
         guard needsMerge else { return }
-        let found = merger.merge()
-        if !found && walOnly { scheduleRecheck() }
-        for payload in payloads.prefix(Self.payloadChecksPerWake) {
-            check(payload)
+        let found = merger.merge(wake: wake)
+        if merger.skippedOwnCommit {
+            // Only this process's own commit: move the cursor past it later,
+            // in one merge for however many commits come meanwhile.
+            if !recheckPending { scheduleRecheck(stage: 1) }
+        } else if !found && walOnly {
+            scheduleRecheck()
         }
+        // Commits come faster than this member merges them: read events at
+        // most once per interval, so it costs a merge per interval, not per
+        // commit (the kernel merges the repeated -wal events meanwhile).
+        if merger.lastMergeCount > 1 { watcher?.pause(for: Self.coalesceInterval) }
     }
 
     /// Whether `store.sqlite` is no longer the file this member opened; tells
@@ -250,25 +263,5 @@ final class GroupWatch: @unchecked Sendable {
     private func reportForeign(_ path: String) {
         guard reportedForeignFiles.count < 1000, reportedForeignFiles.insert(path).inserted else { return }
         logger.info("ignoring a file that is not a payload", metadata: ["path": "\(path)"])
-    }
-
-    /// Validates a payload file after delivery, for the log: its contents are
-    /// never trusted (delivery reads the history).
-    private func check(_ payload: (folder: String, name: String, seq: Int64)) {
-        let path = directory.membersPath + "/" + payload.folder + "/" + payload.name
-        guard let folder = try? DirectoryHandle(name: payload.folder, in: directory.members) else { return }
-        let bytes: [UInt8]?
-        do {
-            bytes = try FileIO.read(payload.name, in: folder, limit: PayloadValidator.maximumSize)
-        } catch  where error.errno == ELOOP {
-            logger.info("skipping a payload that is a symbolic link (not followed)", metadata: ["path": "\(path)"])
-            return
-        } catch {
-            // Pruned already, or unreadable: nothing to report about its contents.
-            return
-        }
-        if let problem = PayloadValidator.problem(with: bytes, seq: payload.seq, author: payload.folder) {
-            logger.info("skipping invalid payload", metadata: ["path": "\(path)", "problem": "\(problem)"])
-        }
     }
 }

@@ -23,6 +23,7 @@ final class Merger: @unchecked Sendable {
         var cursorFlushInterval: TimeInterval
         var writesOnly = false
         var batchSize = 512
+        var synchronousDelivery: (@Sendable (Save) -> Void)?
     }
 
     /// Batches read in one go before yielding the queue to pending events.
@@ -36,7 +37,10 @@ final class Merger: @unchecked Sendable {
     private let tracker: SchemaTracker
     private let feed: SaveFeed
     private let notifier: SaveNotifier
+    let metrics: GroupMetrics
     private let logger: Logger
+    /// Told when each save passed each stage (the benchmark's breakdown).
+    let tracer = Mutex<(@Sendable (DeliveryTrace) -> Void)?>(nil)
 
     // State confined to `queue`.
     private(set) var cursor: Int64 {
@@ -61,6 +65,19 @@ final class Merger: @unchecked Sendable {
     /// the fingerprint written with the cursor.
     private var fingerprints: [Int64: Double] = [:]
     private var names = TableNames()
+    /// The first wake-up since the last delivery: what woke this member for
+    /// the saves the next delivery hands over.
+    private var firstWake: (kind: DeliveryTrace.Wake, at: Double)?
+    /// `PRAGMA data_version` of the pool's writer connection at the last read:
+    /// it moves only when another connection (another process) commits.
+    private var dataVersion: Int64?
+    /// Transactions the last merge read.
+    private(set) var lastMergeCount = 0
+    /// The last merge was skipped: the `-wal` change was this process's own
+    /// commit (see ``merge(wake:)``).
+    private(set) var skippedOwnCommit = false
+    /// The newest transaction this process committed through the library.
+    private let ownNewest = Mutex<Int64>(0)
 
     /// Where a member starts.
     struct Start: Sendable {
@@ -74,7 +91,7 @@ final class Merger: @unchecked Sendable {
 
     init(
         queue: DispatchQueue, pool: DatabasePool, settings: Settings, directory: GroupDirectory, folder: DirectoryHandle,
-        tracker: SchemaTracker, feed: SaveFeed, notifier: SaveNotifier, start: Start, logger: Logger
+        tracker: SchemaTracker, feed: SaveFeed, notifier: SaveNotifier, start: Start, metrics: GroupMetrics, logger: Logger
     ) {
         self.queue = queue
         self.pool = pool
@@ -84,6 +101,7 @@ final class Merger: @unchecked Sendable {
         self.tracker = tracker
         self.feed = feed
         self.notifier = notifier
+        self.metrics = metrics
         self.cursor = start.cursor.seq
         self.publicCursor = Mutex(start.cursor.seq)
         self.persistedCursor = start.resync || !start.onDisk ? -1 : start.cursor.seq
@@ -96,19 +114,54 @@ final class Merger: @unchecked Sendable {
 
     /// Delivers everything committed after the cursor. Runs on `queue`.
     ///
+    /// - Parameter wake: what woke the member (for the metrics and the trace).
     /// - Returns: whether anything new was found.
+    ///
+    /// A `-wal` wake-up that only this process's own commits explain (no other
+    /// connection committed since the last read, and this process committed
+    /// past the cursor) reads nothing: the member would only find its own
+    /// saves, which it does not deliver. The caller looks again a little later
+    /// (``skippedOwnCommit``), so the cursor still moves past them.
     @discardableResult
-    func merge() -> Bool {
+    func merge(wake: DeliveryTrace.Wake = .timer) -> Bool {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !closed else { return false }
+        skippedOwnCommit = false
+        lastMergeCount = 0
+        if wake == .wal, ownNewest.withLock({ $0 }) > cursor, let dataVersion, currentDataVersion() == dataVersion {
+            skippedOwnCommit = true
+            return false
+        }
+        let started = DispatchTime.now().uptimeNanoseconds
+        let trace = tracer.withLock { $0 }
+        if trace != nil && firstWake == nil { firstWake = (wake, DeliveryTrace.now()) }
+        let found = mergeRounds(trace: trace)
+        metrics.merged(found: found, nanoseconds: Int64(DispatchTime.now().uptimeNanoseconds - started))
+        return found
+    }
+
+    /// This process committed transaction `seq` (any thread).
+    func noteOwnCommit(_ seq: Int64) {
+        ownNewest.withLock { $0 = max($0, seq) }
+    }
+
+    /// `PRAGMA data_version` of the pool's writer connection, or `nil` if it
+    /// cannot be read (then the merge reads as usual).
+    private func currentDataVersion() -> Int64? {
+        try? pool.writeWithoutTransaction { db in try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) }
+    }
+
+    private func mergeRounds(trace: (@Sendable (DeliveryTrace) -> Void)?) -> Bool {
         var foundAny = false
         var closedOpenTransaction = false
         var refreshed = false
         for _ in 0..<Self.roundsPerWake {
             let batch: HistoryBatch
             let group: GroupState
+            let mergeStartedAt = trace != nil ? DeliveryTrace.now() : 0
             do {
                 (batch, group) = try readAndNotify()
+                dataVersion = group.dataVersion
             } catch {
                 logger.info("cannot read the history; will retry", metadata: ["error": "\(error)"])
                 return foundAny
@@ -145,13 +198,25 @@ final class Merger: @unchecked Sendable {
                 return foundAny
             }
             foundAny = true
-            deliver(batch.saves)
+            lastMergeCount += batch.saves.count
+            let readAt = trace != nil ? DeliveryTrace.now() : 0
+            deliver(batch.saves, head: group.head)
             cursorLastChange = batch.lastChange
+            if let trace, let wake = firstWake {
+                let handedOverAt = DeliveryTrace.now()
+                for save in batch.saves {
+                    trace(
+                        DeliveryTrace(
+                            seq: save.seq, wake: wake.kind, wokeAt: wake.at, mergeStartedAt: mergeStartedAt, readAt: readAt,
+                            handedOverAt: handedOverAt))
+                }
+            }
+            firstWake = nil
             if !batch.hasMore && !batch.hasOpenChanges { return true }
             if batch.hasOpenChanges && closedOpenTransaction { return true }
         }
         // Plenty left: yield the queue to pending events, then go on.
-        queue.async { self.merge() }
+        queue.async { self.merge(wake: .backlog) }
         return foundAny
     }
 
@@ -161,6 +226,8 @@ final class Merger: @unchecked Sendable {
         var epoch: String
         /// The schema changed since the library last tracked it.
         var schemaChanged: Bool
+        /// `PRAGMA data_version` of the connection that read it.
+        var dataVersion: Int64?
     }
 
     /// Reads the next batch and notifies this process's GRDB observers of the
@@ -170,19 +237,27 @@ final class Merger: @unchecked Sendable {
     private func readAndNotify() throws -> (HistoryBatch, GroupState) {
         try pool.writeWithoutTransaction { db in
             var result: (HistoryBatch, GroupState)?
-            try db.inTransaction(.deferred) {
+            try db.cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
+            do {
+                // Everything the merge needs to know of the group, in one statement.
                 let row = try Row.fetchOne(
                     db.cachedStatement(
                         sql: """
                             SELECT (SELECT max(seq) FROM \(HistorySchema.transactionTable)),
                                    (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'epoch'),
-                                   (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'schema_version')
+                                   (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'schema_version'),
+                                   (SELECT schema_version FROM pragma_schema_version),
+                                   (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'pruned_through'),
+                                   (SELECT max(id) FROM \(HistorySchema.changeTable)),
+                                   (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'registry_version'),
+                                   (SELECT data_version FROM pragma_data_version)
                             """))!
                 let group = GroupState(
-                    head: row[0] ?? 0, epoch: row[1] ?? "",
-                    schemaChanged: try HistorySchema.schemaVersion(db) != (row[2] as Int64? ?? -1))
+                    head: row[0] ?? 0, epoch: row[1] ?? "", schemaChanged: (row[3] as Int64? ?? 0) != (row[2] as Int64? ?? -1),
+                    dataVersion: row[7])
+                let known = HistoryReader.Known(prunedThrough: row[4] ?? 0, newestChange: row[5] ?? 0, registryVersion: row[6] ?? 0)
                 let batch = try HistoryReader.read(
-                    db, after: cursor, cursorLastChange: cursorLastChange, limit: settings.batchSize, names: &names)
+                    db, after: cursor, cursorLastChange: cursorLastChange, limit: settings.batchSize, names: &names, known: known)
                 result = (batch, group)
                 var tables = Set<String>()
                 for save in batch.saves where save.author != settings.member.rawValue {
@@ -195,13 +270,18 @@ final class Merger: @unchecked Sendable {
                         // The table was dropped since: nothing observes it.
                     }
                 }
-                return .commit
+                try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+            } catch {
+                try? db.rollback()
+                throw error
             }
             return result!
         }
     }
 
-    private func deliver(_ saves: [Save]) {
+    /// Hands `saves` over, the metrics first (so they count a save before
+    /// anyone sees it); `head` is the group's newest transaction.
+    private func deliver(_ saves: [Save], head: Int64) {
         var deliverable: [Save] = []
         for save in saves {
             fingerprints[save.seq] = save.committedAt.timeIntervalSince1970
@@ -210,7 +290,12 @@ final class Merger: @unchecked Sendable {
             }
         }
         cursor = saves[saves.count - 1].seq
+        metrics.read(saves.count, deliverable: deliverable.count, lag: max(0, head - cursor))
+        if let handler = settings.synchronousDelivery {
+            for save in deliverable { handler(save) }
+        }
         feed.append(deliverable, merged: cursor)
+        if settings.synchronousDelivery != nil, let last = deliverable.last { feed.markProcessed(last.seq) }
         notifier.post(deliverable)
         scheduleCursorFlush()
     }

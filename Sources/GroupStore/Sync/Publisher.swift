@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import GRDB
 import Logging
 import Synchronization
 
@@ -9,56 +8,72 @@ import Synchronization
 #endif
 
 /// Writes this member's payload file after each local commit, off the
-/// writer's critical path: the writer only enqueues a sequence number.
+/// writer's critical path: the writer hands over the ``Payload`` it built
+/// inside its transaction, and this queue only encodes and renames it.
 ///
-/// The payload is built from the history (the truth), written under `tmp/`
-/// (not watched) and renamed into `members/<me>/`, so watchers see one
-/// `IN_MOVED_TO` for a complete file. A failure to publish (disk full, folder
-/// removed) is logged and costs peers latency only: they read the history.
+/// What the payload file is for: it is the one wake-up a peer gets *after*
+/// the commit is visible (the `-wal` file is modified while the commit is
+/// being written, so a peer woken by it may look too early), and a record of
+/// each save that programs in any language can follow by watching files. It
+/// is written under `tmp/` (not watched) and renamed into `members/<me>/`,
+/// so watchers see one `IN_MOVED_TO` for a complete file. A failure to
+/// publish (disk full, folder removed) is logged and costs peers latency
+/// only: they read the history.
 ///
 /// When commits come faster than payloads can be written, the publisher does
-/// not queue a backlog: it publishes the newest pending transaction and skips
-/// the older ones. Peers only need the wake-up (they read every transaction
-/// from the history), and the format says payloads may be missing.
+/// not queue a backlog: it publishes the newest pending payload and skips the
+/// older ones. Peers only need the wake-up (they read every transaction from
+/// the history), and the format says payloads may be missing.
 final class Publisher: Sendable {
-    /// Keys listed in one payload at most; past it the payload says `"truncated":true`.
-    static let keyLimit = 10_000
-
     private let queue = DispatchQueue(label: "GroupStore.Publisher")
-    private let pool: DatabasePool
     private let member: MemberName
     private let directory: GroupDirectory
     private let folder: Mutex<DirectoryHandle>
     private let logger: Logger
-    /// Sequence numbers committed and not yet published; a drain is scheduled
-    /// whenever this goes from empty to not empty.
-    private let pending = Mutex<[Int64]>([])
+    private let metrics: GroupMetrics
+    /// The newest payload committed and not yet published; a drain is
+    /// scheduled whenever this goes from `nil` to a payload.
+    private let pending = Mutex<Payload?>(nil)
 
-    init(pool: DatabasePool, member: MemberName, directory: GroupDirectory, folder: DirectoryHandle, logger: Logger) {
-        self.pool = pool
+    init(member: MemberName, directory: GroupDirectory, folder: DirectoryHandle, logger: Logger, metrics: GroupMetrics) {
         self.member = member
         self.directory = directory
         self.folder = Mutex(folder)
         self.logger = logger
+        self.metrics = metrics
     }
 
-    /// Publishes transaction `seq` soon.
-    func publish(_ seq: Int64) {
+    /// Publishes `payload` soon (unless a newer one replaces it first).
+    func publish(_ payload: Payload) {
         let first = pending.withLock { pending -> Bool in
-            pending.append(seq)
-            return pending.count == 1
+            guard let waiting = pending else {
+                pending = payload
+                return true
+            }
+            if waiting.seq < payload.seq { pending = payload }
+            return false
         }
-        if first { queue.async { self.drain() } }
+        if first { queue.async { self.drain() } } else { metrics.payloadSkipped() }
     }
 
-    /// Publishes the newest pending transaction; older ones pending with it are skipped.
     private func drain() {
-        let seqs = pending.withLock { pending -> [Int64] in
-            defer { pending.removeAll(keepingCapacity: true) }
-            return pending
+        guard let payload = pending.withLock({ pending in defer { pending = nil }; return pending }) else { return }
+        let bytes = Array(payload.json.utf8)
+        let name = PayloadFileName.name(seq: payload.seq)
+        let temp = "\(member).\(payload.seq).\(getpid()).tmp"
+        do {
+            let folder = self.folder.withLock { $0 }
+            try FileIO.publish(bytes, as: name, in: folder, staging: directory.staging, tempName: temp)
+            metrics.payloadPublished()
+        } catch {
+            // A removed member folder is re-created by this member's
+            // Membership (the one repair path), which then hands the new
+            // folder over; until then peers read the history.
+            metrics.payloadFailed()
+            logger.info(
+                "payload not published; peers will read the change from the history",
+                metadata: ["seq": "\(payload.seq)", "error": "\(error.message)"])
         }
-        guard let newest = seqs.max() else { return }
-        publishNow(newest)
     }
 
     /// Publishes into `folder` from now on (the member folder was re-created).
@@ -66,42 +81,8 @@ final class Publisher: Sendable {
         self.folder.withLock { $0 = folder }
     }
 
-    /// Waits until everything enqueued so far is published.
+    /// Waits until everything handed over so far is published.
     func flush() {
         queue.sync {}
-    }
-
-    private func publishNow(_ seq: Int64) {
-        let save: Save?
-        do {
-            save = try pool.read { db in try HistoryReader.transaction(db, seq: seq) }
-        } catch {
-            logger.info("payload not published: cannot read the history", metadata: ["seq": "\(seq)", "error": "\(error)"])
-            return
-        }
-        // Already pruned: nobody needs the payload any more.
-        guard let save else { return }
-        let bytes = Array(save.payloadJSON(keyLimit: Self.keyLimit).utf8)
-        let name = PayloadFileName.name(seq: seq)
-        let temp = "\(member).\(seq).\(getpid()).tmp"
-        do {
-            try write(bytes, name: name, temp: temp)
-        } catch {
-            // A removed member folder is re-created by this member's
-            // Membership (the one repair path), which then hands the new
-            // folder over; until then peers read the history.
-            logFailure(error, seq: seq)
-        }
-    }
-
-    private func write(_ bytes: [UInt8], name: String, temp: String) throws(GroupStoreError) {
-        let folder = self.folder.withLock { $0 }
-        try FileIO.publish(bytes, as: name, in: folder, staging: directory.staging, tempName: temp)
-    }
-
-    private func logFailure(_ error: GroupStoreError, seq: Int64) {
-        logger.info(
-            "payload not published; peers will read the change from the history",
-            metadata: ["seq": "\(seq)", "error": "\(error.message)"])
     }
 }

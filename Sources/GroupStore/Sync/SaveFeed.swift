@@ -59,10 +59,13 @@ final class SaveFeed: Sendable {
 
     private let state: Mutex<State>
     private let readHistory: HistoryRead
+    /// Counts each read of the history for a subscriber behind the buffer.
+    private let fellBack: @Sendable () -> Void
 
-    init(cursor: Int64, readHistory: @escaping HistoryRead) {
+    init(cursor: Int64, readHistory: @escaping HistoryRead, fellBack: @escaping @Sendable () -> Void = {}) {
         state = Mutex(State(floor: cursor, merged: cursor, processed: cursor))
         self.readHistory = readHistory
+        self.fellBack = fellBack
     }
 
     /// A new stream; see ``GroupStore/saves()``.
@@ -198,6 +201,7 @@ final class SaveFeed: Sendable {
             case .end:
                 return nil
             case .read(let after, let through):
+                fellBack()
                 guard let page = await readHistory(after, through) else {
                     // The history cannot be read now (the store closed): end.
                     return nil

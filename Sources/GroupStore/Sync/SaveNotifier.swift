@@ -12,19 +12,24 @@ final class SaveNotifier: Sendable {
     private let closed = Mutex(false)
     private let object: @Sendable () -> AnyObject?
     private let posted: (@Sendable (Int64) -> Void)?
+    private let enabled: Bool
 
     /// - Parameters:
     ///   - object: the notification's `object` (the store, held weakly).
     ///   - posted: told each save's sequence number once its notification was
     ///     posted (every observer has run), when notifications count as processing.
-    init(label: String, object: @escaping @Sendable () -> AnyObject?, posted: (@Sendable (Int64) -> Void)? = nil) {
+    ///   - enabled: whether to post at all (``GroupConfiguration/postsNotifications``).
+    init(
+        label: String, object: @escaping @Sendable () -> AnyObject?, posted: (@Sendable (Int64) -> Void)? = nil, enabled: Bool = true
+    ) {
         queue = DispatchQueue(label: label)
+        self.enabled = enabled
         self.object = object
         self.posted = posted
     }
 
     func post(_ saves: [Save]) {
-        guard !saves.isEmpty else { return }
+        guard enabled, !saves.isEmpty else { return }
         queue.async { [self] in
             for save in saves {
                 if closed.withLock({ $0 }) { return }

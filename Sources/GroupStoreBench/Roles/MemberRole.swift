@@ -1,13 +1,17 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import GRDB
 import GroupStore
 import Logging
+import Synchronization
 
 /// A group member that reports each delivered save:
 /// `R <seq> <receivedAt µs> <committedAt µs> <inserted keys, comma-separated>`, then
-/// `D <count> <first delivery µs> <last delivery µs> <VmHWM kB> <VmRSS kB>` once
-/// it has `--expect` saves, and `M <count> <VmRSS kB>` every 100,000.
+/// `D <count> <first delivery µs> <last delivery µs> <VmHWM kB> <VmRSS kB> <CPU s since ready>` once
+/// it has `--expect` saves, and `M <count> <VmRSS kB>` every 100,000. With
+/// `--trace`, at the end, one line per merged save:
+/// `T <seq> <wake> <woke µs> <merge start µs> <read µs> <handed over µs>`.
 struct MemberRole: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "member", shouldDisplay: false)
 
@@ -18,17 +22,50 @@ struct MemberRole: AsyncParsableCommand {
     @Option var idleSeconds: Double = 0
     /// Join (creating the cursor) and leave at once.
     @Flag var joinOnly = false
+    @Flag var trace = false
+    /// `PRAGMA mmap_size` for this member's connections (0: SQLite's default, off).
+    @Option var mmapBytes: Int = 0
+    /// Time each save in `GroupConfiguration.synchronousDelivery` (on the
+    /// merge queue) instead of in the `for await` loop; R lines come at the end.
+    @Flag var synchronous = false
 
     func run() async throws {
         var configuration = GroupConfiguration(directory: group, member: try MemberName(member), logger: Logger(label: member))
         configuration.migrator = BenchSchema.migrator
         configuration.pruneInterval = 5
+        // Saves are handled by the stream (or the synchronous handler) only.
+        configuration.postsNotifications = false
+        if mmapBytes > 0 {
+            let bytes = mmapBytes
+            configuration.prepareDatabase = { db in try db.execute(sql: "PRAGMA mmap_size = \(bytes)") }
+        }
+        let received = Mutex<[(save: Save, at: Double)]>([])
+        let (enough, enoughContinuation) = AsyncStream<Void>.makeStream()
+        if synchronous {
+            received.withLock { $0.reserveCapacity(expect) }
+            let target = expect
+            configuration.synchronousDelivery = { save in
+                let at = ProcessFacts.nowMicros
+                let count = received.withLock { received in
+                    received.append((save, at))
+                    return received.count
+                }
+                if count == target { enoughContinuation.yield() }
+            }
+        }
         let store = try await GroupStore.open(configuration)
         if joinOnly {
             await store.close()
             return
         }
-        let saves = store.saves()
+        // The synchronous handler is the only consumer in that mode (a
+        // stream would cost a hop per save).
+        let saves: SaveStream? = synchronous ? nil : store.saves()
+        let traces = Mutex<[DeliveryTrace]>([])
+        if trace {
+            traces.withLock { $0.reserveCapacity(expect) }
+            store.traceDeliveries { trace in traces.withLock { $0.append(trace) } }
+        }
         try store.start()
         if idleSeconds > 0 {
             // CPU used while nothing happens (watching only).
@@ -36,23 +73,41 @@ struct MemberRole: AsyncParsableCommand {
             try await Task.sleep(for: .seconds(idleSeconds))
             emit("C \(ProcessFacts.cpuSeconds - before) \(idleSeconds)")
         }
+        let startCPU = ProcessFacts.cpuSeconds
         FileHandle.standardError.write(Data("member ready\n".utf8))
         var count = 0
         var first = 0.0
-        for await save in saves {
-            let received = ProcessFacts.nowMicros
-            count += 1
-            if count == 1 { first = received }
-            if printEach {
-                let keys = save.changes.first?.inserted.map(\.json).joined(separator: ",") ?? ""
-                emit("R \(save.seq) \(received) \(save.committedAt.timeIntervalSince1970 * 1e6) \(keys.isEmpty ? "-" : keys)")
-            }
-            if count % 100_000 == 0 { emit("M \(count) \(ProcessFacts.memoryKB("VmRSS"))") }
-            if count == expect {
-                emit("D \(count) \(first) \(received) \(ProcessFacts.memoryKB("VmHWM")) \(ProcessFacts.memoryKB("VmRSS"))")
-                break
+        if synchronous {
+            for await _ in enough { break }
+            let all = received.withLock { $0 }
+            emit("D \(all.count) \(all.first?.at ?? 0) \(all.last?.at ?? 0) \(ProcessFacts.memoryKB("VmHWM")) \(ProcessFacts.memoryKB("VmRSS")) \(ProcessFacts.cpuSeconds - startCPU)")
+        }
+        if let saves {
+            for await save in saves {
+                let received = ProcessFacts.nowMicros
+                count += 1
+                if count == 1 { first = received }
+                if printEach && !synchronous {
+                    let keys = save.changes.first?.inserted.map(\.json).joined(separator: ",") ?? ""
+                    emit("R \(save.seq) \(received) \(save.committedAt.timeIntervalSince1970 * 1e6) \(keys.isEmpty ? "-" : keys)")
+                }
+                if count % 100_000 == 0 { emit("M \(count) \(ProcessFacts.memoryKB("VmRSS"))") }
+                if count == expect {
+                    emit("D \(count) \(first) \(received) \(ProcessFacts.memoryKB("VmHWM")) \(ProcessFacts.memoryKB("VmRSS")) \(ProcessFacts.cpuSeconds - startCPU)")
+                    break
+                }
             }
         }
         await store.close()
+        for (save, at) in received.withLock({ $0 }) where printEach {
+            let keys = save.changes.first?.inserted.map(\.json).joined(separator: ",") ?? ""
+            emit("R \(save.seq) \(at) \(save.committedAt.timeIntervalSince1970 * 1e6) \(keys.isEmpty ? "-" : keys)")
+        }
+        for trace in traces.withLock({ $0 }) {
+            emit(
+                String(
+                    format: "T %lld %@ %.1f %.1f %.1f %.1f", trace.seq, trace.wake.rawValue, trace.wokeAt, trace.mergeStartedAt,
+                    trace.readAt, trace.handedOverAt))
+        }
     }
 }

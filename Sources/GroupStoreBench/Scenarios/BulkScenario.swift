@@ -15,7 +15,7 @@ struct BulkScenario {
         let directory = try bench.directory("bulk", on: .disk)
         let plain = try DatabasePool(path: directory + "/plain.sqlite")
         try plain.write { try $0.execute(sql: BenchSchema.createSQL) }
-        let plainSeconds = try time { try plain.write { try WriterRole.insert($0, n: 0, rows: rows, author: "plain") } }
+        let plainSeconds = try time { _ = try plain.write { try WriterRole.insert($0, n: 0, rows: rows, author: "plain") } }
 
         let group = directory + "/group"
         var configuration = GroupConfiguration(directory: group, member: try MemberName("writer"), logger: Logger(label: "bench"))
@@ -25,7 +25,7 @@ struct BulkScenario {
         defer { store.close() }
         let peer = try bench.spawn("member", ["--group", group, "--member", "peer", "--expect", "1"])
         try bench.ready(peer)
-        let trackedSeconds = try time { try store.write { try WriterRole.insert($0, n: 0, rows: rows, author: "writer") } }
+        let trackedSeconds = try time { _ = try store.write { try WriterRole.insert($0, n: 0, rows: rows, author: "writer") } }
         let committed = ProcessFacts.nowMicros
         store.flushPublications()
         try bench.finish(peer, timeout: 300)

@@ -16,6 +16,8 @@ struct LatencyScenario {
         let samples = bench.quick ? 300 : 2000
         var rows: [TableRow] = []
         var reference: Distribution?
+        var cpuRow: TableRow?
+        var unused = (member: Double.nan, writer: Double.nan)
         for storage in [Bench.Storage.tmpfs, .disk] {
             let bare = try bareInotify(storage, samples: samples)
             rows.append(
@@ -23,7 +25,13 @@ struct LatencyScenario {
                     section: "1. propagation latency, 1 commit/ms", what: "bare inotify publish→read, 2 processes (\(storage))", unit: "µs",
                     distribution: bare, reference: "physical limit", target: storage == .tmpfs ? "C: 15 / 33 µs" : "C: 16 / 35 µs"))
             for members in [2, 4, 8] {
-                let latency = try groupStore(members: members, storage, samples: samples)
+                var cpu = (member: Double.nan, writer: Double.nan)
+                let latency = try groupStore(members: members, storage, samples: samples, cpu: &cpu)
+                if members == 2 && storage == .tmpfs {
+                    cpuRow = TableRow(
+                        section: "1. propagation latency, 1 commit/ms", what: "CPU per save, 2 members (tmpfs): the receiving member",
+                        unit: "µs", value: cpu.member, reference: String(format: "the writer: %.0f µs per commit", cpu.writer))
+                }
                 if members == 2 && storage == .tmpfs { reference = latency }
                 let target: String
                 switch (members, storage) {
@@ -39,6 +47,22 @@ struct LatencyScenario {
                         target: target))
             }
         }
+        if let cpuRow { rows.append(cpuRow) }
+        // The read path with SQLite's pages memory-mapped instead of read().
+        let mapped = try groupStore(members: 2, .tmpfs, samples: samples, memberArguments: ["--mmap-bytes", "\(256 << 20)"], cpu: &unused)
+        rows.append(
+            TableRow(
+                section: "1. propagation latency, 1 commit/ms", what: "GroupStore, 2 members, readers with mmap_size 256 MB (tmpfs)",
+                unit: "µs", distribution: mapped,
+                reference: String(format: "without mmap %.0f µs", reference?.median ?? .nan), ratio: reference.map { mapped.median / $0.median }))
+        // The same without the hop to the subscriber's task.
+        let synchronous = try groupStore(members: 2, .tmpfs, samples: samples, memberArguments: ["--synchronous"], cpu: &unused)
+        rows.append(
+            TableRow(
+                section: "1. propagation latency, 1 commit/ms", what: "GroupStore, 2 members, synchronous delivery (tmpfs)",
+                unit: "µs", distribution: synchronous,
+                reference: String(format: "for await %.0f µs", reference?.median ?? .nan), ratio: reference.map { synchronous.median / $0.median },
+                target: "≤ 100 µs / ≤ 1 ms"))
         return Result(rows: rows, twoMembersTmpfs: reference)
     }
 
@@ -57,16 +81,27 @@ struct LatencyScenario {
     }
 
     /// One writer, `members - 1` readers; per transaction, the latest reader's delay.
-    private func groupStore(members: Int, _ storage: Bench.Storage, samples: Int) throws -> Distribution {
-        let group = try bench.directory("latency-\(members)-\(storage)", on: storage)
+    /// - Parameter cpu: set to the CPU µs per save of the first reader and of the writer.
+    private func groupStore(
+        members: Int, _ storage: Bench.Storage, samples: Int, memberArguments: [String] = [],
+        cpu: inout (member: Double, writer: Double)
+    ) throws -> Distribution {
+        let variant = memberArguments.first.map { "-" + $0.trimmingCharacters(in: CharacterSet(charactersIn: "-")) } ?? ""
+        let group = try bench.directory("latency-\(members)-\(storage)\(variant)", on: storage)
         let readers = try (1..<members).map { index in
-            try bench.spawn("member", ["--group", group, "--member", "reader-\(index)", "--expect", "\(samples)", "--print-each"])
+            try bench.spawn(
+                "member", ["--group", group, "--member", "reader-\(index)", "--expect", "\(samples)", "--print-each"] + memberArguments)
         }
         for reader in readers { try bench.ready(reader) }
         let writer = try bench.spawn(
             "writer", ["--group", group, "--count", "\(samples)", "--interval-us", "1000"])
         try bench.finish(writer)
         for reader in readers { try bench.finish(reader, timeout: 60) }
+        // What one save costs the processes, in CPU (robust where wall-clock
+        // latency is noisy): the first reader, and the writer.
+        let memberCPU = Bench.fields(readers[0].output, "D").first.flatMap { $0.count > 5 ? Double($0[5]) : nil } ?? .nan
+        let writerCPU = Bench.fields(writer.output, "W").first.flatMap { $0.count > 2 ? Double($0[2]) : nil } ?? .nan
+        cpu = (memberCPU / Double(samples) * 1e6, writerCPU / Double(samples) * 1e6)
         var latest: [Substring: Double] = [:]
         for reader in readers {
             for fields in Bench.fields(reader.output, "R") {

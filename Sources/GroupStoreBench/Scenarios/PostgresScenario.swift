@@ -46,8 +46,10 @@ struct PostgresScenario {
     }
 
     /// `SELECT pg_notify(…)` on one connection → the notification read on
-    /// another that listens: the floor under any push through the server.
-    private func notifyRoundTrip(_ server: PostgresServer) async throws -> TableRow {
+    /// another that listens: the floor under any push through the server, and
+    /// the usual server-side alternative to GroupStore between processes (the
+    /// notification crosses two server backends).
+    func notifyRoundTrip(_ server: PostgresServer, section: String = Self.section) async throws -> TableRow {
         let logger = Logger(label: "bench")
         let configuration = PostgresConnection.Configuration(
             unixSocketPath: server.socketDirectory + "/.s.PGSQL.\(server.port)", username: "postgres", password: nil, database: "postgres")
@@ -76,7 +78,7 @@ struct PostgresScenario {
         try? await sender.close()
         try? await listener.close()
         return TableRow(
-            section: Self.section, what: "reference: pg_notify on one connection → a listening connection woken (postgres-nio)", unit: "µs",
+            section: section, what: "reference: pg_notify on one connection → a listening connection woken (postgres-nio)", unit: "µs",
             distribution: Distribution(samples))
     }
 }

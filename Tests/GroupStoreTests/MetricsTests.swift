@@ -1,0 +1,73 @@
+import Foundation
+import GRDB
+import Metrics
+import MetricsTestKit
+import Synchronization
+import XCTest
+
+@testable import GroupStore
+
+/// The store's swift-metrics instruments (see `GroupMetrics`), read back
+/// through the test backend.
+final class MetricsTests: StoreTestCase {
+    /// The metrics factory of this test process, bootstrapped once.
+    static let metrics: TestMetrics = {
+        let metrics = TestMetrics()
+        MetricsSystem.bootstrap(metrics)
+        return metrics
+    }()
+
+    private func dimensions(_ member: String) -> [(String, String)] {
+        [("group", group), ("member", member)]
+    }
+
+    /// A started reader with a stream, and a writer that created table `t`
+    /// and inserted `count` rows into it, one transaction each.
+    private func readerFollowingInserts(_ count: Int) async throws -> (GroupStore, GroupStore, SaveStream) {
+        let writer = try open("writer")
+        let reader = try open("reader")
+        let saves = reader.saves()
+        try reader.start()
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        for id in 1...count {
+            try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (?)", arguments: [id]) }
+        }
+        return (writer, reader, saves)
+    }
+
+    func testPublishedMergedDeliveredAndLag_countWhatHappened() async throws {
+        let metrics = Self.metrics
+        let (writer, _, saves) = try await readerFollowingInserts(3)
+        await writer.flushPublications()
+        _ = try await first(4, of: saves)
+
+        // A payload still waiting when a newer commit comes is skipped (peers
+        // read the history), so the two add up to the commits.
+        let published = try metrics.expectCounter("groupstore_saves_published_total", dimensions("writer")).totalValue
+        let skipped = (try? metrics.expectCounter("groupstore_payloads_skipped_total", dimensions("writer")).totalValue) ?? 0
+        XCTAssertEqual(published + skipped, 4)
+        XCTAssertGreaterThanOrEqual(published, 1)
+        XCTAssertEqual(try metrics.expectCounter("groupstore_saves_delivered_total", dimensions("reader")).totalValue, 4)
+        XCTAssertGreaterThanOrEqual(try metrics.expectCounter("groupstore_saves_merged_total", dimensions("reader")).totalValue, 4)
+        XCTAssertEqual(try metrics.expectGauge("groupstore_member_lag", dimensions("reader")).lastValue, 0)
+        let fruitful = try metrics.expectCounter("groupstore_wakeups_total", dimensions("reader") + [("found", "true")])
+        XCTAssertGreaterThanOrEqual(fruitful.totalValue, 1)
+        XCTAssertFalse(try metrics.expectTimer("groupstore_merge_seconds", dimensions("reader")).values.isEmpty)
+        XCTAssertEqual(try metrics.expectCounter("groupstore_history_fallbacks_total", dimensions("reader")).totalValue, 0)
+    }
+
+    func testASubscriberBehindTheBuffer_countsAFallbackToTheHistory() async throws {
+        let metrics = Self.metrics
+        let count = SaveFeed.bufferLimit + 100
+        let (_, reader, saves) = try await readerFollowingInserts(count)
+        // Nobody consumed while the merger read them all: the oldest left the buffer.
+        _ = try await withDeadline(20, "the reader to merge every transaction") {
+            while reader.merger.publicCursor.withLock({ $0 }) < Int64(count + 1) { try await Task.sleep(for: .milliseconds(5)) }
+            return true
+        }
+        let received = try await first(count + 1, of: saves)
+        XCTAssertEqual(received.map(\.seq), Array(1...Int64(count + 1)))
+        XCTAssertGreaterThanOrEqual(
+            try metrics.expectCounter("groupstore_history_fallbacks_total", dimensions("reader")).totalValue, 1)
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import GRDB
+import Synchronization
+import XCTest
+
+@testable import GroupStore
+
+/// `GroupConfiguration.synchronousDelivery`: saves handed over on the merge
+/// queue, with no hop, counted as processed once the handler returns.
+final class SynchronousDeliveryTests: StoreTestCase {
+    func testHandler_getsOtherMembersSavesInOrder_onTheMergeQueue_andTheCursorFollowsIt() async throws {
+        let got = Mutex<[(seq: Int64, author: String, keys: [KeyValue], onMergeQueue: Bool)]>([])
+        let key = DispatchSpecificKey<Int>()
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        let reader = try open("reader") { configuration in
+            configuration.cursorFlushInterval = 0.001
+            configuration.synchronousDelivery = { save in
+                let onMergeQueue = DispatchQueue.getSpecific(key: key) == 1
+                got.withLock { $0.append((save.seq, save.author, save.change(of: "t")?.inserted ?? [], onMergeQueue)) }
+            }
+        }
+        reader.merger.queue.setSpecific(key: key, value: 1)
+        try reader.start()
+        for id in 1...3 {
+            try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (?)", arguments: [id]) }
+        }
+        try await reader.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (99)") }
+        try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (4)") }
+        _ = try await withDeadline(20, "4 saves in the handler") {
+            while got.withLock({ $0.count }) < 4 { try await Task.sleep(for: .milliseconds(5)) }
+            return true
+        }
+        let saves = got.withLock { $0 }
+        // The reader's own save (seq 5) is not handed over, like in a stream.
+        XCTAssertEqual(saves.map(\.seq), [2, 3, 4, 6])
+        XCTAssertEqual(saves.map(\.keys), [[.integer(1)], [.integer(2)], [.integer(3)], [.integer(4)]])
+        XCTAssertEqual(Set(saves.map(\.author)), ["writer"])
+        XCTAssertTrue(saves.allSatisfy(\.onMergeQueue), "the handler ran off the merge queue")
+
+        // No stream: what the handler returned from counts as processed.
+        let cursor = try await withDeadline(20, "the cursor file to reach seq 6") { [group] in
+            while true {
+                let text = (try? String(contentsOfFile: group + "/members/reader/cursor", encoding: .utf8)) ?? ""
+                if text.split(separator: " ").first == "6" { return text }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        XCTAssertTrue(cursor.hasPrefix("6 "), cursor)
+    }
+}
