@@ -53,12 +53,18 @@ final class MetricsEndpoint: Sendable {
     }
 
     private func serve() {
+        defer { close(socket) }
         while !stopped.load(ordering: .relaxed) {
             let client = accept(socket, nil, nil)
             guard client >= 0 else {
                 if errno == EINTR { continue }
                 return
             }
+            // A client that sends nothing, or stops reading, holds the
+            // endpoint for 5 s at most.
+            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             respond(client)
             close(client)
         }
@@ -82,7 +88,8 @@ final class MetricsEndpoint: Sendable {
     private func write(_ client: Int32, _ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.write(client, $0.baseAddress, $0.count) }
+            // MSG_NOSIGNAL: a scraper that hung up must not kill the process with SIGPIPE.
+            let written = bytes[offset...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if written <= 0 { return }
             offset += written
         }

@@ -25,6 +25,10 @@ struct MetricsExporter: AsyncParsableCommand {
     @Option(help: "This member's name.") var member = "exporter"
     @Option(help: "TCP port on 127.0.0.1 (0: any free port, printed on stderr).") var port = 9464
 
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0...65535, not \(port)") }
+    }
+
     func run() async throws {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let logger = Logger(label: member)

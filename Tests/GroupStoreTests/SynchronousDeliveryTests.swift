@@ -6,7 +6,8 @@ import XCTest
 @testable import GroupStore
 
 /// `GroupConfiguration.synchronousDelivery`: saves handed over on the merge
-/// queue, with no hop, counted as processed once the handler returns.
+/// queue, with no hop, counted as processed once the handler returns; and
+/// `postsNotifications` off.
 final class SynchronousDeliveryTests: StoreTestCase {
     func testHandler_getsOtherMembersSavesInOrder_onTheMergeQueue_andTheCursorFollowsIt() async throws {
         let got = Mutex<[(seq: Int64, author: String, keys: [KeyValue], onMergeQueue: Bool)]>([])
@@ -47,5 +48,48 @@ final class SynchronousDeliveryTests: StoreTestCase {
             }
         }
         XCTAssertTrue(cursor.hasPrefix("6 "), cursor)
+    }
+
+    func testHandler_getsAResync_whenTheHistoryWasEmptiedUnderIt() async throws {
+        let kinds = Mutex<[Save.Kind]>([])
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        let reader = try open("reader") { configuration in
+            configuration.synchronousDelivery = { save in kinds.withLock { $0.append(save.kind) } }
+        }
+        try reader.start()
+        try await writer.write { db in try db.execute(sql: "INSERT INTO t VALUES (1)") }
+        _ = try await withDeadline(20, "the insert in the handler") {
+            while kinds.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(5)) }
+            return true
+        }
+        // By hand, as a careless script would: the history is emptied.
+        try await writer.pool.write { db in try db.execute(sql: "DELETE FROM groupstore_transaction; DELETE FROM groupstore_change") }
+        try await writer.write { db in try db.execute(sql: "INSERT INTO t VALUES (2)") }
+        _ = try await withDeadline(20, "a resync in the handler") {
+            while !kinds.withLock({ $0.contains(.resync) }) { try await Task.sleep(for: .milliseconds(5)) }
+            return true
+        }
+        XCTAssertEqual(kinds.withLock { $0.first }, .transaction)
+    }
+
+    func testNoNotifications_withNotificationsCountingAsProcessed_stillMovesTheCursor() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        let reader = try open("reader") { configuration in
+            configuration.postsNotifications = false
+            configuration.notificationsCountAsProcessed = true
+            configuration.cursorFlushInterval = 0.001
+        }
+        try reader.start()
+        let written = try await writer.writeWithSequence { db in try db.execute(sql: "INSERT INTO t VALUES (1)") }
+        let seq = try XCTUnwrap(written.seq)
+        _ = try await withDeadline(20, "the cursor file to reach seq \(seq)") { [group] in
+            while true {
+                let text = (try? String(contentsOfFile: group + "/members/reader/cursor", encoding: .utf8)) ?? ""
+                if text.split(separator: " ").first == Substring("\(seq)") { return true }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
     }
 }

@@ -34,7 +34,8 @@ public struct GroupConfiguration: Sendable {
     /// Whether delivered saves are posted as `.groupStoreDidSave`. A member
     /// that handles saves through ``GroupStore/saves()`` streams (or
     /// ``synchronousDelivery``) only can turn it off: each save then costs
-    /// one thread wake-up less.
+    /// one thread wake-up less. (With ``notificationsCountAsProcessed`` on,
+    /// a save then counts as processed as soon as it is merged.)
     public var postsNotifications = true
     /// Called with each save for this member (as streams get them: not its
     /// own, in scope, in sequence order) on the store's merge queue, the moment

@@ -117,11 +117,13 @@ final class Merger: @unchecked Sendable {
     /// - Parameter wake: what woke the member (for the metrics and the trace).
     /// - Returns: whether anything new was found.
     ///
-    /// A `-wal` wake-up that only this process's own commits explain (no other
+    /// A `-wal` wake-up that this process's own commits explain (no other
     /// connection committed since the last read, and this process committed
-    /// past the cursor) reads nothing: the member would only find its own
-    /// saves, which it does not deliver. The caller looks again a little later
-    /// (``skippedOwnCommit``), so the cursor still moves past them.
+    /// past the cursor) reads nothing: what it would find is mostly its own
+    /// saves, which it does not deliver. The caller looks again 2 ms later
+    /// (``skippedOwnCommit``), which also delivers what another writer left
+    /// for this process's write to close (an outside writer's changes, sealed
+    /// by this process's next write): those wait those 2 ms, nothing is lost.
     @discardableResult
     func merge(wake: DeliveryTrace.Wake = .timer) -> Bool {
         dispatchPrecondition(condition: .onQueue(queue))
@@ -130,6 +132,7 @@ final class Merger: @unchecked Sendable {
         lastMergeCount = 0
         if wake == .wal, ownNewest.withLock({ $0 }) > cursor, let dataVersion, currentDataVersion() == dataVersion {
             skippedOwnCommit = true
+            metrics.merged(found: false, nanoseconds: 0)
             return false
         }
         let started = DispatchTime.now().uptimeNanoseconds
@@ -314,10 +317,17 @@ final class Merger: @unchecked Sendable {
             metadata: ["cursor": "\(cursor)", "resyncThrough": "\(seq)"])
         let save = Save(kind: .resync, seq: seq, author: Save.externalAuthor, committedAt: Date(), changes: [])
         cursor = seq
+        settings.synchronousDelivery?(save)
         feed.resync(save)
+        if settings.synchronousDelivery != nil { feed.markProcessed(seq) }
         notifier.post([save])
+        metrics.read(0, deliverable: 1, lag: 0)
         self.epoch = epoch
         resyncPending = false
+        // Another history: its registry and this process's own commits in it
+        // are not the ones known.
+        names = TableNames()
+        ownNewest.withLock { $0 = 0 }
         cursorLastChange = nil
         fingerprints = [:]
         persistedCursor = -1

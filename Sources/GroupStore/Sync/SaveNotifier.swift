@@ -29,7 +29,13 @@ final class SaveNotifier: Sendable {
     }
 
     func post(_ saves: [Save]) {
-        guard enabled, !saves.isEmpty else { return }
+        guard !saves.isEmpty else { return }
+        guard enabled else {
+            // Nothing to post: with notifications counting as processing,
+            // the saves are processed now.
+            if let posted { for save in saves { posted(save.seq) } }
+            return
+        }
         queue.async { [self] in
             for save in saves {
                 if closed.withLock({ $0 }) { return }
