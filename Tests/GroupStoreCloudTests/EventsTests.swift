@@ -14,6 +14,9 @@ final class EventsTests: CloudTestCase {
 
     /// The metrics factory of this test process, bootstrapped once.
     static let metrics: TestMetrics = {
+        // One factory per process: every test target runs in the same
+        // process, and another one may have bootstrapped it already.
+        if let existing = MetricsSystem.factory as? TestMetrics { return existing }
         let metrics = TestMetrics()
         MetricsSystem.bootstrap(metrics)
         return metrics

@@ -12,6 +12,9 @@ import XCTest
 final class MetricsTests: StoreTestCase {
     /// The metrics factory of this test process, bootstrapped once.
     static let metrics: TestMetrics = {
+        // One factory per process: every test target runs in the same
+        // process, and another one may have bootstrapped it already.
+        if let existing = MetricsSystem.factory as? TestMetrics { return existing }
         let metrics = TestMetrics()
         MetricsSystem.bootstrap(metrics)
         return metrics
