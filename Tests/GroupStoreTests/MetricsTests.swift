@@ -64,10 +64,7 @@ final class MetricsTests: StoreTestCase {
         let count = SaveFeed.bufferLimit + 100
         let (_, reader, saves) = try await readerFollowingInserts(count)
         // Nobody consumed while the merger read them all: the oldest left the buffer.
-        _ = try await withDeadline(20, "the reader to merge every transaction") {
-            while reader.merger.publicCursor.withLock({ $0 }) < Int64(count + 1) { try await Task.sleep(for: .milliseconds(5)) }
-            return true
-        }
+        try await waitUntil("the reader to merge every transaction") { reader.merger.publicCursor.withLock { $0 } >= Int64(count + 1) }
         let received = try await first(count + 1, of: saves)
         XCTAssertEqual(received.map(\.seq), Array(1...Int64(count + 1)))
         XCTAssertGreaterThanOrEqual(

@@ -39,6 +39,28 @@ class StoreTestCase: XCTestCase {
         }
     }
 
+    /// Returns once `condition` holds (looked at every 5 ms), or fails naming
+    /// `what` after `seconds`: for state with no event to await.
+    func waitUntil(_ what: String, seconds: TimeInterval = 20, _ condition: @escaping @Sendable () -> Bool) async throws {
+        _ = try await withDeadline(seconds, what) {
+            while !condition() { try await Task.sleep(for: .milliseconds(5)) }
+            return true
+        }
+    }
+
+    /// The text of `member`'s cursor file once it names `seq`, or a failure after 20 s.
+    @discardableResult
+    func waitForCursorFile(of member: String, at seq: Int64) async throws -> String {
+        let path = group + "/members/\(member)/cursor"
+        return try await withDeadline(20, "the cursor file of \(member) to reach seq \(seq)") {
+            while true {
+                let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+                if text.split(separator: " ").first == Substring("\(seq)") { return text }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+    }
+
     /// What `body` returns, or a test failure naming `what` if it returns
     /// `nil` or takes longer than `seconds`.
     func withDeadline<T: Sendable>(

@@ -28,10 +28,7 @@ final class SynchronousDeliveryTests: StoreTestCase {
         }
         try await reader.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (99)") }
         try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (4)") }
-        _ = try await withDeadline(20, "4 saves in the handler") {
-            while got.withLock({ $0.count }) < 4 { try await Task.sleep(for: .milliseconds(5)) }
-            return true
-        }
+        try await waitUntil("4 saves in the handler") { got.withLock { $0.count } >= 4 }
         let saves = got.withLock { $0 }
         // The reader's own save (seq 5) is not handed over, like in a stream.
         XCTAssertEqual(saves.map(\.seq), [2, 3, 4, 6])
@@ -40,13 +37,7 @@ final class SynchronousDeliveryTests: StoreTestCase {
         XCTAssertTrue(saves.allSatisfy(\.onMergeQueue), "the handler ran off the merge queue")
 
         // No stream: what the handler returned from counts as processed.
-        let cursor = try await withDeadline(20, "the cursor file to reach seq 6") { [group] in
-            while true {
-                let text = (try? String(contentsOfFile: group + "/members/reader/cursor", encoding: .utf8)) ?? ""
-                if text.split(separator: " ").first == "6" { return text }
-                try await Task.sleep(for: .milliseconds(5))
-            }
-        }
+        let cursor = try await waitForCursorFile(of: "reader", at: 6)
         XCTAssertTrue(cursor.hasPrefix("6 "), cursor)
     }
 
@@ -59,17 +50,11 @@ final class SynchronousDeliveryTests: StoreTestCase {
         }
         try reader.start()
         try await writer.write { db in try db.execute(sql: "INSERT INTO t VALUES (1)") }
-        _ = try await withDeadline(20, "the insert in the handler") {
-            while kinds.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(5)) }
-            return true
-        }
+        try await waitUntil("the insert in the handler") { !kinds.withLock { $0.isEmpty } }
         // By hand, as a careless script would: the history is emptied.
         try await writer.pool.write { db in try db.execute(sql: "DELETE FROM groupstore_transaction; DELETE FROM groupstore_change") }
         try await writer.write { db in try db.execute(sql: "INSERT INTO t VALUES (2)") }
-        _ = try await withDeadline(20, "a resync in the handler") {
-            while !kinds.withLock({ $0.contains(.resync) }) { try await Task.sleep(for: .milliseconds(5)) }
-            return true
-        }
+        try await waitUntil("a resync in the handler") { kinds.withLock { $0.contains(.resync) } }
         XCTAssertEqual(kinds.withLock { $0.first }, .transaction)
     }
 
@@ -84,12 +69,6 @@ final class SynchronousDeliveryTests: StoreTestCase {
         try reader.start()
         let written = try await writer.writeWithSequence { db in try db.execute(sql: "INSERT INTO t VALUES (1)") }
         let seq = try XCTUnwrap(written.seq)
-        _ = try await withDeadline(20, "the cursor file to reach seq \(seq)") { [group] in
-            while true {
-                let text = (try? String(contentsOfFile: group + "/members/reader/cursor", encoding: .utf8)) ?? ""
-                if text.split(separator: " ").first == Substring("\(seq)") { return true }
-                try await Task.sleep(for: .milliseconds(5))
-            }
-        }
+        try await waitForCursorFile(of: "reader", at: seq)
     }
 }

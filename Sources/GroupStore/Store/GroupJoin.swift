@@ -8,7 +8,7 @@ enum GroupJoin {
     /// Creates (or upgrades) the history, runs the migrations and tracks the
     /// tables. Takes SQLite's write lock only when something needs writing, and
     /// then waits for it as long as another process holds it.
-    /// - Returns: the sequence number of what the migrations committed, if anything.
+    /// - Returns: the payload of what the migrations committed, if anything.
     static func prepareSchema(
         pool: DatabasePool, tracker: SchemaTracker, configuration: GroupConfiguration, directory: GroupDirectory
     ) throws -> Payload? {

@@ -57,7 +57,7 @@ extension GroupStore {
 
     /// After a library write committed: the merger learns it (so the `-wal`
     /// wake-up of its own commit costs no read), and the payload is published.
-    fileprivate func committed(_ payload: Payload) {
+    func committed(_ payload: Payload) {
         merger.noteOwnCommit(payload.seq)
         publisher.publish(payload)
     }

@@ -64,7 +64,6 @@ public final class GroupStore: Sendable {
     /// The registry of tracked tables as the last write read it (used inside
     /// write transactions only, so never contended).
     let tableNames = Mutex(TableNames())
-    let metrics: GroupMetrics
 
     /// Opens (creating if allowed) the group and joins it as `configuration.member`.
     ///
@@ -139,12 +138,8 @@ public final class GroupStore: Sendable {
         self.pruner = Pruner(pool: pool, directory: directory, retention: configuration.retention, logger: logger)
         self.logger = logger
         self.tracker = tracker
-        self.metrics = metrics
         box.store = self
-        if let sealed {
-            merger.noteOwnCommit(sealed.seq)
-            publisher.publish(sealed)
-        }
+        if let sealed { committed(sealed) }
         logger.info(
             "joined group",
             metadata: ["group": "\(directory.path)", "member": "\(member)", "cursor": "\(start.cursor.seq)", "resync": "\(start.resync)"])

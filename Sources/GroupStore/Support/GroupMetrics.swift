@@ -50,6 +50,9 @@ struct GroupMetrics: Sendable {
     func fellBackToHistory() { historyFallbacks.increment() }
     func overflowed() { overflows.increment() }
 
+    /// A wake-up that this process's own commit explained: nothing was read.
+    func wokeForOwnCommit() { emptyWakeups.increment() }
+
     /// One merge ended: how long it took and whether it found anything.
     func merged(found: Bool, nanoseconds: Int64) {
         (found ? fruitfulWakeups : emptyWakeups).increment()

@@ -132,7 +132,7 @@ final class Merger: @unchecked Sendable {
         lastMergeCount = 0
         if wake == .wal, ownNewest.withLock({ $0 }) > cursor, let dataVersion, currentDataVersion() == dataVersion {
             skippedOwnCommit = true
-            metrics.merged(found: false, nanoseconds: 0)
+            metrics.wokeForOwnCommit()
             return false
         }
         let started = DispatchTime.now().uptimeNanoseconds

@@ -77,32 +77,34 @@ struct MemberRole: AsyncParsableCommand {
         FileHandle.standardError.write(Data("member ready\n".utf8))
         var count = 0
         var first = 0.0
+        func emitReceived(_ save: Save, at: Double) {
+            let keys = save.changes.first?.inserted.map(\.json).joined(separator: ",") ?? ""
+            emit("R \(save.seq) \(at) \(save.committedAt.timeIntervalSince1970 * 1e6) \(keys.isEmpty ? "-" : keys)")
+        }
+        func emitDone(count: Int, first: Double, last: Double) {
+            emit(
+                "D \(count) \(first) \(last) \(ProcessFacts.memoryKB("VmHWM")) \(ProcessFacts.memoryKB("VmRSS")) \(ProcessFacts.cpuSeconds - startCPU)")
+        }
         if synchronous {
             for await _ in enough { break }
             let all = received.withLock { $0 }
-            emit("D \(all.count) \(all.first?.at ?? 0) \(all.last?.at ?? 0) \(ProcessFacts.memoryKB("VmHWM")) \(ProcessFacts.memoryKB("VmRSS")) \(ProcessFacts.cpuSeconds - startCPU)")
+            emitDone(count: all.count, first: all.first?.at ?? 0, last: all.last?.at ?? 0)
         }
         if let saves {
             for await save in saves {
                 let received = ProcessFacts.nowMicros
                 count += 1
                 if count == 1 { first = received }
-                if printEach && !synchronous {
-                    let keys = save.changes.first?.inserted.map(\.json).joined(separator: ",") ?? ""
-                    emit("R \(save.seq) \(received) \(save.committedAt.timeIntervalSince1970 * 1e6) \(keys.isEmpty ? "-" : keys)")
-                }
+                if printEach { emitReceived(save, at: received) }
                 if count % 100_000 == 0 { emit("M \(count) \(ProcessFacts.memoryKB("VmRSS"))") }
                 if count == expect {
-                    emit("D \(count) \(first) \(received) \(ProcessFacts.memoryKB("VmHWM")) \(ProcessFacts.memoryKB("VmRSS")) \(ProcessFacts.cpuSeconds - startCPU)")
+                    emitDone(count: count, first: first, last: received)
                     break
                 }
             }
         }
         await store.close()
-        for (save, at) in received.withLock({ $0 }) where printEach {
-            let keys = save.changes.first?.inserted.map(\.json).joined(separator: ",") ?? ""
-            emit("R \(save.seq) \(at) \(save.committedAt.timeIntervalSince1970 * 1e6) \(keys.isEmpty ? "-" : keys)")
-        }
+        for (save, at) in received.withLock({ $0 }) where printEach { emitReceived(save, at: at) }
         for trace in traces.withLock({ $0 }) {
             emit(
                 String(

@@ -17,7 +17,6 @@ struct LatencyScenario {
         var rows: [TableRow] = []
         var reference: Distribution?
         var cpuRow: TableRow?
-        var unused = (member: Double.nan, writer: Double.nan)
         for storage in [Bench.Storage.tmpfs, .disk] {
             let bare = try bareInotify(storage, samples: samples)
             rows.append(
@@ -25,14 +24,13 @@ struct LatencyScenario {
                     section: "1. propagation latency, 1 commit/ms", what: "bare inotify publish→read, 2 processes (\(storage))", unit: "µs",
                     distribution: bare, reference: "physical limit", target: storage == .tmpfs ? "C: 15 / 33 µs" : "C: 16 / 35 µs"))
             for members in [2, 4, 8] {
-                var cpu = (member: Double.nan, writer: Double.nan)
-                let latency = try groupStore(members: members, storage, samples: samples, cpu: &cpu)
+                let (latency, cpu) = try groupStore(members: members, storage, samples: samples)
                 if members == 2 && storage == .tmpfs {
+                    reference = latency
                     cpuRow = TableRow(
                         section: "1. propagation latency, 1 commit/ms", what: "CPU per save, 2 members (tmpfs): the receiving member",
                         unit: "µs", value: cpu.member, reference: String(format: "the writer: %.0f µs per commit", cpu.writer))
                 }
-                if members == 2 && storage == .tmpfs { reference = latency }
                 let target: String
                 switch (members, storage) {
                 case (2, .tmpfs): target = "≤ 100 µs / ≤ 1 ms"
@@ -49,14 +47,14 @@ struct LatencyScenario {
         }
         if let cpuRow { rows.append(cpuRow) }
         // The read path with SQLite's pages memory-mapped instead of read().
-        let mapped = try groupStore(members: 2, .tmpfs, samples: samples, memberArguments: ["--mmap-bytes", "\(256 << 20)"], cpu: &unused)
+        let mapped = try groupStore(members: 2, .tmpfs, samples: samples, memberArguments: ["--mmap-bytes", "\(256 << 20)"]).latency
         rows.append(
             TableRow(
                 section: "1. propagation latency, 1 commit/ms", what: "GroupStore, 2 members, readers with mmap_size 256 MB (tmpfs)",
                 unit: "µs", distribution: mapped,
                 reference: String(format: "without mmap %.0f µs", reference?.median ?? .nan), ratio: reference.map { mapped.median / $0.median }))
         // The same without the hop to the subscriber's task.
-        let synchronous = try groupStore(members: 2, .tmpfs, samples: samples, memberArguments: ["--synchronous"], cpu: &unused)
+        let synchronous = try groupStore(members: 2, .tmpfs, samples: samples, memberArguments: ["--synchronous"]).latency
         rows.append(
             TableRow(
                 section: "1. propagation latency, 1 commit/ms", what: "GroupStore, 2 members, synchronous delivery (tmpfs)",
@@ -80,12 +78,11 @@ struct LatencyScenario {
         return Distribution(Bench.fields(reader.output, "L").compactMap { Double($0[0]) })
     }
 
-    /// One writer, `members - 1` readers; per transaction, the latest reader's delay.
-    /// - Parameter cpu: set to the CPU µs per save of the first reader and of the writer.
+    /// One writer, `members - 1` readers; per transaction, the latest reader's
+    /// delay; and the CPU µs per save of the first reader and of the writer.
     private func groupStore(
-        members: Int, _ storage: Bench.Storage, samples: Int, memberArguments: [String] = [],
-        cpu: inout (member: Double, writer: Double)
-    ) throws -> Distribution {
+        members: Int, _ storage: Bench.Storage, samples: Int, memberArguments: [String] = []
+    ) throws -> (latency: Distribution, cpu: (member: Double, writer: Double)) {
         let variant = memberArguments.first.map { "-" + $0.trimmingCharacters(in: CharacterSet(charactersIn: "-")) } ?? ""
         let group = try bench.directory("latency-\(members)-\(storage)\(variant)", on: storage)
         let readers = try (1..<members).map { index in
@@ -101,7 +98,7 @@ struct LatencyScenario {
         // latency is noisy): the first reader, and the writer.
         let memberCPU = Bench.fields(readers[0].output, "D").first.flatMap { $0.count > 5 ? Double($0[5]) : nil } ?? .nan
         let writerCPU = Bench.fields(writer.output, "W").first.flatMap { $0.count > 2 ? Double($0[2]) : nil } ?? .nan
-        cpu = (memberCPU / Double(samples) * 1e6, writerCPU / Double(samples) * 1e6)
+        let cpu = (member: memberCPU / Double(samples) * 1e6, writer: writerCPU / Double(samples) * 1e6)
         var latest: [Substring: Double] = [:]
         for reader in readers {
             for fields in Bench.fields(reader.output, "R") {
@@ -109,6 +106,6 @@ struct LatencyScenario {
                 latest[fields[0]] = max(latest[fields[0]] ?? 0, received - committed)
             }
         }
-        return Distribution(Array(latest.values))
+        return (Distribution(Array(latest.values)), cpu)
     }
 }
