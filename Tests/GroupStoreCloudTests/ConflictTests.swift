@@ -66,6 +66,29 @@ class ConflictTests: CloudTestCase {
         try await expect(["t:n1|t:from A|t:b0"], .serverWins, a: sameField.0, b: sameField.1, bFetchesLate: true)
     }
 
+    /// A local edit committed while the bridge waits for the remote's answer
+    /// (after the sync began, before the fetched change is applied) is met
+    /// as a conflict: it was overwritten silently before the history was
+    /// taken in inside the apply's own transaction.
+    func testALocalEditCommittedDuringTheFetch_isAConflict_notOverwritten() async throws {
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 't0', 'b0')") }
+        try await sync("a", tables: ["note"], policy: .clientWins)
+        try await sync("b", tables: ["note"], policy: .clientWins)
+        try await a.write { db in try db.execute(sql: "UPDATE note SET title = 'from A'") }
+        try await sync("a", tables: ["note"], policy: .clientWins)
+        let remoteB = EditDuringFetchRemote(try defaultRemote()) {
+            try await b.write { db in try db.execute(sql: "UPDATE note SET title = 'from B'") }
+        }
+        let summary = try await sync("b", tables: ["note"], policy: .clientWins, remote: remoteB)
+        XCTAssertTrue(remoteB.edited, "the edit ran during B's fetch")
+        XCTAssertEqual(summary.conflicts, 1, "the fetched change meets B's edit as a conflict")
+        XCTAssertEqual(try dump(b, "note"), ["t:n1|t:from B|t:b0"], "client wins: B's edit stays")
+        try await sync("a", tables: ["note"], policy: .clientWins)
+        XCTAssertEqual(try dump(a, "note"), ["t:n1|t:from B|t:b0"], "and reaches A")
+    }
+
     func testNewerWins_theLaterEditWins_eitherWay() async throws {
         // B edits after A: B's is newer.
         try await expect(["t:n1|t:from B|t:b0"], .newerWins, a: sameField.0, b: sameField.1)
@@ -181,5 +204,23 @@ final class LaggingRemote: ForwardingRemote {
         let first = lagged.withLock { $0.insert(zone).inserted }
         if first, let token { return CloudChangeBatch(changed: [], deleted: [], token: token, moreComing: false) }
         return try await base.fetchChanges(in: zone, since: token, limit: limit)
+    }
+}
+
+/// A remote that, at the first fetch that brings changes, runs `edit` after
+/// the real remote answered and before the bridge applies the answer.
+private final class EditDuringFetchRemote: ForwardingRemote, Sendable {
+    let base: any CloudDatabase
+    private let edit: @Sendable () async throws -> Void
+    private let done = Mutex(false)
+    var edited: Bool { done.withLock { $0 } }
+    init(_ base: any CloudDatabase, edit: @escaping @Sendable () async throws -> Void) {
+        self.base = base
+        self.edit = edit
+    }
+    func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
+        let batch = try await base.fetchChanges(in: zone, since: token, limit: limit)
+        if !batch.changed.isEmpty, done.withLock({ value in defer { value = true }; return !value }) { try await edit() }
+        return batch
     }
 }

@@ -3,6 +3,7 @@ import GRDB
 import GroupStore
 import GroupStoreCloud
 import Logging
+import Synchronization
 
 /// Sections 9 and 10: the cloud bridge through the embedded remote, or
 /// through a PostgreSQL server, in one process (two groups, each with a
@@ -85,8 +86,13 @@ struct CloudScenario {
         let readerSaves = reader.saves()
         try peer.start()
         try reader.start()
-        let bridgeA = try await start(try bridge(root + "/a", remote: remote))
-        let bridgeB = try await start(try bridge(root + "/b", remote: remote))
+        let syncA = try bridge(root + "/a", remote: remote)
+        let syncB = try bridge(root + "/b", remote: remote)
+        let marks = Mutex<[(side: Character, stage: SyncStage, at: Double)]>([])
+        syncA.traceStages { stage, at in marks.withLock { $0.append(("A", stage, at)) } }
+        syncB.traceStages { stage, at in marks.withLock { $0.append(("B", stage, at)) } }
+        let bridgeA = try await start(syncA)
+        let bridgeB = try await start(syncB)
         defer {
             bridgeA.cancel()
             bridgeB.cancel()
@@ -95,9 +101,12 @@ struct CloudScenario {
         var readerIterator = readerSaves.makeAsyncIterator()
         var local: [Double] = []
         var remoteTimes: [Double] = []
+        var stageTimes: [[Double]] = Array(repeating: [], count: Self.hopStages.count)
         let samples = bench.quick ? 50 : 400
         for index in 0..<(samples + 10) {
             let key = "k\(index)"
+            marks.withLock { $0.removeAll() }
+            let startedAt = wallMicroseconds()
             let started = monotonicSeconds()
             try await writer.write { db in try db.execute(sql: "INSERT INTO note VALUES (?, ?, 'x')", arguments: [key, index]) }
             var sawLocal = false
@@ -112,19 +121,55 @@ struct CloudScenario {
                     guard let save = await readerIterator.next() else { throw BenchFailure("group B's stream ended") }
                     if save.author == "cloud", save.change(of: "note")?.inserted.contains(.text(key)) == true {
                         sawRemote = true
-                        if index >= 10 { remoteTimes.append((monotonicSeconds() - started) * 1e6) }
+                        if index >= 10 {
+                            remoteTimes.append((monotonicSeconds() - started) * 1e6)
+                            let times = Self.hopTimes(marks.withLock { $0 }, from: startedAt, delivered: wallMicroseconds())
+                            for (stage, time) in times.enumerated() where !time.isNaN { stageTimes[stage].append(time) }
+                        }
                     }
                 }
             }
         }
         let inGroup = Distribution(local)
         let across = Distribution(remoteTimes)
-        return [
+        var rows = [
             TableRow(
                 section: section, what: "commit in group A → did-save in group B (through the remote, \(storage))", unit: "µs", distribution: across,
                 reference: String(format: "in group A: %.0f / p99 %.0f µs", inGroup.median, inGroup.p99), ratio: across.median / inGroup.median,
                 target: latencyTarget)
         ]
+        if storage == "tmpfs" {
+            for (index, name) in Self.hopStages.enumerated() {
+                rows.append(
+                    TableRow(
+                        section: section, what: "  commit → " + name, unit: "µs", distribution: Distribution(stageTimes[index]),
+                        reference: "\(stageTimes[index].count) of \(samples) samples"))
+            }
+        }
+        return rows
+    }
+
+    /// The points of one hop through the remote, each timed from the commit.
+    static let hopStages = [
+        "A's bridge has the save", "A's upload prepared (read, recorded as sent)", "the remote answered A's upload",
+        "B hinted (A's upload written)", "the remote answered B's fetch", "B applied it (committed)", "B's member has the save",
+    ]
+
+    /// When each of ``hopStages`` was reached in one sample, from the
+    /// commit (NaN where a mark is missing): A's first marks after the
+    /// commit, and B's first after A's upload was prepared.
+    static func hopTimes(_ marks: [(side: Character, stage: SyncStage, at: Double)], from committed: Double, delivered: Double) -> [Double] {
+        func first(_ side: Character, _ stage: SyncStage, after time: Double) -> Double {
+            marks.first { $0.side == side && $0.stage == stage && $0.at >= time }?.at ?? .nan
+        }
+        let prepared = first("A", .uploadPrepared, after: committed)
+        let hinted = first("B", .hintSeen, after: prepared)
+        let fetched = first("B", .fetchAnswered, after: hinted)
+        let points = [
+            first("A", .saveSeen, after: committed), prepared, first("A", .uploadAnswered, after: prepared), hinted, fetched,
+            first("B", .applied, after: fetched), delivered,
+        ]
+        return points.map { $0 - committed }
     }
 
     private func initialSync(root: String, section: String) async throws -> [TableRow] {

@@ -39,7 +39,7 @@ extension EmbeddedRemote {
                 throw CloudSyncError(
                     .badRemote, "the remote \(path) refused asset \(asset.hash): the bytes given hash to \(actual)")
             }
-            try await connection.pool.write { db in
+            try await connection.write { db in
                 try db.execute(
                     sql: "INSERT INTO assets (hash, size, bytes) VALUES (?, ?, ?) ON CONFLICT (hash) DO NOTHING",
                     arguments: [asset.hash, asset.size, Data(bytes)])

@@ -40,7 +40,7 @@ extension EmbeddedRemote {
             guard !changes.isEmpty else { return [] }
             let context = ModifyContext(
                 user: user, display: path, epoch: connection.epoch, conflictOnEverySave: faults.conflictOnEverySave)
-            let results = try await connection.pool.write { db in
+            let results = try await connection.write { db in
                 try context.apply(changes, db)
             }
             logger.debug(

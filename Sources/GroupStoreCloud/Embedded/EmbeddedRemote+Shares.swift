@@ -20,7 +20,7 @@ extension EmbeddedRemote {
         }
         let owner = user
         try await perform("share a zone") { connection in
-            try await connection.pool.write { db in
+            try await connection.write { db in
                 if let access {
                     try db.execute(
                         sql: """

@@ -123,7 +123,7 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
     public func prepare(_ types: [CloudRecordType]) async throws {
         let display = path
         let notes = try await perform("prepare record types") { connection in
-            try await connection.pool.write { db in
+            try await connection.write { db in
                 try Self.prepare(db, types: types, display: display)
             }
         }
@@ -132,9 +132,9 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
         }
     }
 
-    /// Push hints: yields (coalesced) whenever the remote's file or its
-    /// `-wal` is written, by any process. Ends the watch when the stream
-    /// terminates.
+    /// Push hints: yields (coalesced) whenever a write to the remote is
+    /// committed, by any process, or the file is replaced. Ends the watch
+    /// when the stream terminates.
     public func pushHints() -> AsyncStream<Void> {
         RemotePushWatcher.hints(for: absolutePath, display: path, logger: logger)
     }
@@ -149,7 +149,7 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
         let display = path
         do {
             let connection = try currentConnectionBlocking()
-            let result = try connection.pool.write { db -> (horizon: Int64, tombstones: Int)? in
+            let result = try connection.writeBlocking { db -> (horizon: Int64, tombstones: Int)? in
                 guard
                     let row = try Row.fetchOne(
                         db, sql: "SELECT seq FROM change_log ORDER BY seq DESC LIMIT 1 OFFSET ?", arguments: [max(0, n)])

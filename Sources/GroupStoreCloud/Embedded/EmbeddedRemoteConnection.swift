@@ -3,10 +3,16 @@ import Foundation
 import GRDB
 import Logging
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// An open embedded remote: the pool on its file, which file that is (to
 /// notice it was replaced), and the remote's epoch.
 struct EmbeddedRemoteConnection: Sendable {
     let pool: DatabasePool
+    /// The file's absolute path.
+    let path: String
     let file: EmbeddedRemoteFile
     /// The random id made when the remote was created: a new file has
     /// another one, so its tokens and tags never pass for the old file's.
@@ -52,10 +58,34 @@ struct EmbeddedRemoteConnection: Sendable {
             guard let file = try EmbeddedRemoteFile.probe(path, display: display) else {
                 throw CloudSyncError(.badRemote, "the remote \(display) disappeared while it was opened")
             }
-            return (EmbeddedRemoteConnection(pool: pool, file: file, epoch: epoch), note)
+            return (EmbeddedRemoteConnection(pool: pool, path: path, file: file, epoch: epoch), note)
         } catch {
             throw remoteError(error, display: display, doing: "open")
         }
+    }
+
+    /// A write transaction on the remote; once it is committed (visible to
+    /// every reader), the push watchers are told (``announceCommit()``).
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        let result = try await pool.write(body)
+        announceCommit()
+        return result
+    }
+
+    /// ``write(_:)`` for synchronous callers.
+    func writeBlocking<T>(_ body: (Database) throws -> T) throws -> T {
+        let result = try pool.write(body)
+        announceCommit()
+        return result
+    }
+
+    /// Sets the times of the file's `-wal` (of the file itself, if there is
+    /// no `-wal`) to now: the inotify event (`IN_ATTRIB`) that wakes the
+    /// push watchers. It comes after the commit is visible, unlike the
+    /// writes to the `-wal`, which come before (and before its sync).
+    func announceCommit() {
+        if utimensat(AT_FDCWD, path + "-wal", nil, 0) == 0 { return }
+        _ = utimensat(AT_FDCWD, path, nil, 0)
     }
 
     /// Runs `work` on a dispatch queue, off the Swift concurrency pool, for

@@ -28,6 +28,13 @@ public final class CloudSync: Service, Sendable {
     /// Wakes the running session's sync loop (none while standing by).
     private let currentWake = Mutex<AsyncStream<Void>.Continuation?>(nil)
     private let completeRequested = Mutex(false)
+    /// Whether the next sync fetches: a push hint, the timer, a retry or
+    /// ``triggerSync(complete:)`` asked for it. A sync woken only by local
+    /// saves uploads them without fetching first (a conflict with a change
+    /// not fetched yet is answered by the remote and settled all the same).
+    private let fetchRequested = Mutex(true)
+    /// The benchmark's view of each stage (``traceStages(_:)``).
+    let tracer = SyncTracer()
 
     public init(_ configuration: CloudSyncConfiguration) {
         self.configuration = configuration
@@ -46,6 +53,7 @@ public final class CloudSync: Service, Sendable {
     /// local edits are kept, and records parked on upload are retried).
     public func triggerSync(complete: Bool = false) {
         if complete { completeRequested.withLock { $0 = true } }
+        fetchRequested.withLock { $0 = true }
         _ = currentWake.withLock { $0?.yield() }
     }
 
@@ -76,7 +84,7 @@ public final class CloudSync: Service, Sendable {
             throw CloudSyncError.wrap(error, "open group \(configuration.group)")
         }
         do {
-            let engine = try await SyncEngine.make(store: store, configuration: configuration, events: hub)
+            let engine = try await SyncEngine.make(store: store, configuration: configuration, events: hub, tracer: tracer)
             let summary = await engine.sync(complete: complete)
             await store.close()
             return summary
@@ -105,7 +113,7 @@ public final class CloudSync: Service, Sendable {
             try store.start()
             // A synced table's schema changed (a reset): map the tables again.
             while try await session(store: store, engine: try await SyncEngine.make(
-                store: store, configuration: configuration, events: hub, sealEveryCycle: false))
+                store: store, configuration: configuration, events: hub, tracer: tracer, sealEveryCycle: false))
             {
                 configuration.logger.info("a synced table changed its schema: mapping the tables again", metadata: ["group": "\(configuration.group)"])
             }
@@ -128,12 +136,15 @@ public final class CloudSync: Service, Sendable {
         defer { currentWake.withLock { $0 = nil } }
         let remote = configuration.remote
         let interval = configuration.fetchInterval
+        self.fetchRequested.withLock { $0 = true }
         wake.yield()
         let remap = try await withThrowingTaskGroup(of: Bool.self) { group in
             // Local saves: wake a sync; the cursor moves on only once the save is taken in.
+            let tracer = self.tracer
             group.addTask {
                 await withTaskCancellationHandler {
                     for await save in store.saves() {
+                        tracer.mark(.saveSeen)
                         wake.yield()
                         await engine.waitIntake(through: save.seq)
                     }
@@ -142,13 +153,18 @@ public final class CloudSync: Service, Sendable {
                 }
                 return false
             }
-            group.addTask {
-                for await _ in remote.pushHints() { wake.yield() }
+            group.addTask { [self] in
+                for await _ in remote.pushHints() {
+                    tracer.mark(.hintSeen)
+                    fetchRequested.withLock { $0 = true }
+                    wake.yield()
+                }
                 return false
             }
-            group.addTask {
+            group.addTask { [self] in
                 while !Task.isCancelled {
                     do { try await Task.sleep(nanoseconds: UInt64(interval * 1e9)) } catch { return false }
+                    fetchRequested.withLock { $0 = true }
                     wake.yield()
                 }
                 return false
@@ -160,7 +176,11 @@ public final class CloudSync: Service, Sendable {
                         defer { value = false }
                         return value
                     }
-                    let summary = await engine.sync(complete: complete)
+                    let fetch = fetchRequested.withLock { value in
+                        defer { value = false }
+                        return value
+                    }
+                    let summary = await engine.sync(complete: complete, fetch: fetch)
                     if Task.isCancelled { return false }
                     if await engine.needsRemap { return true }
                     if summary.error != nil {
@@ -168,6 +188,7 @@ public final class CloudSync: Service, Sendable {
                         // A failed sync (the remote down, say) is tried again after a growing wait.
                         let delay = Retry.delay(afterFailure: failures + 1, configuration)
                         do { try await Task.sleep(nanoseconds: UInt64(delay * 1e9)) } catch { return false }
+                        fetchRequested.withLock { $0 = true }
                         wake.yield()
                     } else {
                         failures = 0

@@ -36,7 +36,13 @@ extension SyncEngine {
     /// none) lists the whole zone: local records the listing lacks were
     /// deleted remotely, and the token is saved with the last page only.
     private func fetch(_ zone: CloudZone, summary: inout CloudSyncSummary) async throws -> Int {
-        var token = try await pool.read { try SyncState.token($0, zone: zone) }
+        var token: CloudChangeToken?
+        if let known = knownTokens[zone] {
+            token = known
+        } else {
+            token = try await pool.read { try SyncState.token($0, zone: zone) }
+            knownTokens[zone] = token
+        }
         var listing = token == nil
         var seen: Set<String> = []
         var applied = 0
@@ -56,19 +62,41 @@ extension SyncEngine {
                 seen = []
                 continue
             }
+            if !batch.changed.isEmpty || !batch.deleted.isEmpty { tracer.mark(.fetchAnswered) }
             if listing { for record in batch.changed { seen.insert(record.id.type.lowercased() + "\u{0}" + record.id.name) } }
             let last = !batch.moreComing
             if batch.changed.isEmpty && batch.deleted.isEmpty && !listing && batch.token == token && last { break }
+            if !listing && batch.deleted.isEmpty && !batch.changed.isEmpty, try await onlyEchoes(batch.changed) {
+                // This group's own uploads coming back: nothing to write. The token moves on here
+                // and is stored with the next write of the sync state (a crash fetches them again).
+                knownTokens[zone] = batch.token
+                unsavedTokens[zone] = batch.token
+                token = batch.token
+                if last { break } else { continue }
+            }
             var gone: (deleted: [CloudRecordID], forgotten: [CloudRecordID]) = ([], [])
             if listing && last { gone = try await unseen(in: zone, seen: seen) }
-            let outcome = try await apply(
+            let (outcome, _) = try await apply(
                 batch, zone: zone, saveToken: (!listing || last) ? batch.token : nil, deleted: gone.deleted, forgotten: gone.forgotten)
+            if outcome.applied > 0 { tracer.mark(.applied) }
             report(outcome, into: &summary)
             applied += outcome.applied
             token = batch.token
             if last { break }
         }
         return applied
+    }
+
+    /// Whether every record is already here at its tag (this group's own
+    /// uploads, acknowledged, coming back).
+    private func onlyEchoes(_ records: [CloudRecord]) async throws -> Bool {
+        let applier = self.applier
+        return try await pool.read { db in
+            try records.allSatisfy { record in
+                guard let table = applier.table(named: record.id.type) else { return false }
+                return try SyncState.recordState(db, entity: table.name, name: record.id.name)?.tag == record.tag
+            }
+        }
     }
 
     /// A shared zone this user may not read (not shared with them yet, or no
@@ -79,27 +107,22 @@ extension SyncEngine {
     /// yet stays, as a new record of this group: it is uploaded to the zone
     /// its table syncs with, or refused and parked, never dropped.
     private func leave(_ zone: CloudZone, because reason: String, summary: inout CloudSyncSummary) async throws -> Int {
-        let (held, edited, token) = try await pool.read { db in
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT r.entity, r.name, EXISTS (SELECT 1 FROM \(SyncState.pending) AS p WHERE p.entity = r.entity AND p.name = r.name)
-                    FROM \(SyncState.record) AS r WHERE r.zone = ?
-                    """,
-                arguments: [zone.description]
-            ).map { (id: CloudRecordID(zone: zone, type: $0[0], name: $0[1]), edited: $0[2] as Bool) }
-            return (rows.filter { !$0.edited }.map(\.id), rows.filter(\.edited).map(\.id), try SyncState.token(db, zone: zone))
+        let (held, token) = try await pool.read { db in
+            let held = try Row.fetchAll(db, sql: "SELECT entity, name FROM \(SyncState.record) WHERE zone = ?", arguments: [zone.description])
+                .map { CloudRecordID(zone: zone, type: $0[0], name: $0[1]) }
+            return (held, try SyncState.token(db, zone: zone))
         }
-        guard !held.isEmpty || !edited.isEmpty || token != nil else {
+        guard !held.isEmpty || token != nil else {
             logger.debug("shared zone not shared with this user (yet): nothing fetched", metadata: ["zone": "\(zone)", "reason": "\(reason)"])
             return 0
         }
+        let empty = CloudChangeBatch(changed: [], deleted: [], token: CloudChangeToken(""), moreComing: false)
+        // Which records have local edits is decided in the apply's transaction, after its intake.
+        let (outcome, left) = try await apply(empty, zone: zone, saveToken: nil, dropToken: true, deleted: [], forgotten: [], leaving: held)
         logger.info(
             "shared zone left: its records leave the group",
-            metadata: ["zone": "\(zone)", "records": "\(held.count)", "keptEdited": "\(edited.count)", "reason": "\(reason)"])
-        let empty = CloudChangeBatch(changed: [], deleted: [], token: CloudChangeToken(""), moreComing: false)
-        let outcome = try await apply(empty, zone: zone, saveToken: nil, dropToken: true, deleted: held, forgotten: edited)
-        events.emit(.zoneLeft(zone: zone, records: held.count, reason: reason))
+            metadata: ["zone": "\(zone)", "records": "\(left)", "keptEdited": "\(held.count - left)", "reason": "\(reason)"])
+        events.emit(.zoneLeft(zone: zone, records: left, reason: reason))
         report(outcome, into: &summary)
         return outcome.applied
     }
@@ -127,14 +150,33 @@ extension SyncEngine {
         return (missing.keys.filter { !forgotten.contains($0) }, Array(forgotten))
     }
 
+    /// Applies one page of a zone's changes (and the records a listing
+    /// lacked: `gone`, deleted remotely, and `forgotten`, to upload again)
+    /// in one transaction that first takes the history in. `leaving`: the
+    /// records of a zone this group leaves; those with local edits not
+    /// uploaded stay as new records, the others are removed (returns how
+    /// many).
+    @discardableResult
     private func apply(
         _ batch: CloudChangeBatch, zone: CloudZone, saveToken: CloudChangeToken?, dropToken: Bool = false, deleted gone: [CloudRecordID],
-        forgotten: [CloudRecordID]
-    ) async throws -> RecordApplier.Outcome {
+        forgotten: [CloudRecordID], leaving: [CloudRecordID] = []
+    ) async throws -> (outcome: RecordApplier.Outcome, left: Int) {
         let assets = try await downloadAssets(for: batch.changed)
         let applier = self.applier
         let tables = self.tables
-        return try await store.write { db -> RecordApplier.Outcome in
+        let intake = historyIntake
+        let position = intakePosition
+        let unsaved = unsavedTokens
+        let (outcome, taken, left) = try await store.write { db -> (RecordApplier.Outcome, HistoryIntake.Outcome, Int) in
+            // Local edits committed since the last intake become pending first, in this
+            // transaction: a fetched record then meets each of them as a conflict.
+            let taken = try intake.takeInAll(after: position, in: db)
+            var gone = gone
+            var forgotten = forgotten
+            let forgottenBefore = forgotten.count
+            for id in leaving {
+                if try SyncState.pendingEntry(db, entity: id.type, name: id.name) != nil { forgotten.append(id) } else { gone.append(id) }
+            }
             var outcome = RecordApplier.Outcome()
             outcome.mayHaveOrphans = try SyncState.hasOrphans(db)
             let byType = Dictionary(grouping: batch.changed) { $0.id.type.lowercased() }
@@ -157,16 +199,24 @@ extension SyncEngine {
             }
             try applier.retryOrphans(assets: assets, in: db, outcome: &outcome)
             try applier.takeInConsequences(of: outcome, in: db)
+            for (other, token) in unsaved { try SyncState.setToken(db, zone: other, token) }
             if let saveToken { try SyncState.setToken(db, zone: zone, saveToken) }
             if dropToken { try SyncState.dropToken(db, zone: zone) }
-            return outcome
+            return (outcome, taken, leaving.count - (forgotten.count - forgottenBefore))
         }
+        noteIntake(taken)
+        for (other, token) in unsaved where unsavedTokens[other] == token { unsavedTokens[other] = nil }
+        if let saveToken { knownTokens[zone] = saveToken }
+        if dropToken { knownTokens[zone] = .some(nil) }
+        orphansMayExist = outcome.mayHaveOrphans
+        return (outcome, left)
     }
 
     /// The bytes of the assets these records name that are not here yet
     /// (orphans waiting for a parent included).
     private func downloadAssets(for records: [CloudRecord]) async throws -> [String: [UInt8]] {
         let withAssets = records.filter { $0.fields.values.contains { if case .asset = $0 { true } else { false } } }
+        guard !withAssets.isEmpty || orphansMayExist else { return [:] }
         let applier = self.applier
         let (orphans, fresh) = try await pool.read { db -> ([CloudRecord], [CloudRecord]) in
             // Records this group already has at that tag (its own uploads, coming back) need nothing.

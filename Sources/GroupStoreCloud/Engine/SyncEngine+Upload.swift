@@ -15,81 +15,129 @@ extension SyncEngine {
 
     /// Uploads everything pending, table by table (parents first); returns
     /// how many changes the remote accepted.
-    func uploadAll(summary: inout CloudSyncSummary) async throws -> (accepted: Int, refetch: Bool) {
+    /// With `intakeFirst`, the first batch's transaction takes the history
+    /// in first.
+    func uploadAll(summary: inout CloudSyncSummary, intakeFirst: Bool = false) async throws -> (accepted: Int, refetch: Bool) {
         var accepted = 0
         var refetch = false
+        var intakeFirst = intakeFirst
         for table in tables {
             while true {
-                let (uploads, assets, settled) = try await prepareUploads(table)
-                if uploads.isEmpty && settled == 0 { break }
-                guard !uploads.isEmpty else { continue }
-                try await uploadAssets(assets)
+                let batch = try await prepareUploads(table, intakeFirst: intakeFirst)
+                intakeFirst = false
+                let (uploads, more) = (batch.uploads, batch.more)
+                if uploads.isEmpty && batch.settled.isEmpty { break }
+                guard !uploads.isEmpty else {
+                    if more { continue } else { break }
+                }
+                try await uploadAssets(batch.assets)
+                tracer.mark(.uploadPrepared)
                 let results = try await send(uploads.map(\.change))
+                tracer.mark(.uploadAnswered)
                 let outcome = try await acknowledge(uploads, results)
+                tracer.mark(.acknowledged)
                 report(outcome.outcome, into: &summary)
+                if !outcome.outcome.parked.isEmpty { orphansMayExist = true }
                 accepted += outcome.accepted
                 if outcome.outcome.refetch {
                     refetch = true
                     break
                 }
+                // A short batch all taken: nothing of this table is left to read (pending keys
+                // come from this engine's intake, diffs and applies, none of which ran meanwhile).
+                if !more && outcome.accepted == uploads.count { break }
             }
         }
         if accepted > 0 { events.emit(.uploaded(count: accepted)) }
         return (accepted, refetch)
     }
 
+    /// One batch to upload, as read from the pending keys.
+    struct Batch: Sendable {
+        var uploads: [Upload] = []
+        var assets: [CloudAsset: [UInt8]] = [:]
+        var settled: [SyncState.Pending] = []
+        /// The batch was cut (by count or size), so more may be pending.
+        var more = false
+    }
+
     /// Reads a batch of pending keys of `table` and what to send for each;
     /// keys whose row equals its last acknowledged version (echoes of
     /// applied remote changes) or that never reached the remote are cleared.
-    private func prepareUploads(_ table: MappedTable) async throws -> ([Upload], [CloudAsset: [UInt8]], Int) {
+    /// With `intakeFirst`, the history since the intake position is taken in
+    /// first, in the same write transaction (a sync woken by local saves
+    /// reads and records them in one transaction).
+    private func prepareUploads(_ table: MappedTable, intakeFirst: Bool) async throws -> Batch {
         let zone = zone(of: table)
         let codec = applier.codec(table)
-        let (uploads, assets, settled) = try await pool.read { db in
-            var uploads: [Upload] = []
-            var assets: [CloudAsset: [UInt8]] = [:]
-            var settled: [SyncState.Pending] = []
-            var bytes = 0
-            for entry in try SyncState.pendingBatch(db, entity: table.name, limit: Self.maxBatchRecords) {
-                let row = try codec.read(entry.name, in: db)
-                let state = try SyncState.recordState(db, entity: table.name, name: entry.name)
-                let id = CloudRecordID(zone: zone, type: table.name, name: entry.name)
-                let editedAt = RecordApplier.editTime(entry, state)
-                let change: CloudRecordChange
-                switch (row, state) {
-                case (nil, nil):
-                    settled.append(entry)
-                    continue
-                case (let row?, let state?) where RecordApplier.same(row.fields, state.ancestor):
-                    settled.append(entry)
-                    continue
-                case (nil, let state?):
-                    change = .delete(id: id, baseTag: state.tag, editedAt: editedAt)
-                case (let row?, let state):
-                    var fields = row.fields
-                    if let ancestor = state?.ancestor {
-                        fields = fields.filter { (ancestor[$0.key] ?? .null) != $0.value }
-                    }
-                    for case .asset(let asset) in fields.values { assets[asset] = row.assets[asset.hash] }
-                    change = .save(id: id, baseTag: state?.tag, fields: fields, editedAt: editedAt)
-                }
-                if !uploads.isEmpty && bytes + change.batchSize > Self.maxBatchBytes { break }
-                bytes += change.batchSize
-                uploads.append(Upload(change: change, entry: entry, table: table, row: row?.fields))
-            }
-            return (uploads, assets, settled)
+        let read = { @Sendable (db: Database) throws -> Batch in try Self.readBatch(table, zone: zone, codec: codec, in: db) }
+        guard intakeFirst else {
+            let batch = try await pool.read(read)
+            if !batch.settled.isEmpty || !batch.uploads.isEmpty { try await pool.write { db in try Self.record(batch, in: db) } }
+            return batch
         }
-        if !settled.isEmpty || !uploads.isEmpty {
-            try await pool.write { db in
-                // By version: an entry that changed since it was read stays.
-                for entry in settled { try SyncState.clearPending(db, entry) }
-                // What goes up is recorded first (see ``SyncState/Sent``).
-                for upload in uploads {
-                    let sent: SyncState.Sent = upload.row.map { .save($0) } ?? .delete
-                    try SyncState.markSending(db, entity: upload.table.name, name: upload.entry.name, sent)
-                }
+        let intake = historyIntake
+        let position = intakePosition
+        let (batch, taken) = try await pool.write { db -> (Batch, HistoryIntake.Outcome) in
+            let taken = try intake.takeInAll(after: position, persistOwn: false, in: db)
+            let batch = try read(db)
+            if !batch.settled.isEmpty || !batch.uploads.isEmpty {
+                try Self.record(batch, in: db)
+                if taken.through > position { try SyncState.setValue(db, "intake_seq", taken.through) }
             }
+            return (batch, taken)
         }
-        return (uploads, assets, settled.count)
+        noteIntake(taken)
+        return batch
+    }
+
+    private static func readBatch(_ table: MappedTable, zone: CloudZone, codec: RowCodec, in db: Database) throws -> Batch {
+        var batch = Batch()
+        var bytes = 0
+        let entries = try SyncState.pendingBatch(db, entity: table.name, limit: maxBatchRecords)
+        batch.more = entries.count == maxBatchRecords
+        for entry in entries {
+            let row = try codec.read(entry.name, in: db)
+            let state = try SyncState.recordState(db, entity: table.name, name: entry.name)
+            let id = CloudRecordID(zone: zone, type: table.name, name: entry.name)
+            let editedAt = RecordApplier.editTime(entry, state)
+            let change: CloudRecordChange
+            switch (row, state) {
+            case (nil, nil):
+                batch.settled.append(entry)
+                continue
+            case (let row?, let state?) where RecordApplier.same(row.fields, state.ancestor):
+                batch.settled.append(entry)
+                continue
+            case (nil, let state?):
+                change = .delete(id: id, baseTag: state.tag, editedAt: editedAt)
+            case (let row?, let state):
+                var fields = row.fields
+                if let ancestor = state?.ancestor {
+                    fields = fields.filter { (ancestor[$0.key] ?? .null) != $0.value }
+                }
+                for case .asset(let asset) in fields.values { batch.assets[asset] = row.assets[asset.hash] }
+                change = .save(id: id, baseTag: state?.tag, fields: fields, editedAt: editedAt)
+            }
+            if !batch.uploads.isEmpty && bytes + change.batchSize > maxBatchBytes {
+                batch.more = true
+                break
+            }
+            bytes += change.batchSize
+            batch.uploads.append(Upload(change: change, entry: entry, table: table, row: row?.fields))
+        }
+        return batch
+    }
+
+    /// Clears the settled keys and records what goes up, before it is sent.
+    private static func record(_ batch: Batch, in db: Database) throws {
+        // By version: an entry that changed since it was read stays.
+        for entry in batch.settled { try SyncState.clearPending(db, entry) }
+        // What goes up is recorded first (see ``SyncState/Sent``).
+        for upload in batch.uploads {
+            let sent: SyncState.Sent = upload.row.map { .save($0) } ?? .delete
+            try SyncState.markSending(db, entity: upload.table.name, name: upload.entry.name, sent)
+        }
     }
 
     /// Uploads the assets the remote lacks, before the records naming them.

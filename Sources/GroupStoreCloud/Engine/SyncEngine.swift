@@ -17,6 +17,7 @@ actor SyncEngine {
     /// The remote's user, checked at the first sync.
     private(set) var account: String?
     let events: EventHub
+    let tracer: SyncTracer
     let logger: Logger
     private var prepared = false
     /// Close the shell's unclosed changes into a transaction before every
@@ -27,9 +28,26 @@ actor SyncEngine {
     private var lastSyncWritten: Date?
     private var lastSyncFailed = false
     /// A synced table's schema changed: the tables must be mapped again.
-    private(set) var needsRemap = false
-    private var intakeWaiters: [(Int64, CheckedContinuation<Void, Never>)] = []
-    private var intakePosition: Int64 = 0
+    var needsRemap = false
+    var intakeWaiters: [(Int64, CheckedContinuation<Void, Never>)] = []
+    /// The intake position as stored (the engine is its only writer).
+    var intakePosition: Int64 = 0
+    let historyIntake: HistoryIntake
+    /// Whether a table may be marked for a diff (the engine marks them
+    /// itself; false once ``runDiffs()`` found none).
+    var diffsMayBePending = true
+    /// Whether a fetch of every zone has succeeded (the first sync always fetches).
+    private var fetchedOnce = false
+    /// The zones' change tokens as last stored (the engine is the only
+    /// writer of the tokens): nil until read, or after a complete sync or
+    /// a change of account cleared them.
+    var knownTokens: [CloudZone: CloudChangeToken?] = [:]
+    /// Tokens moved past echoes only, not stored yet (stored with the next
+    /// apply or `last_sync`).
+    var unsavedTokens: [CloudZone: CloudChangeToken] = [:]
+    /// Whether records may be parked waiting for a parent (false once an
+    /// apply found none).
+    var orphansMayExist = true
     /// Whether this engine has left the shared zones its group synced before
     /// and no longer does (they come only from an earlier configuration).
     var leftStaleZones = false
@@ -44,7 +62,7 @@ actor SyncEngine {
     /// Maps the tables (refusing those that cannot be synced), creates the
     /// sync state, and handles a change of account.
     static func make(
-        store: GroupStore, configuration: CloudSyncConfiguration, events: EventHub, sealEveryCycle: Bool = true
+        store: GroupStore, configuration: CloudSyncConfiguration, events: EventHub, tracer: SyncTracer, sealEveryCycle: Bool = true
     ) async throws -> SyncEngine {
         if !configuration.sharedTables.isEmpty {
             guard let zone = configuration.sharedZone, zone.scope == .shared, CloudZone.isOwnerName(zone.owner), CloudZone.isZoneName(zone.name) else {
@@ -73,15 +91,18 @@ actor SyncEngine {
             uniqueKeysWithValues: tables.map { ($0.name.lowercased(), RowCodec(table: $0, assetThreshold: configuration.assetThreshold)) })
         let applier = RecordApplier(tables: tables, codecs: codecs, policy: configuration.policy, triggered: triggered)
         let engine = SyncEngine(
-            store: store, configuration: configuration, tables: tables, applier: applier, events: events, sealEveryCycle: sealEveryCycle)
+            store: store, configuration: configuration, tables: tables, applier: applier, events: events, tracer: tracer,
+            sealEveryCycle: sealEveryCycle)
         try await engine.prepareState()
         return engine
     }
 
     private init(
         store: GroupStore, configuration: CloudSyncConfiguration, tables: [MappedTable], applier: RecordApplier, events: EventHub,
-        sealEveryCycle: Bool
+        tracer: SyncTracer, sealEveryCycle: Bool
     ) {
+        self.tracer = tracer
+        historyIntake = HistoryIntake(member: store.member.rawValue, applier: applier, tables: tables, logger: configuration.logger)
         self.sealEveryCycle = sealEveryCycle
         self.store = store
         self.remote = configuration.remote
@@ -142,7 +163,13 @@ actor SyncEngine {
             try SyncState.setValue(db, "account", account)
             return known != nil && known != account
         }
-        if changed { logger.info("account changed", metadata: ["account": "\(account)", "action": "\(accountChange.rawValue)"]) }
+        if changed {
+            logger.info("account changed", metadata: ["account": "\(account)", "action": "\(accountChange.rawValue)"])
+            diffsMayBePending = true
+            knownTokens = [:]
+            unsavedTokens = [:]
+            orphansMayExist = true
+        }
         self.account = account
     }
 
@@ -173,19 +200,24 @@ actor SyncEngine {
 
     // MARK: one sync
 
-    /// One full sync: intake, diffs, fetch every zone, upload everything pending.
-    func sync(complete: Bool) async -> CloudSyncSummary {
+    /// One full sync: diffs, fetch every zone, upload everything pending
+    /// (the history is taken in by the apply and the first upload, each in
+    /// its own transaction). Without `fetch` (woken by local saves only) the
+    /// fetch comes only when an upload needs it, except at the engine's
+    /// first sync and in a complete one.
+    func sync(complete: Bool, fetch: Bool = true) async -> CloudSyncSummary {
         var summary = CloudSyncSummary(startedAt: Date(), finishedAt: Date())
         events.emit(.started(complete: complete))
+        tracer.mark(.started)
         var failure: CloudSyncError?
         do {
-            // Local work first, so what waits to go up is counted even when the remote fails.
             // Changes the shell committed that no member has closed yet become a transaction first.
             if sealEveryCycle || !sealed {
                 try await store.write { _ in }
                 sealed = true
             }
-            try await intake()
+            // New local history is taken in inside the transactions that need it complete
+            // (an apply of fetched changes, the first upload batch), not in one of its own.
             try await runDiffs()
             if account == nil {
                 try await checkAccount()
@@ -205,121 +237,77 @@ actor SyncEngine {
                     try db.execute(sql: "DELETE FROM \(SyncState.parked) WHERE direction = 'up'")
                     try db.execute(sql: "UPDATE \(SyncState.pending) SET rounds = 0")
                 }
+                diffsMayBePending = true
+                knownTokens = [:]
+                unsavedTokens = [:]
                 try await runDiffs()
             }
             // Fetch first (uploads then carry fresh tags); again when a conflict needs the server's version.
             var passes = 0
+            var fetchNow = fetch || complete || !fetchedOnce
             while true {
-                summary.fetched += try await fetchAll(summary: &summary)
-                let (accepted, refetch) = try await uploadAll(summary: &summary)
+                if fetchNow {
+                    summary.fetched += try await fetchAll(summary: &summary)
+                    fetchedOnce = true
+                }
+                let (accepted, refetch) = try await uploadAll(summary: &summary, intakeFirst: passes == 0)
+                fetchNow = true
                 summary.uploaded += accepted
                 passes += 1
+                // That intake found the history pruned or a table reset: compare and upload now.
+                if diffsMayBePending {
+                    try await runDiffs()
+                    summary.uploaded += try await uploadAll(summary: &summary).accepted
+                }
                 if !refetch || passes > configuration.maxConflictRounds { break }
             }
         } catch {
+            // What waits to go up is counted even when the remote failed.
+            try? await intake()
             failure = CloudSyncError.wrap(error, "sync with \(remote.displayName)")
             summary.error = failure?.message
             summary.errorCode = failure?.code.rawValue
             logger.info("sync failed", metadata: ["error": "\(failure?.message ?? "")"])
         }
         summary.finishedAt = Date()
-        summary.pending = (try? await pool.read { try SyncState.pendingCount($0) }) ?? summary.pending
         // The last sync is recorded when something happened, a failure began
         // or ended, or a second has passed (a bridge idling on push hints
-        // does not write every time).
+        // does not write every time), with the count of what is pending.
         let moved = summary.uploaded + summary.fetched + summary.conflicts + summary.parked > 0
         let failed = summary.error != nil
+        var recorded = false
         if moved || failed || failed != lastSyncFailed || (lastSyncWritten.map { Date().timeIntervalSince($0) >= 1 } ?? true) {
             let finished = summary
-            if (try? await pool.write({ db in try SyncState.setValue(db, "last_sync", SyncState.json(finished)) })) != nil {
+            let unsaved = unsavedTokens
+            let position = intakePosition
+            if let pending = try? await pool.write({ db -> Int in
+                var last = finished
+                last.pending = try SyncState.pendingCount(db)
+                try SyncState.setValue(db, "last_sync", SyncState.json(last))
+                for (zone, token) in unsaved { try SyncState.setToken(db, zone: zone, token) }
+                // The position as taken in (a page of the bridge's own transactions may not be stored yet).
+                if position > (try SyncState.intakeSeq(db)) { try SyncState.setValue(db, "intake_seq", position) }
+                return last.pending
+            }) {
+                for (zone, token) in unsaved where unsavedTokens[zone] == token { unsavedTokens[zone] = nil }
+                summary.pending = pending
                 lastSyncWritten = Date()
                 lastSyncFailed = failed
+                recorded = true
             }
         }
+        if !recorded {
+            summary.pending = (try? await pool.read { try SyncState.pendingCount($0) }) ?? summary.pending
+        }
+        tracer.mark(.finished)
         events.emit(.finished(summary), error: failure)
         return summary
-    }
-
-    // MARK: intake
-
-    /// Waits until the history through `seq` is taken in (so the bridge's
-    /// cursor never passes a save whose keys are not durably pending).
-    func waitIntake(through seq: Int64) async {
-        if intakePosition >= seq { return }
-        await withCheckedContinuation { continuation in intakeWaiters.append((seq, continuation)) }
-    }
-
-    /// Lets every waiter go (the bridge is stopping).
-    func releaseWaiters() {
-        for (_, continuation) in intakeWaiters { continuation.resume() }
-        intakeWaiters = []
-    }
-
-    private func advanceIntake(to seq: Int64) {
-        intakePosition = max(intakePosition, seq)
-        let ready = intakeWaiters.filter { $0.0 <= intakePosition }
-        intakeWaiters.removeAll { $0.0 <= intakePosition }
-        for (_, continuation) in ready { continuation.resume() }
-    }
-
-    /// Moves the changed keys of every transaction since the intake position
-    /// into the pending keys, with the position, one page per transaction.
-    func intake() async throws {
-        var position = try await pool.read { try SyncState.intakeSeq($0) }
-        let member = store.member.rawValue
-        let applier = self.applier
-        let tables = self.tables
-        let logger = self.logger
-        while true {
-            let page = try await store.historyIntake(after: position, limit: 512)
-            if page.prunedThrough > position {
-                // The history was pruned past the bridge: what changed there is found by a diff.
-                let through = page.prunedThrough
-                logger.info("history pruned past the bridge: diffing", metadata: ["through": "\(through)"])
-                try await pool.write { db in
-                    for table in tables { try SyncState.markForDiff(db, entity: table.name) }
-                    try SyncState.setValue(db, "intake_seq", through)
-                }
-                position = through
-                continue
-            }
-            guard !page.saves.isEmpty else { break }
-            let saves = page.saves
-            let through = page.through
-            let sawReset = try await pool.write { db -> Bool in
-                var resets = false
-                for save in saves where save.author != member {
-                    for change in save.changes {
-                        guard let table = applier.table(named: change.entity) else { continue }
-                        if change.reset {
-                            try SyncState.markForDiff(db, entity: table.name)
-                            resets = true
-                        }
-                        for key in change.inserted + change.updated + change.deleted {
-                            guard let name = RecordName.name(of: key, shape: table.key) else {
-                                logger.info(
-                                    "row not synced: its key cannot name a record (NULL, empty, not text, or starting with hex:)",
-                                    metadata: ["table": "\(table.name)", "key": "\(key.json)"])
-                                continue
-                            }
-                            try SyncState.addPending(db, entity: table.name, name: name, editedAt: save.committedAt)
-                        }
-                    }
-                }
-                try SyncState.setValue(db, "intake_seq", through)
-                return resets
-            }
-            if sawReset { needsRemap = true }
-            position = through
-            advanceIntake(to: through)
-            if !page.hasMore { break }
-        }
-        advanceIntake(to: position)
     }
 
     /// Compares the tables marked for a diff with their last acknowledged
     /// versions and marks every difference pending.
     func runDiffs() async throws {
+        guard diffsMayBePending else { return }
         let entities = try await pool.read { try String.fetchAll($0, sql: "SELECT entity FROM \(SyncState.diff)") }
         for entity in entities {
             let applier = self.applier
@@ -343,5 +331,6 @@ actor SyncEngine {
                 }
             }
         }
+        diffsMayBePending = false
     }
 }

@@ -1,0 +1,51 @@
+import Foundation
+import GRDB
+import GroupStore
+
+extension SyncEngine {
+    /// Waits until the history through `seq` is taken in (so the bridge's
+    /// cursor never passes a save whose keys are not durably pending).
+    func waitIntake(through seq: Int64) async {
+        if intakePosition >= seq { return }
+        await withCheckedContinuation { continuation in intakeWaiters.append((seq, continuation)) }
+    }
+
+    /// Lets every waiter go (the bridge is stopping).
+    func releaseWaiters() {
+        for (_, continuation) in intakeWaiters { continuation.resume() }
+        intakeWaiters = []
+    }
+
+    /// Records an intake committed in a transaction of the engine's (the
+    /// history read through `outcome.through`).
+    func noteIntake(_ outcome: HistoryIntake.Outcome) {
+        if outcome.sawReset { needsRemap = true }
+        if outcome.sawReset || outcome.pruned { diffsMayBePending = true }
+        intakePosition = max(intakePosition, outcome.through)
+        let ready = intakeWaiters.filter { $0.0 <= intakePosition }
+        intakeWaiters.removeAll { $0.0 <= intakePosition }
+        for (_, continuation) in ready { continuation.resume() }
+    }
+
+    /// Moves the changed keys of every transaction since the intake position
+    /// into the pending keys, with the position, one page per transaction.
+    /// The history is read outside the write (a page with nothing new
+    /// writes nothing).
+    func intake() async throws {
+        // The engine is the only writer of the intake position; its copy is the stored one.
+        let intake = self.historyIntake
+        while true {
+            let position = intakePosition
+            let page = try await store.historyIntake(after: position, limit: HistoryIntake.pageSize)
+            if page.prunedThrough > position {
+                try await pool.write { db in try intake.markPruned(through: page.prunedThrough, in: db) }
+                noteIntake(HistoryIntake.Outcome(through: page.prunedThrough, pruned: true))
+                continue
+            }
+            guard !page.saves.isEmpty else { return }
+            let sawReset = try await pool.write { db in try intake.takeIn(page, in: db) }
+            noteIntake(HistoryIntake.Outcome(through: page.through, sawReset: sawReset))
+            if !page.hasMore { return }
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A stage of the bridge's work, as the benchmark's breakdown of the hop
+/// through a remote sees it (``CloudSync/traceStages(_:)``).
+package enum SyncStage: String, Sendable, CaseIterable {
+    /// A save of this group reached the bridge (its member's did-save).
+    case saveSeen = "save seen"
+    /// The remote hinted at a change (push).
+    case hintSeen = "hint seen"
+    /// A sync began.
+    case started
+    /// The remote answered a fetch with changes.
+    case fetchAnswered = "fetch answered"
+    /// Fetched changes were applied (committed locally).
+    case applied
+    /// An upload is about to go out (read, and recorded as sent).
+    case uploadPrepared = "upload prepared"
+    /// The remote answered an upload.
+    case uploadAnswered = "upload answered"
+    /// The remote's answer was recorded locally.
+    case acknowledged
+    /// The sync ended.
+    case finished
+}
+
+/// Calls a handler, if one is set, with each stage the bridge passes and
+/// when (microseconds of wall-clock time, comparable across processes).
+package final class SyncTracer: Sendable {
+    private let handler = Mutex<(@Sendable (SyncStage, Double) -> Void)?>(nil)
+
+    func set(_ handler: @escaping @Sendable (SyncStage, Double) -> Void) {
+        self.handler.withLock { $0 = handler }
+    }
+
+    func mark(_ stage: SyncStage) {
+        guard let handler = handler.withLock({ $0 }) else { return }
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        handler(stage, Double(time.tv_sec) * 1e6 + Double(time.tv_nsec) / 1e3)
+    }
+}
+
+extension CloudSync {
+    /// Calls `handler` (keep it short, on whatever thread the bridge is on)
+    /// with each stage of the bridge's work. For the benchmark; not part of
+    /// the public API.
+    package func traceStages(_ handler: @escaping @Sendable (SyncStage, Double) -> Void) {
+        tracer.set(handler)
+    }
+}
