@@ -272,6 +272,28 @@ final class EmbeddedRemoteTests: XCTestCase {
         XCTAssertTrue(hinted, "no push hint within 10 s after another instance wrote \(path)")
     }
 
+    /// The hint is the writer's announcement after its commit, not the
+    /// writes to the `-wal` before it: a fetch the hint wakes sees the write
+    /// (on a disk, the `-wal` is written before its sync and the commit).
+    func testAPushHintComesOnceTheWriteIsVisible() async throws {
+        let watching = try await remote("alice")
+        let writer = try await remote("alice")
+        var token = try await watching.fetchChanges(in: .private("alice"), since: nil, limit: 1000).token
+        for index in 0..<20 {
+            let hints = watching.pushHints()
+            let id = note("n\(index)")
+            let write = Task { try await writer.modify([.save(id: id, baseTag: nil, fields: [:], editedAt: Date())]) }
+            let hinted = await yields(hints, within: 10)
+            XCTAssertTrue(hinted, "no push hint within 10 s after \(id) was written")
+            let batch = try await watching.fetchChanges(in: .private("alice"), since: token, limit: 1000)
+            _ = try await write.value
+            guard batch.changed.contains(where: { $0.id == id }) else {
+                return XCTFail("the hint for \(id) came before its write was visible (write \(index + 1) of 20)")
+            }
+            token = batch.token
+        }
+    }
+
     func testDroppedOrFinishedHintStreamsReleaseTheirWatch() async throws {
         let remote = try await remote()
         let before = inotifyDescriptors()

@@ -4,6 +4,9 @@
 package enum JSONText {
     /// `text` as a JSON string literal, quotes included.
     package static func string(_ text: String) -> String {
+        // Most text has nothing to escape: copied whole (bytes ≥ 0x80 are
+        // parts of scalars above U+007F, which JSON takes as they are).
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) { return "\"" + text + "\"" }
         var out = "\""
         out.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {
