@@ -11,7 +11,9 @@ import Logging
 /// The writes to the `-wal` themselves are not hints: they come before the
 /// commit is visible (and, on a disk, before its sync), so a fetch they woke
 /// could miss the commit and nothing would wake it again. Readers announce
-/// nothing, so fetching after a hint causes no further hint.
+/// nothing, so fetching after a hint causes no further hint (but a root
+/// process that opens the file hands the `-wal` to its owner: one spare
+/// hint).
 enum RemotePushWatcher {
     /// A stream that yields (coalesced: at most one pending element) when the
     /// remote at `path` (absolute) may have changed. The watch is cancelled

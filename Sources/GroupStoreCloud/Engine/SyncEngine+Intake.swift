@@ -6,12 +6,15 @@ extension SyncEngine {
     /// Waits until the history through `seq` is taken in (so the bridge's
     /// cursor never passes a save whose keys are not durably pending).
     func waitIntake(through seq: Int64) async {
-        if intakePosition >= seq { return }
+        if intakePosition >= seq || waitersReleased { return }
         await withCheckedContinuation { continuation in intakeWaiters.append((seq, continuation)) }
     }
 
-    /// Lets every waiter go (the bridge is stopping).
+    /// Lets every waiter go, and every later one at once (the bridge is
+    /// stopping: a waiter that arrives after this call must not wait for
+    /// an intake that will not come).
     func releaseWaiters() {
+        waitersReleased = true
         for (_, continuation) in intakeWaiters { continuation.resume() }
         intakeWaiters = []
     }
@@ -32,7 +35,8 @@ extension SyncEngine {
     /// The history is read outside the write (a page with nothing new
     /// writes nothing).
     func intake() async throws {
-        // The engine is the only writer of the intake position; its copy is the stored one.
+        // The engine is the only writer of the intake position: its copy is where the
+        // stored one is, or ahead of it by the bridge's own transactions only.
         let intake = self.historyIntake
         while true {
             let position = intakePosition

@@ -30,8 +30,14 @@ actor SyncEngine {
     /// A synced table's schema changed: the tables must be mapped again.
     var needsRemap = false
     var intakeWaiters: [(Int64, CheckedContinuation<Void, Never>)] = []
-    /// The intake position as stored (the engine is its only writer).
+    /// The intake position: the stored one, or ahead of it by pages of the
+    /// bridge's own transactions, stored with the next write (the engine
+    /// is its only writer).
     var intakePosition: Int64 = 0
+    /// Whether the intake has run on its own since the engine started.
+    var caughtUp = false
+    /// The bridge is stopping: nothing waits for the intake any more.
+    var waitersReleased = false
     let historyIntake: HistoryIntake
     /// Whether a table may be marked for a diff (the engine marks them
     /// itself; false once ``runDiffs()`` found none).
@@ -217,7 +223,14 @@ actor SyncEngine {
                 sealed = true
             }
             // New local history is taken in inside the transactions that need it complete
-            // (an apply of fetched changes, the first upload batch), not in one of its own.
+            // (an apply of fetched changes, the first upload batch), not in one of its own;
+            // but a backlog (at the engine's start, or a burst of saves) is taken in first,
+            // a page per transaction, so those transactions hold the write lock briefly
+            // (the bridge's member has read the history through its cursor).
+            if !caughtUp || store.cursor - intakePosition > Int64(HistoryIntake.pageSize) {
+                try await intake()
+                caughtUp = true
+            }
             try await runDiffs()
             if account == nil {
                 try await checkAccount()
@@ -250,15 +263,17 @@ actor SyncEngine {
                     summary.fetched += try await fetchAll(summary: &summary)
                     fetchedOnce = true
                 }
-                let (accepted, refetch) = try await uploadAll(summary: &summary, intakeFirst: passes == 0)
+                var (accepted, refetch) = try await uploadAll(summary: &summary, intakeFirst: passes == 0)
                 fetchNow = true
-                summary.uploaded += accepted
                 passes += 1
                 // That intake found the history pruned or a table reset: compare and upload now.
                 if diffsMayBePending {
                     try await runDiffs()
-                    summary.uploaded += try await uploadAll(summary: &summary).accepted
+                    let more = try await uploadAll(summary: &summary)
+                    accepted += more.accepted
+                    refetch = refetch || more.refetch
                 }
+                summary.uploaded += accepted
                 if !refetch || passes > configuration.maxConflictRounds { break }
             }
         } catch {
