@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GroupStore
 import GroupStoreCloud
+import Subprocesses
 import Synchronization
 import XCTest
 
@@ -71,22 +72,44 @@ class ConflictTests: CloudTestCase {
     /// as a conflict: it was overwritten silently before the history was
     /// taken in inside the apply's own transaction.
     func testALocalEditCommittedDuringTheFetch_isAConflict_notOverwritten() async throws {
-        let a = try open("a", schema: Self.schema)
         let b = try open("b", schema: Self.schema)
+        try await editDuringFetch(b, expect: "from B") {
+            try await b.write { db in try db.execute(sql: "UPDATE note SET title = 'from B'") }
+        }
+    }
+
+    /// The same with the `sqlite3` shell as the writer: its change, not yet
+    /// closed into a transaction of the history, is closed by the apply's
+    /// write before the history is taken in.
+    func testAShellEditCommittedDuringTheFetch_isAConflict_notOverwritten() async throws {
+        let b = try open("b", schema: Self.schema)
+        let database = group("b") + "/store.sqlite"
+        try await editDuringFetch(b, expect: "from the shell") {
+            let process = try Subprocess(
+                URL(fileURLWithPath: "/usr/bin/sqlite3"), ["-bail", "-cmd", ".timeout 10000", database, "UPDATE note SET title = 'from the shell'"])
+            XCTAssertEqual(process.waitForExit(timeout: 60), 0, "sqlite3 failed: \(process.errors)")
+        }
+    }
+
+    /// Both groups hold n1; A changes its title and syncs; B's sync (client
+    /// wins) runs `edit` while its fetch is answered. B must meet one
+    /// conflict and keep the edit, whose title `expect` then reaches A too.
+    private func editDuringFetch(
+        _ b: GroupStore, expect: String, file: StaticString = #filePath, line: UInt = #line, _ edit: @escaping @Sendable () async throws -> Void
+    ) async throws {
+        let a = try open("a", schema: Self.schema)
         try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 't0', 'b0')") }
         try await sync("a", tables: ["note"], policy: .clientWins)
         try await sync("b", tables: ["note"], policy: .clientWins)
         try await a.write { db in try db.execute(sql: "UPDATE note SET title = 'from A'") }
         try await sync("a", tables: ["note"], policy: .clientWins)
-        let remoteB = EditDuringFetchRemote(try defaultRemote()) {
-            try await b.write { db in try db.execute(sql: "UPDATE note SET title = 'from B'") }
-        }
+        let remoteB = EditDuringFetchRemote(try defaultRemote(), edit: edit)
         let summary = try await sync("b", tables: ["note"], policy: .clientWins, remote: remoteB)
-        XCTAssertTrue(remoteB.edited, "the edit ran during B's fetch")
-        XCTAssertEqual(summary.conflicts, 1, "the fetched change meets B's edit as a conflict")
-        XCTAssertEqual(try dump(b, "note"), ["t:n1|t:from B|t:b0"], "client wins: B's edit stays")
+        XCTAssertTrue(remoteB.edited, "the edit ran during B's fetch", file: file, line: line)
+        XCTAssertEqual(summary.conflicts, 1, "the fetched change meets B's edit as a conflict", file: file, line: line)
+        XCTAssertEqual(try dump(b, "note"), ["t:n1|t:\(expect)|t:b0"], "client wins: B's edit stays", file: file, line: line)
         try await sync("a", tables: ["note"], policy: .clientWins)
-        XCTAssertEqual(try dump(a, "note"), ["t:n1|t:from B|t:b0"], "and reaches A")
+        XCTAssertEqual(try dump(a, "note"), ["t:n1|t:\(expect)|t:b0"], "and reaches A", file: file, line: line)
     }
 
     func testNewerWins_theLaterEditWins_eitherWay() async throws {
