@@ -60,10 +60,3 @@ func monotonicSeconds() -> Double {
     clock_gettime(CLOCK_MONOTONIC, &time)
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
-
-/// Wall-clock time in microseconds (the clock of the library's stage traces).
-func wallMicroseconds() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_REALTIME, &time)
-    return Double(time.tv_sec) * 1e6 + Double(time.tv_nsec) / 1e3
-}

@@ -34,7 +34,9 @@ package struct DeliveryTrace: Sendable {
     /// Handed to the subscribers' feed and the notifier.
     package var handedOverAt: Double
 
-    static func now() -> Double {
+    /// Wall-clock time in microseconds, the clock of every stage trace
+    /// (this one and the cloud bridge's).
+    package static func now() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
         return Double(time.tv_sec) * 1e6 + Double(time.tv_nsec) / 1e3

@@ -106,7 +106,7 @@ struct CloudScenario {
         for index in 0..<(samples + 10) {
             let key = "k\(index)"
             marks.withLock { $0.removeAll() }
-            let startedAt = wallMicroseconds()
+            let startedAt = DeliveryTrace.now()
             let started = monotonicSeconds()
             try await writer.write { db in try db.execute(sql: "INSERT INTO note VALUES (?, ?, 'x')", arguments: [key, index]) }
             var sawLocal = false
@@ -123,7 +123,7 @@ struct CloudScenario {
                         sawRemote = true
                         if index >= 10 {
                             remoteTimes.append((monotonicSeconds() - started) * 1e6)
-                            let times = Self.hopTimes(marks.withLock { $0 }, from: startedAt, delivered: wallMicroseconds())
+                            let times = Self.hopTimes(marks.withLock { $0 }, from: startedAt, delivered: DeliveryTrace.now())
                             for (stage, time) in times.enumerated() where !time.isNaN { stageTimes[stage].append(time) }
                         }
                     }

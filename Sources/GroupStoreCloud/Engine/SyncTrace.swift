@@ -1,9 +1,6 @@
 import Foundation
+import GroupStore
 import Synchronization
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// A stage of the bridge's work, as the benchmark's breakdown of the hop
 /// through a remote sees it (``CloudSync/traceStages(_:)``).
@@ -39,9 +36,7 @@ package final class SyncTracer: Sendable {
 
     func mark(_ stage: SyncStage) {
         guard let handler = handler.withLock({ $0 }) else { return }
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        handler(stage, Double(time.tv_sec) * 1e6 + Double(time.tv_nsec) / 1e3)
+        handler(stage, DeliveryTrace.now())
     }
 }
 
