@@ -27,6 +27,8 @@ extension SyncEngine {
             leftStaleZones = true
         }
         for zone in zones { applied += try await fetch(zone, summary: &summary) }
+        // Every echo of what was acknowledged before this fetch came back in it.
+        acknowledgedSinceFetch = false
         if applied > 0 { events.emit(.fetched(count: applied)) }
         return applied
     }
@@ -66,7 +68,7 @@ extension SyncEngine {
             if listing { for record in batch.changed { seen.insert(record.id.type.lowercased() + "\u{0}" + record.id.name) } }
             let last = !batch.moreComing
             if batch.changed.isEmpty && batch.deleted.isEmpty && !listing && batch.token == token && last { break }
-            if !listing && batch.deleted.isEmpty && !batch.changed.isEmpty, try await onlyEchoes(batch.changed) {
+            if acknowledgedSinceFetch && !listing && batch.deleted.isEmpty && !batch.changed.isEmpty, try await onlyEchoes(batch.changed) {
                 // This group's own uploads coming back: nothing to write. The token moves on here
                 // and is stored with the next write of the sync state (a crash fetches them again).
                 knownTokens[zone] = batch.token

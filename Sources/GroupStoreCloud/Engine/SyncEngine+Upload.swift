@@ -38,6 +38,7 @@ extension SyncEngine {
                 tracer.mark(.acknowledged)
                 report(outcome.outcome, into: &summary)
                 if !outcome.outcome.parked.isEmpty { orphansMayExist = true }
+                if outcome.accepted > 0 { acknowledgedSinceFetch = true }
                 accepted += outcome.accepted
                 if outcome.outcome.refetch {
                     refetch = true

@@ -54,6 +54,9 @@ actor SyncEngine {
     /// Whether records may be parked waiting for a parent (false once an
     /// apply found none).
     var orphansMayExist = true
+    /// Whether an upload was acknowledged since the last fetch of every
+    /// zone (only then can a fetched page be this group's own echoes).
+    var acknowledgedSinceFetch = false
     /// Whether this engine has left the shared zones its group synced before
     /// and no longer does (they come only from an earlier configuration).
     var leftStaleZones = false
@@ -171,12 +174,19 @@ actor SyncEngine {
         }
         if changed {
             logger.info("account changed", metadata: ["account": "\(account)", "action": "\(accountChange.rawValue)"])
-            diffsMayBePending = true
-            knownTokens = [:]
-            unsavedTokens = [:]
-            orphansMayExist = true
+            forgetCachedState()
         }
         self.account = account
+    }
+
+    /// After a transaction that rewrote the sync state's tables (a change
+    /// of account, a complete sync): what the engine kept of them is read
+    /// again.
+    private func forgetCachedState() {
+        diffsMayBePending = true
+        knownTokens = [:]
+        unsavedTokens = [:]
+        orphansMayExist = true
     }
 
     /// Creates the state tables; on the first sync of a table, marks it to
@@ -250,9 +260,7 @@ actor SyncEngine {
                     try db.execute(sql: "DELETE FROM \(SyncState.parked) WHERE direction = 'up'")
                     try db.execute(sql: "UPDATE \(SyncState.pending) SET rounds = 0")
                 }
-                diffsMayBePending = true
-                knownTokens = [:]
-                unsavedTokens = [:]
+                forgetCachedState()
                 try await runDiffs()
             }
             // Fetch first (uploads then carry fresh tags); again when a conflict needs the server's version.
