@@ -6,15 +6,17 @@ let upcomingFeatures: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
-let exampleDaemonDependencies: [Target.Dependency] = [
+/// What every daemon executable of the package uses: the store, logging,
+/// a service group stopped by signals, and its command line.
+let daemonDependencies: [Target.Dependency] = [
     "GroupStore",
-    "JobQueue",
-    .product(name: "GRDB", package: "GRDB.swift"),
     .product(name: "Logging", package: "swift-log"),
     .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
     .product(name: "UnixSignals", package: "swift-service-lifecycle"),
     .product(name: "ArgumentParser", package: "swift-argument-parser"),
 ]
+let exampleDaemonDependencies: [Target.Dependency] =
+    daemonDependencies + ["JobQueue", .product(name: "GRDB", package: "GRDB.swift")]
 
 let package = Package(
     name: "GroupStore",
@@ -113,14 +115,7 @@ let package = Package(
         // A scriptable member that writes and watches: drives the multi-process tests.
         .executableTarget(
             name: "GroupStorePeer",
-            dependencies: [
-                "GroupStore",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
+            dependencies: daemonDependencies + [.product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: upcomingFeatures
         ),
         // Benchmarks: `swift run -c release groupstore-bench`.
@@ -189,14 +184,9 @@ let package = Package(
         // The store's metrics served to Prometheus.
         .executableTarget(
             name: "metrics-exporter",
-            dependencies: [
-                "GroupStore",
-                .product(name: "Logging", package: "swift-log"),
+            dependencies: daemonDependencies + [
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/MetricsExporter",
             swiftSettings: upcomingFeatures
