@@ -136,8 +136,7 @@ public final class CloudSync: Service, Sendable {
         defer { currentWake.withLock { $0 = nil } }
         let remote = configuration.remote
         let interval = configuration.fetchInterval
-        self.fetchRequested.withLock { $0 = true }
-        wake.yield()
+        wakeToFetch(wake)
         let remap = try await withThrowingTaskGroup(of: Bool.self) { group in
             // Local saves: wake a sync; the cursor moves on only once the save is taken in.
             let tracer = self.tracer
@@ -156,16 +155,14 @@ public final class CloudSync: Service, Sendable {
             group.addTask { [self] in
                 for await _ in remote.pushHints() {
                     tracer.mark(.hintSeen)
-                    fetchRequested.withLock { $0 = true }
-                    wake.yield()
+                    wakeToFetch(wake)
                 }
                 return false
             }
             group.addTask { [self] in
                 while !Task.isCancelled {
                     do { try await Task.sleep(nanoseconds: UInt64(interval * 1e9)) } catch { return false }
-                    fetchRequested.withLock { $0 = true }
-                    wake.yield()
+                    wakeToFetch(wake)
                 }
                 return false
             }
@@ -188,8 +185,7 @@ public final class CloudSync: Service, Sendable {
                         // A failed sync (the remote down, say) is tried again after a growing wait.
                         let delay = Retry.delay(afterFailure: failures + 1, configuration)
                         do { try await Task.sleep(nanoseconds: UInt64(delay * 1e9)) } catch { return false }
-                        fetchRequested.withLock { $0 = true }
-                        wake.yield()
+                        wakeToFetch(wake)
                     } else {
                         failures = 0
                     }
@@ -205,6 +201,12 @@ public final class CloudSync: Service, Sendable {
             throw CloudSyncError(.store, "stopped syncing: \(departed.message)", underlying: departed)
         }
         return remap
+    }
+
+    /// Wakes the sync loop for a sync that fetches.
+    private func wakeToFetch(_ wake: AsyncStream<Void>.Continuation) {
+        fetchRequested.withLock { $0 = true }
+        wake.yield()
     }
 
     /// Opens the group as the syncing member, standing by while another

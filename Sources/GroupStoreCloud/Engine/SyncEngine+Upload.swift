@@ -35,7 +35,6 @@ extension SyncEngine {
                 let results = try await send(uploads.map(\.change))
                 tracer.mark(.uploadAnswered)
                 let outcome = try await acknowledge(uploads, results)
-                tracer.mark(.acknowledged)
                 report(outcome.outcome, into: &summary)
                 if !outcome.outcome.parked.isEmpty { orphansMayExist = true }
                 if outcome.accepted > 0 { acknowledgedSinceFetch = true }

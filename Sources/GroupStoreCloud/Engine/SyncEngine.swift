@@ -224,7 +224,6 @@ actor SyncEngine {
     func sync(complete: Bool, fetch: Bool = true) async -> CloudSyncSummary {
         var summary = CloudSyncSummary(startedAt: Date(), finishedAt: Date())
         events.emit(.started(complete: complete))
-        tracer.mark(.started)
         var failure: CloudSyncError?
         do {
             // Changes the shell committed that no member has closed yet become a transaction first.
@@ -322,7 +321,6 @@ actor SyncEngine {
         if !recorded {
             summary.pending = (try? await pool.read { try SyncState.pendingCount($0) }) ?? summary.pending
         }
-        tracer.mark(.finished)
         events.emit(.finished(summary), error: failure)
         return summary
     }

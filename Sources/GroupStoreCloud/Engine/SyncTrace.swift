@@ -9,8 +9,6 @@ package enum SyncStage: String, Sendable, CaseIterable {
     case saveSeen = "save seen"
     /// The remote hinted at a change (push).
     case hintSeen = "hint seen"
-    /// A sync began.
-    case started
     /// The remote answered a fetch with changes.
     case fetchAnswered = "fetch answered"
     /// Fetched changes were applied (committed locally).
@@ -19,10 +17,6 @@ package enum SyncStage: String, Sendable, CaseIterable {
     case uploadPrepared = "upload prepared"
     /// The remote answered an upload.
     case uploadAnswered = "upload answered"
-    /// The remote's answer was recorded locally.
-    case acknowledged
-    /// The sync ended.
-    case finished
 }
 
 /// Calls a handler, if one is set, with each stage the bridge passes and
