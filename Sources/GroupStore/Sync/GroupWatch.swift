@@ -190,28 +190,22 @@ final class GroupWatch: @unchecked Sendable {
                 } else if event.path == membersPath {
                     if event.isDirectory, MemberName.problem(with: name) == nil {
                         watchMember(name)
+                        // Files renamed in before the watch existed sent no event.
+                        let folder = membersPath + "/" + name
+                        for entry in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+                            _ = noteEntry(entry, in: folder)
+                        }
                         wake = .group
                         needsMerge = true
                         walOnly = false
                     }
                 } else if event.path.hasPrefix(membersPath + "/") {
-                    switch PayloadFileName.parse(name) {
-                    case .payload(let seq, let format):
-                        if format != HistorySchema.formatVersion {
-                            logger.info(
-                                "skipping payload of unknown format version",
-                                metadata: ["path": "\(event.path)/\(name)", "format": "\(format)"])
-                        } else if seq > merger.cursor {
-                            // Not delivered yet (usually the -wal wake-up has
-                            // already delivered it, and nothing needs doing).
-                            if walOnly { wake = needsMerge ? .wal : .payload }
-                            needsMerge = true
-                            walOnly = false
-                        }
-                    case .bookkeeping:
-                        break
-                    case .foreign:
-                        reportForeign(event.path + "/" + name)
+                    if noteEntry(name, in: event.path) {
+                        // Not delivered yet (usually the -wal wake-up has
+                        // already delivered it, and nothing needs doing).
+                        if walOnly { wake = needsMerge ? .wal : .payload }
+                        needsMerge = true
+                        walOnly = false
                     }
                 }
             default:
@@ -257,6 +251,25 @@ final class GroupWatch: @unchecked Sendable {
             } else {
                 self.scheduleRecheck(stage: stage + 1)
             }
+        }
+    }
+
+    /// One entry of a member folder: a payload of an unknown format
+    /// version is logged, a name that is not a payload's is reported;
+    /// returns whether it names a save not merged yet.
+    private func noteEntry(_ name: String, in folder: String) -> Bool {
+        switch PayloadFileName.parse(name) {
+        case .payload(let seq, let format):
+            if format != HistorySchema.formatVersion {
+                logger.info("skipping payload of unknown format version", metadata: ["path": "\(folder)/\(name)", "format": "\(format)"])
+                return false
+            }
+            return seq > merger.cursor
+        case .bookkeeping:
+            return false
+        case .foreign:
+            reportForeign(folder + "/" + name)
+            return false
         }
     }
 
