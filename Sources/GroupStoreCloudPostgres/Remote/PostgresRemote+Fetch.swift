@@ -50,17 +50,17 @@ extension PostgresRemote {
             let isFeed: Bool
             if case .position = start { isFeed = true } else { isFeed = false }
             let catalog = try await tables([], connection)
-            let (batch, heldBack) = try await Self.transaction(
+            let (batch, heldBack) = try await PostgresTransaction.run(
                 connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readsInKeyOrder: !isFeed, logger: logger
-            ) {
+            ) { transaction in
                 switch start {
                 case .none:
-                    let fence = try await fence(connection)
-                    return try await list(zone, catalog: catalog, epoch: epoch, fence: fence, type: "", after: "", limit: limit, connection)
+                    let fence = try await fence(transaction)
+                    return try await list(zone, catalog: catalog, epoch: epoch, fence: fence, type: "", after: "", limit: limit, transaction)
                 case .listing(_, let fence, let type, let after):
-                    return try await list(zone, catalog: catalog, epoch: epoch, fence: fence, type: type, after: after, limit: limit, connection)
+                    return try await list(zone, catalog: catalog, epoch: epoch, fence: fence, type: type, after: after, limit: limit, transaction)
                 case .position(_, let tx, let seq):
-                    return try await feed(zone, epoch: epoch, tx: tx, seq: seq, limit: limit, connection)
+                    return try await feed(zone, epoch: epoch, tx: tx, seq: seq, limit: limit, transaction)
                 }
             }
             pollSoon(heldBack: heldBack)
@@ -68,15 +68,15 @@ extension PostgresRemote {
         }
     }
 
-    private func fence(_ connection: PostgresConnection) async throws -> String {
-        let rows = try await Self.cells(connection.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text", logger: logger))
+    private func fence(_ transaction: PostgresTransaction) async throws -> String {
+        let rows = try await transaction.cells("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")
         return (rows.first?.first ?? nil) ?? "0"
     }
 
     /// A page of a full listing: live rows by type, then by name.
     private func list(
         _ zone: CloudZone, catalog: [String: PostgresTypedTable], epoch: String, fence: String, type: String, after: String, limit: Int,
-        _ connection: PostgresConnection
+        _ transaction: PostgresTransaction
     ) async throws -> (CloudChangeBatch, Bool) {
         let types = catalog.values.filter { $0.scope == zone.scope && $0.name >= type }.sorted { $0.name < $1.name }
         var changed: [CloudRecord] = []
@@ -86,13 +86,12 @@ extension PostgresRemote {
             binds.append(zone.description)
             binds.append(from)
             binds.append(String(limit - changed.count + 1))
-            let rows = try await Self.cells(
-                connection.query(
-                    PostgresQuery(
-                        unsafeSQL: """
-                            SELECT \(table.selectList) FROM \(table.quoted)
-                            WHERE gs_zone = $1 AND gs_name > $2 ORDER BY gs_name LIMIT $3::bigint
-                            """, binds: binds), logger: logger))
+            let rows = try await transaction.cells(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT \(table.selectList) FROM \(table.quoted)
+                        WHERE gs_zone = $1 AND gs_name > $2 ORDER BY gs_name LIMIT $3::bigint
+                        """, binds: binds))
             for row in rows {
                 if changed.count == limit {
                     // The page ended with the previous table: nothing of this one was delivered yet.
@@ -110,16 +109,46 @@ extension PostgresRemote {
     /// A page of the change log behind the fence: each record at its last
     /// entry there only, so it comes once, in its current state, even
     /// across pages.
+    ///
+    /// Two flights: the log's horizon, the page of entries and whether
+    /// entries are held back by the fence go together; then the rows of the
+    /// records named, with COMMIT behind them.
     private func feed(
         _ zone: CloudZone, epoch: String, tx: String, seq: Int64, limit: Int,
-        _ connection: PostgresConnection
+        _ transaction: PostgresTransaction
     ) async throws -> (CloudChangeBatch, Bool) {
-        let meta = try await Self.cells(
-            connection.query(
-                """
-                SELECT (SELECT value FROM groupstore.meta WHERE key = 'horizon_tx'), (SELECT value FROM groupstore.meta WHERE key = 'horizon_seq'),
-                  (SELECT last_value FROM groupstore.change_log_seq_seq)::text
-                """, logger: logger))
+        var binds = PostgresBindings()
+        binds.append(zone.description)
+        binds.append(tx)
+        binds.append(String(seq))
+        let horizon = transaction.send(
+            """
+            SELECT (SELECT value FROM groupstore.meta WHERE key = 'horizon_tx'), (SELECT value FROM groupstore.meta WHERE key = 'horizon_seq'),
+              (SELECT last_value FROM groupstore.change_log_seq_seq)::text
+            """)
+        var pageBinds = binds
+        pageBinds.append(String(limit + 1))
+        let page = transaction.send(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT l.tx::text, l.seq::text, l.type, l.name FROM groupstore.change_log AS l
+                    WHERE l.zone = $1 AND (l.tx, l.seq) > ($2::xid8, $3::bigint) AND l.tx < pg_snapshot_xmin(pg_current_snapshot())
+                      AND NOT EXISTS (
+                        SELECT 1 FROM groupstore.change_log AS later
+                        WHERE later.zone = l.zone AND later.type = l.type AND later.name = l.name
+                          AND (later.tx, later.seq) > (l.tx, l.seq) AND later.tx < pg_snapshot_xmin(pg_current_snapshot()))
+                    ORDER BY l.tx, l.seq LIMIT $4::bigint
+                    """, binds: pageBinds))
+        // Entries held back are those at or past the fence; all of them come after the
+        // page's entries (which are before it), so asking from the token is asking from
+        // the page's end. (One snapshot: the same fence in both statements.)
+        let heldBackQuery = transaction.send(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT EXISTS (SELECT 1 FROM groupstore.change_log
+                      WHERE zone = $1 AND (tx, seq) > ($2::xid8, $3::bigint) AND tx >= pg_snapshot_xmin(pg_current_snapshot()))::text
+                    """, binds: binds))
+        let meta = try await Self.cells(horizon)
         let horizonTx = UInt64((meta.first?[0] ?? nil) ?? "0") ?? 0
         let horizonSeq = Int64((meta.first?[1] ?? nil) ?? "0") ?? 0
         let head = Int64((meta.first?[2] ?? nil) ?? "0") ?? 0
@@ -130,24 +159,10 @@ extension PostgresRemote {
         if seq > head {
             throw CloudSyncError(.tokenExpired, "the change token of \(zone) is ahead of \(displayName) (restored from an older copy?); fetch the zone again")
         }
-        var binds = PostgresBindings()
-        binds.append(zone.description)
-        binds.append(tx)
-        binds.append(String(seq))
-        binds.append(String(limit + 1))
-        let entries = try await Self.cells(
-            connection.query(
-                PostgresQuery(
-                    unsafeSQL: """
-                        SELECT l.tx::text, l.seq::text, l.type, l.name FROM groupstore.change_log AS l
-                        WHERE l.zone = $1 AND (l.tx, l.seq) > ($2::xid8, $3::bigint) AND l.tx < pg_snapshot_xmin(pg_current_snapshot())
-                          AND NOT EXISTS (
-                            SELECT 1 FROM groupstore.change_log AS later
-                            WHERE later.zone = l.zone AND later.type = l.type AND later.name = l.name
-                              AND (later.tx, later.seq) > (l.tx, l.seq) AND later.tx < pg_snapshot_xmin(pg_current_snapshot()))
-                        ORDER BY l.tx, l.seq LIMIT $4::bigint
-                        """, binds: binds), logger: logger))
+        let entries = try await Self.cells(page)
         let moreComing = entries.count > limit
+        var heldBack = false
+        if !moreComing { heldBack = try await Self.cells(heldBackQuery).first?.first == "true" }
         var last = (tx: tx, seq: seq)
         // Each record once, at its last position in the page.
         var order: [String: Int] = [:]
@@ -165,21 +180,27 @@ extension PostgresRemote {
             counter += 1
             order[key] = counter
         }
-        var live: [String: CloudRecord] = [:]
-        let known = try await tables(names.keys, connection)
+        let known = try await tables(names.keys, transaction.connection)
+        var reads: [(PostgresTypedTable, EventLoopFuture<PostgresQueryResult>)] = []
         for (type, typeNames) in names {
             guard let table = known[type] else { continue }
             var binds = PostgresBindings()
             binds.append(zone.description)
             binds.append(typeNames)
-            let rows = try await Self.cells(
-                connection.query(
-                    PostgresQuery(
-                        unsafeSQL: "SELECT \(table.selectList) FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = ANY($2::text[])", binds: binds),
-                    logger: logger))
-            for row in rows {
+            reads.append(
+                (
+                    table,
+                    transaction.send(
+                        PostgresQuery(
+                            unsafeSQL: "SELECT \(table.selectList) FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = ANY($2::text[])", binds: binds))
+                ))
+        }
+        transaction.sendCommit()
+        var live: [String: CloudRecord] = [:]
+        for (table, read) in reads {
+            for row in try await Self.cells(read) {
                 let record = try table.record(row, zone: zone, epoch: epoch)
-                live[type + "\u{0}" + record.id.name] = record
+                live[table.name + "\u{0}" + record.id.name] = record
             }
         }
         var changed: [(Int, CloudRecord)] = []
@@ -191,21 +212,6 @@ extension PostgresRemote {
             } else {
                 deleted.append((order[key]!, CloudRecordID(zone: zone, type: type, name: name)))
             }
-        }
-        var heldBack = false
-        if !moreComing {
-            var binds = PostgresBindings()
-            binds.append(zone.description)
-            binds.append(last.tx)
-            binds.append(String(last.seq))
-            let rows = try await Self.cells(
-                connection.query(
-                    PostgresQuery(
-                        unsafeSQL: """
-                            SELECT EXISTS (SELECT 1 FROM groupstore.change_log
-                              WHERE zone = $1 AND (tx, seq) > ($2::xid8, $3::bigint) AND tx >= pg_snapshot_xmin(pg_current_snapshot()))::text
-                            """, binds: binds), logger: logger))
-            heldBack = (rows.first?.first ?? nil) == "true"
         }
         let next = PostgresChangeToken.position(epoch: epoch, tx: last.tx, seq: last.seq)
         return (

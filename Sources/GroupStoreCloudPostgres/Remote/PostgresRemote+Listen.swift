@@ -5,7 +5,8 @@ import Synchronization
 
 extension PostgresRemote {
     /// Listens on the `groupstore` channel on one dedicated connection until
-    /// cancelled, reconnecting with backoff; every notification is a hint,
+    /// cancelled, reconnecting with backoff; every notification is a hint
+    /// (but this remote's own writes, to a sole listener: see ``PushHints``),
     /// and so is every (re)connection: what was committed meanwhile sent
     /// its notification to nobody.
     func listen() async {
@@ -21,7 +22,7 @@ extension PostgresRemote {
                             delay = 0.05
                             logger.debug("listening for push hints", metadata: ["remote": "\(displayName)"])
                             hints.yield()
-                            for try await _ in notifications { hints.yield() }
+                            for try await notification in notifications { hints.yield(from: notification.payload, own: origin) }
                         }
                     } onCancel: {
                         let closing: EventLoopFuture<Void> = connection.close()

@@ -38,7 +38,7 @@ extension PostgresRemote {
             }
             let plan = ModifyPlan(changes: changes, tables: tables, user: user, epoch: epoch, access: access)
             do {
-                return try await plan.run(connection, logger: logger)
+                return try await plan.run(connection, origin: origin, logger: logger)
             } catch let error where PostgresFailure.serverError(error) != nil && !PostgresFailure.isTransient(PostgresFailure.serverError(error)!.state) {
                 logger.info(
                     "a batch failed on the server; saving its records one by one",
@@ -47,7 +47,7 @@ extension PostgresRemote {
                 for change in changes {
                     let single = ModifyPlan(changes: [change], tables: tables, user: user, epoch: epoch, access: access)
                     do {
-                        results += try await single.run(connection, logger: logger)
+                        results += try await single.run(connection, origin: origin, logger: logger)
                     } catch let error where PostgresFailure.serverError(error) != nil {
                         let (state, message) = PostgresFailure.serverError(error)!
                         if PostgresFailure.isTransient(state) { throw error }
@@ -97,63 +97,89 @@ struct ModifyPlan {
         case insert(Values, editedAt: Double, PostgresTypedTable)
     }
 
-    func run(_ connection: PostgresConnection, logger: Logger) async throws -> [CloudModifyResult] {
-        try await PostgresRemote.transaction(connection, logger: logger) { try await statements(connection, logger: logger) }
+    func run(_ connection: PostgresConnection, origin: String, logger: Logger) async throws -> [CloudModifyResult] {
+        let statements = Statements(plan: self)
+        // One flight: BEGIN, every statement and COMMIT are sent before the first answer is
+        // read. A statement that fails aborts the transaction, and the COMMIT rolls back.
+        let rows = try await PostgresTransaction.run(connection, settings: [(PostgresServerSchema.originSetting, origin)], logger: logger) {
+            transaction in
+            let sent = statements.send(transaction)
+            transaction.sendCommit()
+            return try await statements.rows(sent)
+        }
+        return try zip(statements.steps, zip(changes, rows)).map { step, answered in
+            let (change, row) = answered
+            switch step {
+            case .refused(let reason): return .refused(change.id, reason: reason)
+            case .write(_, let table), .insert(_, _, let table): return try answer(change, row, table: table)
+            }
+        }
     }
 
-    private func statements(_ connection: PostgresConnection, logger: Logger) async throws -> [CloudModifyResult] {
-        var steps = changes.map(step)
-        // New records of one table and zone, each named once, go in one statement.
-        var groups: [String: [Int]] = [:]
-        for (index, step) in steps.enumerated() {
-            if case .insert(_, _, let table) = step { groups[table.name + "\u{0}" + changes[index].id.zone.description, default: []].append(index) }
-        }
+    /// The statements of a plan: one a change, but new records of one table
+    /// and zone, each named once, which go in one statement.
+    private struct Statements {
+        typealias Sent = (single: [EventLoopFuture<PostgresQueryResult>?], bulks: [EventLoopFuture<PostgresQueryResult>])
+        let plan: ModifyPlan
+        var steps: [Step]
+        /// The indices of the new records sent together, a statement each.
         var bulks: [[Int]] = []
-        for (_, indices) in groups.sorted(by: { $0.key < $1.key }) {
-            if indices.count > 1, Set(indices.map { changes[$0].id.name }).count == indices.count {
-                bulks.append(indices)
-            } else {
-                for index in indices {
-                    guard case .insert(var values, let editedAt, let table) = steps[index] else { continue }
-                    steps[index] = .write(values.insert(editedAt: editedAt), table)
+
+        init(plan: ModifyPlan) {
+            self.plan = plan
+            let changes = plan.changes
+            steps = changes.map(plan.step)
+            var groups: [String: [Int]] = [:]
+            for (index, step) in steps.enumerated() {
+                if case .insert(_, _, let table) = step { groups[table.name + "\u{0}" + changes[index].id.zone.description, default: []].append(index) }
+            }
+            for (_, indices) in groups.sorted(by: { $0.key < $1.key }) {
+                if indices.count > 1, Set(indices.map { changes[$0].id.name }).count == indices.count {
+                    bulks.append(indices)
+                } else {
+                    for index in indices {
+                        guard case .insert(var values, let editedAt, let table) = steps[index] else { continue }
+                        steps[index] = .write(values.insert(editedAt: editedAt), table)
+                    }
                 }
             }
         }
-        // Pipelined: every statement is sent before the first answer is read.
-        let pending = steps.map { step -> EventLoopFuture<PostgresQueryResult>? in
-            if case .write(let query, _) = step { return connection.query(query, logger: logger) }
-            return nil
-        }
-        let pendingBulks = bulks.map { indices -> EventLoopFuture<PostgresQueryResult> in
-            let rows = indices.compactMap { index -> PostgresBulkInsert.Row? in
-                guard case .insert(let values, let editedAt, _) = steps[index] else { return nil }
-                return values.bulkRow(editedAt: editedAt)
+
+        /// Sends every statement without waiting for an answer: each
+        /// change's (`nil` for a refused one or one in a bulk), then the bulks'.
+        func send(_ transaction: PostgresTransaction) -> Sent {
+            let single = steps.map { step -> EventLoopFuture<PostgresQueryResult>? in
+                if case .write(let query, _) = step { return transaction.send(query) }
+                return nil
             }
-            guard case .insert(_, _, let table) = steps[indices[0]] else { preconditionFailure("a bulk of inserts holds inserts only") }
-            return connection.query(PostgresBulkInsert.query(table, zone: changes[indices[0]].id.zone.description, rows: rows), logger: logger)
-        }
-        var bulkAnswers: [Int: [String?]] = [:]
-        for (indices, future) in zip(bulks, pendingBulks) {
-            var byName: [String: [String?]] = [:]
-            for row in try await PostgresRemote.cells(future) where row.count > 1 {
-                if let name = row[1] { byName[name] = row }
+            let bulked = bulks.map { indices -> EventLoopFuture<PostgresQueryResult> in
+                let rows = indices.compactMap { index -> PostgresBulkInsert.Row? in
+                    guard case .insert(let values, let editedAt, _) = steps[index] else { return nil }
+                    return values.bulkRow(editedAt: editedAt)
+                }
+                guard case .insert(_, _, let table) = steps[indices[0]] else { preconditionFailure("a bulk of inserts holds inserts only") }
+                return transaction.send(PostgresBulkInsert.query(table, zone: plan.changes[indices[0]].id.zone.description, rows: rows))
             }
-            for index in indices { bulkAnswers[index] = byName[changes[index].id.name] }
+            return (single, bulked)
         }
-        var results: [CloudModifyResult] = []
-        for (index, step) in steps.enumerated() {
-            let change = changes[index]
-            switch step {
-            case .refused(let reason):
-                results.append(.refused(change.id, reason: reason))
-            case .write(_, let table):
-                let rows = try await PostgresRemote.cells(pending[index]!)
-                results.append(try answer(change, rows.first, table: table))
-            case .insert(_, _, let table):
-                results.append(try answer(change, bulkAnswers[index], table: table))
+
+        /// The row each change's statement answered (`nil`: none), in order;
+        /// for a new record in a bulk, the bulk's row of its name.
+        func rows(_ sent: Sent) async throws -> [[String?]?] {
+            var rows = [[String?]?](repeating: nil, count: steps.count)
+            for (index, future) in sent.single.enumerated() {
+                guard let future else { continue }
+                rows[index] = try await PostgresRemote.cells(future).first
             }
+            for (indices, future) in zip(bulks, sent.bulks) {
+                var byName: [String: [String?]] = [:]
+                for row in try await PostgresRemote.cells(future) where row.count > 1 {
+                    if let name = row[1] { byName[name] = row }
+                }
+                for index in indices { rows[index] = byName[plan.changes[index].id.name] }
+            }
+            return rows
         }
-        return results
     }
 
     /// A change's result from its statement's answer.
@@ -190,7 +216,7 @@ struct ModifyPlan {
         """
     }
 
-    private func step(_ change: CloudRecordChange) -> Step {
+    func step(_ change: CloudRecordChange) -> Step {
         let id = change.id
         if id.zone.scope == .private, id.zone.owner != user {
             return .refused("\(id.zone) is another user's private zone; \(user) may not write to it")

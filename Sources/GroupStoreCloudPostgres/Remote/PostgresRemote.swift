@@ -40,6 +40,10 @@ public final class PostgresRemote: CloudDatabase, Service {
     let client: PostgresClient
     let logger: Logger
     let hints = PushHints()
+    /// What this remote's writes send with their notifications, so that
+    /// its listener knows them (see ``PushHints``): random, and nothing
+    /// about the rows.
+    package let origin = UUID().uuidString
     let state = Mutex(State())
 
     struct State {
@@ -178,43 +182,6 @@ public final class PostgresRemote: CloudDatabase, Service {
             }
         } catch {
             throw PostgresFailure.cloudError(error, doing: what, remote: displayName)
-        }
-    }
-
-    /// Runs `body` inside `begin` … `COMMIT` on `connection`, rolling back
-    /// when it fails, so a pooled connection never goes back to the pool
-    /// inside a transaction (whose old snapshot the next user would read).
-    static func transaction<T>(
-        _ connection: PostgresConnection, _ begin: String = "BEGIN", readsInKeyOrder: Bool = false, logger: Logger,
-        _ body: () async throws -> T
-    ) async throws -> T {
-        // Sent with the BEGIN (pipelined). Every statement of the remote reads by key,
-        // in key order; a typed table filled since its statistics were gathered looks
-        // tiny to the planner, whose scans of the whole table then grew with it
-        // (measured: a 400-record batch into 20,000 rows took 2 s instead of 40 ms,
-        // a listing page of 100,000 rows 20-30 ms instead of 1 ms).
-        let begun: EventLoopFuture<PostgresQueryResult> = connection.query(PostgresQuery(unsafeSQL: begin), logger: logger)
-        // A reader in key order (a listing page) wants neither a bitmap scan nor a sort either.
-        // And no JIT: a plan made to avoid a scan costs 10^10, far above `jit_above_cost`, and
-        // compiling it took 300 ms (measured) for statements that run in a millisecond.
-        let settings = ["jit"] + (readsInKeyOrder ? ["enable_seqscan", "enable_bitmapscan", "enable_sort"] : ["enable_seqscan"])
-        let planned: EventLoopFuture<PostgresQueryResult> = connection.query(
-            PostgresQuery(unsafeSQL: "SELECT " + settings.map { "set_config('\($0)', 'off', true)" }.joined(separator: ", ")),
-            logger: logger)
-        _ = try await cells(begun)
-        _ = try await cells(planned)
-        do {
-            let value = try await body()
-            _ = try await cells(connection.query("COMMIT", logger: logger))
-            return value
-        } catch {
-            // Only on a live connection and after a server error: a query
-            // written to a connection that closed (the server restarted)
-            // was seen never to be answered, its promise lost.
-            if PostgresFailure.serverError(error) != nil, !connection.isClosed {
-                _ = try? await cells(connection.query("ROLLBACK", logger: logger))
-            }
-            throw error
         }
     }
 

@@ -21,8 +21,10 @@
 /// - a row trigger that gives a row written with plain SQL its owner (the
 ///   writing role), zone, name, tag and edit time; statement triggers that
 ///   log every change of the statement at once (transition tables) and
-///   send `NOTIFY groupstore` (no payload: every user can see
-///   notifications).
+///   send `NOTIFY groupstore` with the writing session's origin as the
+///   payload (the setting ``originSetting``, a random string a remote sets
+///   in its own transactions, empty for other writers), and nothing about
+///   the rows: every user can see notifications.
 enum PostgresServerSchema {
     /// `meta.kind` of every GroupStore remote.
     static let kind = "groupstore-cloud-remote"
@@ -30,6 +32,9 @@ enum PostgresServerSchema {
     static let format = 2
     /// The NOTIFY channel.
     static let channel = "groupstore"
+    /// The transaction-local setting whose value a write's notification
+    /// carries: the remote's origin (see ``PushHints``).
+    static let originSetting = "groupstore.origin"
     /// Column types a typed table's mapped columns may have.
     static let columnTypes = ["text", "bigint", "double precision", "boolean", "timestamp(3) without time zone", "bytea", "jsonb"]
 
@@ -306,7 +311,7 @@ enum PostgresServerSchema {
 
         -- After each statement (the schema owner's rights), on all its rows
         -- at once: the change log, tombstones and asset references, which
-        -- users only read; then a hint for listeners, with no payload.
+        -- users only read; then a hint for listeners, with the writer's origin.
         -- (Joins by key: sequential scans off, whatever the statistics, and so
         -- JIT off, which such costs would start; the typed tables' names are
         -- compared in the system tables' collation.)
@@ -339,15 +344,16 @@ enum PostgresServerSchema {
               FROM gs_new AS n, groupstore.asset_hashes(CASE WHEN TG_ARGV[0] = 'true' THEN to_jsonb(n) END, n.gs_extra) AS h(h)
               WHERE n.gs_extra <> '{}' OR TG_ARGV[0] = 'true';
           END IF;
-          PERFORM pg_notify('groupstore', '');
+          PERFORM pg_notify('groupstore', coalesce(current_setting('groupstore.origin', true), ''));
           RETURN NULL;
         END $fn$;
 
-        -- After each statement: a hint for listeners, with no payload.
+        -- After each statement: a hint for listeners, whose payload is the writer's
+        -- origin (set by a GroupStore remote in its transactions; empty for others).
         CREATE OR REPLACE FUNCTION groupstore.statement_after() RETURNS trigger
         LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
         BEGIN
-          PERFORM pg_notify('groupstore', '');
+          PERFORM pg_notify('groupstore', coalesce(current_setting('groupstore.origin', true), ''));
           RETURN NULL;
         END $fn$;
 

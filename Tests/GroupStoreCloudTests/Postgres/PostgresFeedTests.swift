@@ -37,7 +37,7 @@ final class PostgresFeedTests: CloudTestCase {
 
         // T1 starts first and writes n1; T2 writes n2 and commits; T1 commits last.
         let first = try await connect("alice")
-        defer { _ = try? first.close().wait() }
+        defer { Task { try? await first.close() } }
         try await first.query("BEGIN", logger: Logger(label: "test"))
         try await first.query("INSERT INTO note (id, title) VALUES ('n1', 'started first')", logger: Logger(label: "test"))
         try server.psql("INSERT INTO note (id, title) VALUES ('n2', 'committed first')", as: "alice")
@@ -50,6 +50,70 @@ final class PostgresFeedTests: CloudTestCase {
         XCTAssertEqual(names(after), ["n1", "n2"], "both, the late commit included")
         let again = try await remote.fetchChanges(in: .private("alice"), since: after.token, limit: 100)
         XCTAssertEqual(names(again), [])
+    }
+
+    func testANotification_carriesTheWritingRemotesOrigin_orNothing_andNothingOfTheRows() async throws {
+        let remote = try pgRemote()
+        _ = try await remote.account()
+        try await remote.prepare([Self.note])
+        let listener = try await connect("alice")
+        defer { Task { try? await listener.close() } }
+        let (payloads, delivered) = AsyncStream.makeStream(of: String.self)
+        let (ready, listening) = AsyncStream.makeStream(of: Void.self)
+        let listen = Task {
+            try await listener.listen(on: "groupstore") { notifications in
+                listening.yield()
+                for try await notification in notifications { delivered.yield(notification.payload) }
+            }
+        }
+        defer { listen.cancel() }
+        _ = try await deadline(15, "LISTEN on the test's connection") {
+            for await _ in ready { return true }
+            return nil
+        }
+        let note = CloudRecordID(zone: .private("alice"), type: "note", name: "secret-name")
+        let saved = try await remote.modify([.save(id: note, baseTag: nil, fields: ["title": .text("secret title")], editedAt: Date())])
+        guard case .saved = saved.first else { return XCTFail("the save was not saved: \(saved)") }
+        try server.psql("INSERT INTO note (id, title) VALUES ('from-psql', 'by hand')", as: "alice")
+        let seen = try await deadline(15, "both notifications") {
+            var seen: [String] = []
+            for await payload in payloads {
+                seen.append(payload)
+                if seen.count == 2 { return seen }
+            }
+            return nil
+        }
+        XCTAssertEqual(seen, [remote.origin, ""], "the remote's write carries its origin, psql's nothing")
+        XCTAssertFalse(remote.origin.contains("secret"))
+    }
+
+    func testPushHints_skipTheRemotesOwnWrites_forASoleListenerOnly() async throws {
+        func count(_ stream: AsyncStream<Void>) async -> Int {
+            var count = 0
+            for await _ in stream { count += 1 }
+            return count
+        }
+        let sole = PushHints()
+        let one = sole.stream()
+        sole.yield(from: "me", own: "me")
+        sole.finish()
+        let own = await count(one)
+        XCTAssertEqual(own, 0, "a sole listener made the write: no hint")
+
+        let other = PushHints()
+        let mine = other.stream()
+        other.yield(from: "", own: "me")
+        other.finish()
+        let foreign = await count(mine)
+        XCTAssertEqual(foreign, 1, "another writer's notification is a hint")
+
+        let shared = PushHints()
+        let first = shared.stream()
+        let second = shared.stream()
+        shared.yield(from: "me", own: "me")
+        shared.finish()
+        let counts = [await count(first), await count(second)]
+        XCTAssertEqual(counts, [1, 1], "with two listeners the write may be the other's: both are hinted")
     }
 
     func testAHeldBackFetch_completesWithoutANotify() async throws {
@@ -68,7 +132,7 @@ final class PostgresFeedTests: CloudTestCase {
         }
         // An open transaction that writes nothing synced holds the fence back; its commit notifies nobody.
         let holder = try await connect("alice")
-        defer { _ = try? holder.close().wait() }
+        defer { Task { try? await holder.close() } }
         try await holder.query("BEGIN", logger: Logger(label: "test"))
         try await holder.query("SELECT pg_current_xact_id()", logger: Logger(label: "test"))
         try server.psql("INSERT INTO note (id, title, n) VALUES ('p1', 'from psql', 7)", as: "alice")
