@@ -110,9 +110,9 @@ extension PostgresRemote {
     /// entry there only, so it comes once, in its current state, even
     /// across pages.
     ///
-    /// Two flights: the log's horizon, the page of entries and whether
-    /// entries are held back by the fence go together; then the rows of the
-    /// records named, with COMMIT behind them.
+    /// Two flights: the page (`groupstore.feed`, which answers the log's
+    /// horizon and whether entries are held back by the fence with it); then
+    /// the rows of the records named, with COMMIT behind them.
     private func feed(
         _ zone: CloudZone, epoch: String, tx: String, seq: Int64, limit: Int,
         _ transaction: PostgresTransaction
@@ -121,37 +121,15 @@ extension PostgresRemote {
         binds.append(zone.description)
         binds.append(tx)
         binds.append(String(seq))
-        let horizon = transaction.send(
-            """
-            SELECT (SELECT value FROM groupstore.meta WHERE key = 'horizon_tx'), (SELECT value FROM groupstore.meta WHERE key = 'horizon_seq'),
-              (SELECT last_value FROM groupstore.change_log_seq_seq)::text
-            """)
-        var pageBinds = binds
-        pageBinds.append(String(limit + 1))
-        let page = transaction.send(
-            PostgresQuery(
-                unsafeSQL: """
-                    SELECT l.tx::text, l.seq::text, l.type, l.name FROM groupstore.change_log AS l
-                    WHERE l.zone = $1 AND (l.tx, l.seq) > ($2::xid8, $3::bigint) AND l.tx < pg_snapshot_xmin(pg_current_snapshot())
-                      AND NOT EXISTS (
-                        SELECT 1 FROM groupstore.change_log AS later
-                        WHERE later.zone = l.zone AND later.type = l.type AND later.name = l.name
-                          AND (later.tx, later.seq) > (l.tx, l.seq) AND later.tx < pg_snapshot_xmin(pg_current_snapshot()))
-                    ORDER BY l.tx, l.seq LIMIT $4::bigint
-                    """, binds: pageBinds))
-        // Entries held back are those at or past the fence; all of them come after the
-        // page's entries (which are before it), so asking from the token is asking from
-        // the page's end. (One snapshot: the same fence in both statements.)
-        let heldBackQuery = transaction.send(
-            PostgresQuery(
-                unsafeSQL: """
-                    SELECT EXISTS (SELECT 1 FROM groupstore.change_log
-                      WHERE zone = $1 AND (tx, seq) > ($2::xid8, $3::bigint) AND tx >= pg_snapshot_xmin(pg_current_snapshot()))::text
-                    """, binds: binds))
-        let meta = try await Self.cells(horizon)
-        let horizonTx = UInt64((meta.first?[0] ?? nil) ?? "0") ?? 0
-        let horizonSeq = Int64((meta.first?[1] ?? nil) ?? "0") ?? 0
-        let head = Int64((meta.first?[2] ?? nil) ?? "0") ?? 0
+        binds.append(String(limit + 1))
+        let answer = try await transaction.cells(
+            PostgresQuery(unsafeSQL: "SELECT * FROM groupstore.feed($1, $2::xid8, $3::bigint, $4::bigint)", binds: binds))
+        guard let header = answer.first, header.count == 4 else {
+            throw CloudSyncError(.badRemote, "the server \(displayName) answered a feed without its header: run `groupstore cloud setup --remote URL` to repair it")
+        }
+        let horizonTx = UInt64(header[0] ?? "0") ?? 0
+        let horizonSeq = Int64(header[1] ?? "0") ?? 0
+        let head = Int64(header[2] ?? "0") ?? 0
         let position = UInt64(tx) ?? 0
         if (position, seq) < (horizonTx, horizonSeq) {
             throw CloudSyncError(.tokenExpired, "the change token of \(zone) is older than \(displayName) keeps changes for; fetch the zone again")
@@ -159,10 +137,9 @@ extension PostgresRemote {
         if seq > head {
             throw CloudSyncError(.tokenExpired, "the change token of \(zone) is ahead of \(displayName) (restored from an older copy?); fetch the zone again")
         }
-        let entries = try await Self.cells(page)
+        let entries = answer.dropFirst()
         let moreComing = entries.count > limit
-        var heldBack = false
-        if !moreComing { heldBack = try await Self.cells(heldBackQuery).first?.first == "true" }
+        let heldBack = !moreComing && header[3] == "true"
         var last = (tx: tx, seq: seq)
         // Each record once, at its last position in the page.
         var order: [String: Int] = [:]

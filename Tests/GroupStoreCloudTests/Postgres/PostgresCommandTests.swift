@@ -18,7 +18,7 @@ final class PostgresCommandTests: CloudTestCase {
         // Set up again (the test's setUp did it once): nothing to create, the functions refreshed.
         let again = try groupstore(["cloud", "setup", "--remote", server.url(user: "postgres")])
         XCTAssertEqual(again.status, 0, again.errors)
-        XCTAssertTrue(again.output.contains("is up to date (format 2)"), again.output)
+        XCTAssertTrue(again.output.contains("is up to date (format 3)"), again.output)
 
         let group = self.group("a")
         let exec = try groupstore(["exec", "--group", group, "--member", "app", "--sql",
@@ -46,6 +46,28 @@ final class PostgresCommandTests: CloudTestCase {
         // A password never shows in messages.
         let secret = try groupstore(["cloud", "sync", "--group", group, "--remote", "postgres://alice:hunter2@/postgres?host=\(root)/no-server", "--tables", "note"])
         XCTAssertFalse(secret.errors.contains("hunter2"), secret.errors)
+    }
+
+    func testAFormat2Server_isRefusedWithTheCommandToRun_andSetupUpgradesItInPlace() throws {
+        let group = self.group("a")
+        let exec = try groupstore(["exec", "--group", group, "--member", "app", "--sql",
+                                   "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT); INSERT INTO note VALUES ('n1', 'before the upgrade')"])
+        XCTAssertEqual(exec.status, 0, exec.errors)
+        let first = try groupstore(["cloud", "sync", "--group", group, "--remote", server.url(user: "alice"), "--tables", "note"])
+        XCTAssertEqual(first.status, 0, first.errors)
+        // The server as format 2 left it: no feed function.
+        _ = try server.psql("DROP FUNCTION groupstore.feed(text, xid8, bigint, bigint); UPDATE groupstore.meta SET value = '2' WHERE key = 'format'")
+        let refused = try groupstore(["cloud", "sync", "--group", group, "--remote", server.url(user: "alice"), "--tables", "note"])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.errors.contains("format 2") && refused.errors.contains("groupstore cloud setup"), refused.errors)
+
+        let upgrade = try groupstore(["cloud", "setup", "--remote", server.url(user: "postgres")])
+        XCTAssertEqual(upgrade.status, 0, upgrade.errors)
+        XCTAssertTrue(upgrade.output.contains("upgraded from format 2 to 3"), upgrade.output)
+        _ = try server.psql("INSERT INTO note (id, title) VALUES ('n2', 'after the upgrade')", as: "alice")
+        let after = try groupstore(["cloud", "sync", "--group", group, "--remote", server.url(user: "alice"), "--tables", "note"])
+        XCTAssertEqual(after.status, 0, after.errors)
+        XCTAssertTrue(after.output.contains("fetched 1"), after.output)
     }
 
     func testShareAndSharedTablesFromTheCommandLine() throws {
