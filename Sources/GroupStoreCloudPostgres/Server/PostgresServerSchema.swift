@@ -367,7 +367,9 @@ enum PostgresServerSchema {
         -- record at its last entry there only, in (tx, seq) order. A function so that its
         -- plans are made once a session (generic: planning each call cost 0.5 ms, four
         -- times the work); every statement in it reads by key.
-        CREATE OR REPLACE FUNCTION groupstore.feed(p_zone text, p_tx xid8, p_seq bigint, p_limit bigint)
+        -- Dropped first: a function whose result columns changed cannot be replaced.
+        DROP FUNCTION IF EXISTS groupstore.feed(text, xid8, bigint, bigint);
+        CREATE FUNCTION groupstore.feed(p_zone text, p_tx xid8, p_seq bigint, p_limit bigint)
         RETURNS TABLE (o_tx text, o_seq text, o_type text, o_name text)
         LANGUAGE plpgsql STABLE
         SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $fn$

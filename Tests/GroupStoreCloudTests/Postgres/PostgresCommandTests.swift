@@ -68,6 +68,19 @@ final class PostgresCommandTests: CloudTestCase {
         let after = try groupstore(["cloud", "sync", "--group", group, "--remote", server.url(user: "alice"), "--tables", "note"])
         XCTAssertEqual(after.status, 0, after.errors)
         XCTAssertTrue(after.output.contains("fetched 1"), after.output)
+
+        // A feed function of another shape (its result columns changed) is replaced, not refused.
+        _ = try server.psql(
+            """
+            DROP FUNCTION groupstore.feed(text, xid8, bigint, bigint);
+            CREATE FUNCTION groupstore.feed(p_zone text, p_tx xid8, p_seq bigint, p_limit bigint) RETURNS TABLE (other text) LANGUAGE sql AS 'SELECT 1::text';
+            """)
+        let again = try groupstore(["cloud", "setup", "--remote", server.url(user: "postgres")])
+        XCTAssertEqual(again.status, 0, again.errors)
+        _ = try server.psql("INSERT INTO note (id, title) VALUES ('n3', 'after the repair')", as: "alice")
+        let repaired = try groupstore(["cloud", "sync", "--group", group, "--remote", server.url(user: "alice"), "--tables", "note"])
+        XCTAssertEqual(repaired.status, 0, repaired.errors)
+        XCTAssertTrue(repaired.output.contains("fetched 1"), repaired.output)
     }
 
     func testShareAndSharedTablesFromTheCommandLine() throws {
