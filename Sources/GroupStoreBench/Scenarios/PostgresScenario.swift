@@ -20,7 +20,7 @@ struct PostgresScenario {
         let server = try PostgresServer.start()
         defer { server.stop() }
         _ = try await PostgresRemote.setup(url: server.url(user: "postgres"))
-        var rows = [try await notifyRoundTrip(server)]
+        var rows = [try await notifyRoundTrip(server), try await flightRoundTrip(server)]
         let roles = Mutex<Set<String>>([])
         let quiet = {
             var logger = Logger(label: "bench")
@@ -43,6 +43,33 @@ struct PostgresScenario {
         rows += try await scenario.run(parts: parts)
         if parts.contains("fleet") { rows.append(try await FleetScenario(bench: bench, server: server).run()) }
         return rows
+    }
+
+    /// One transaction in one flight through a connection pool, as the
+    /// remote sends a write (`BEGIN`, a statement, `COMMIT`, sent before the
+    /// first answer is read): the floor under each round trip of the bridge.
+    func flightRoundTrip(_ server: PostgresServer) async throws -> TableRow {
+        let logger = Logger(label: "bench")
+        let configuration = PostgresClient.Configuration(
+            unixSocketPath: server.socketDirectory + "/.s.PGSQL.\(server.port)", username: "postgres", password: nil, database: "postgres")
+        let client = PostgresClient(configuration: configuration)
+        let running = Task { await client.run() }
+        defer { running.cancel() }
+        var samples: [Double] = []
+        let count = bench.quick ? 50 : 400
+        for index in 0..<(count + 10) {
+            let started = monotonicSeconds()
+            try await client.withConnection { connection in
+                let sent: [EventLoopFuture<PostgresQueryResult>] = [
+                    connection.query("BEGIN", logger: logger), connection.query("SELECT 1", logger: logger), connection.query("COMMIT", logger: logger),
+                ]
+                for future in sent { _ = try await future.get() }
+            }
+            if index >= 10 { samples.append((monotonicSeconds() - started) * 1e6) }
+        }
+        return TableRow(
+            section: Self.section, what: "reference: BEGIN, SELECT 1, COMMIT in one flight through a pool (postgres-nio)", unit: "µs",
+            distribution: Distribution(samples))
     }
 
     /// `SELECT pg_notify(…)` on one connection → the notification read on

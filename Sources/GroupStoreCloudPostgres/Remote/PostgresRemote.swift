@@ -206,10 +206,11 @@ public final class PostgresRemote: CloudDatabase, Service {
                 continuation.resume(throwing: CloudSyncError(.transient, "a statement got no answer (the connection to the server was lost)"))
             }
             let timer = future.eventLoop.scheduleTask(in: statementTimeout, lost)
-            connection?.closeFuture.whenComplete { _ in
-                _ = future.eventLoop.scheduleTask(in: afterClose, lost)
+            let watch = connection.map { connection in
+                (connection, ConnectionLossWatch.shared.onClose(of: connection) { _ = future.eventLoop.scheduleTask(in: afterClose, lost) })
             }
             future.whenComplete { result in
+                if let (connection, token) = watch { ConnectionLossWatch.shared.cancel(token, of: connection) }
                 guard !settled.exchange(true, ordering: .acquiringAndReleasing) else { return }
                 timer.cancel()
                 continuation.resume(with: result)

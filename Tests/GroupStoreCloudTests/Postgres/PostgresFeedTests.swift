@@ -87,6 +87,33 @@ final class PostgresFeedTests: CloudTestCase {
         XCTAssertFalse(remote.origin.contains("secret"))
     }
 
+    func testAConnectionsLossWatch_keepsNothingForAnsweredStatements_andTellsTheWaitingOnesWhenItCloses() async throws {
+        let watch = ConnectionLossWatch()
+        let connection = try await connect("alice")
+        for _ in 0..<1_000 {
+            let token = watch.onClose(of: connection) { XCTFail("an answered statement was told of a loss") }
+            _ = try await connection.query("SELECT 1", logger: Logger(label: "test"))
+            watch.cancel(token, of: connection)
+        }
+        XCTAssertEqual(watch.count.connections, 1)
+        XCTAssertEqual(watch.count.waiting, 0, "nothing is kept for a statement once answered")
+        let (told, tell) = AsyncStream.makeStream(of: Void.self)
+        _ = watch.onClose(of: connection) { tell.yield() }
+        try await connection.close()
+        _ = try await deadline(15, "the waiting statement told of the closed connection") {
+            for await _ in told { return true }
+            return nil
+        }
+        XCTAssertEqual(watch.count.connections, 0, "a closed connection is forgotten")
+        // A statement on a connection already closed is told at once.
+        let (late, tellLate) = AsyncStream.makeStream(of: Void.self)
+        _ = watch.onClose(of: connection) { tellLate.yield() }
+        _ = try await deadline(15, "a statement on a closed connection told at once") {
+            for await _ in late { return true }
+            return nil
+        }
+    }
+
     func testPushHints_skipTheRemotesOwnWrites_forASoleListenerOnly() async throws {
         func count(_ stream: AsyncStream<Void>) async -> Int {
             var count = 0
