@@ -21,6 +21,7 @@ struct PostgresScenario {
         defer { server.stop() }
         _ = try await PostgresRemote.setup(url: server.url(user: "postgres"))
         var rows = [try await notifyRoundTrip(server), try await flightRoundTrip(server)]
+        if parts.contains("latency") { rows += try await remoteCallsAlone(server) }
         let roles = Mutex<Set<String>>([])
         let quiet = {
             var logger = Logger(label: "bench")
@@ -70,6 +71,52 @@ struct PostgresScenario {
         return TableRow(
             section: Self.section, what: "reference: BEGIN, SELECT 1, COMMIT in one flight through a pool (postgres-nio)", unit: "µs",
             distribution: Distribution(samples))
+    }
+
+    /// The two remote calls of the hop, alone (no group, no other process
+    /// busy): a one-record upload (`modify`) on one remote, and the fetch
+    /// that brings it to a second remote of the same role.
+    func remoteCallsAlone(_ server: PostgresServer) async throws -> [TableRow] {
+        try server.createRole("bench_alone")
+        try server.psql("GRANT groupstore_user TO bench_alone")
+        var quiet = Logger(label: "bench")
+        quiet.logLevel = .error
+        let writer = try PostgresRemote(url: server.url(user: "bench_alone"), logger: quiet)
+        let reader = try PostgresRemote(url: server.url(user: "bench_alone"), logger: quiet)
+        let running = [Task { try? await writer.run() }, Task { try? await reader.run() }]
+        defer { for task in running { task.cancel() } }
+        let type = CloudRecordType(
+            name: "alone", scope: .private,
+            columns: [
+                CloudColumn(name: "id", kind: .text, declaredType: "TEXT", notNull: true, isKey: true),
+                CloudColumn(name: "title", kind: .text, declaredType: "TEXT", notNull: false, isKey: false),
+            ])
+        _ = try await writer.account()
+        _ = try await reader.account()
+        try await writer.prepare([type])
+        let zone = CloudZone.private("bench_alone")
+        var token = try await reader.fetchChanges(in: zone, since: nil, limit: 100).token
+        var uploads: [Double] = []
+        var fetches: [Double] = []
+        let count = bench.quick ? 50 : 400
+        for index in 0..<(count + 10) {
+            let id = CloudRecordID(zone: zone, type: "alone", name: "r\(index)")
+            let started = monotonicSeconds()
+            _ = try await writer.modify([.save(id: id, baseTag: nil, fields: ["title": .text("t\(index)")], editedAt: Date())])
+            let uploaded = monotonicSeconds()
+            let batch = try await reader.fetchChanges(in: zone, since: token, limit: 400)
+            let fetched = monotonicSeconds()
+            token = batch.token
+            guard batch.changed.map(\.id) == [id] else { throw BenchFailure("the fetch after r\(index) brought \(batch.changed.map(\.id.name))") }
+            if index >= 10 {
+                uploads.append((uploaded - started) * 1e6)
+                fetches.append((fetched - uploaded) * 1e6)
+            }
+        }
+        return [
+            TableRow(section: Self.section, what: "remote call alone: upload of one new record (modify)", unit: "µs", distribution: Distribution(uploads)),
+            TableRow(section: Self.section, what: "remote call alone: fetch of that record (feed page and rows)", unit: "µs", distribution: Distribution(fetches)),
+        ]
     }
 
     /// `SELECT pg_notify(…)` on one connection → the notification read on
