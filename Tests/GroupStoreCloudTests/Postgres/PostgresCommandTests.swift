@@ -50,14 +50,17 @@ final class PostgresCommandTests: CloudTestCase {
 
     func testAFormat2Server_isRefusedWithTheCommandToRun_andSetupUpgradesItInPlace() throws {
         let group = self.group("a")
+        func sync() throws -> (status: Int32?, output: String, errors: String) {
+            try groupstore(["cloud", "sync", "--group", group, "--remote", server.url(user: "alice"), "--tables", "note"])
+        }
         let exec = try groupstore(["exec", "--group", group, "--member", "app", "--sql",
                                    "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT); INSERT INTO note VALUES ('n1', 'before the upgrade')"])
         XCTAssertEqual(exec.status, 0, exec.errors)
-        let first = try groupstore(["cloud", "sync", "--group", group, "--remote", server.url(user: "alice"), "--tables", "note"])
+        let first = try sync()
         XCTAssertEqual(first.status, 0, first.errors)
         // The server as format 2 left it: no feed function.
         _ = try server.psql("DROP FUNCTION groupstore.feed(text, xid8, bigint, bigint); UPDATE groupstore.meta SET value = '2' WHERE key = 'format'")
-        let refused = try groupstore(["cloud", "sync", "--group", group, "--remote", server.url(user: "alice"), "--tables", "note"])
+        let refused = try sync()
         XCTAssertEqual(refused.status, 1)
         XCTAssertTrue(refused.errors.contains("format 2") && refused.errors.contains("groupstore cloud setup"), refused.errors)
 
@@ -65,7 +68,7 @@ final class PostgresCommandTests: CloudTestCase {
         XCTAssertEqual(upgrade.status, 0, upgrade.errors)
         XCTAssertTrue(upgrade.output.contains("upgraded from format 2 to 3"), upgrade.output)
         _ = try server.psql("INSERT INTO note (id, title) VALUES ('n2', 'after the upgrade')", as: "alice")
-        let after = try groupstore(["cloud", "sync", "--group", group, "--remote", server.url(user: "alice"), "--tables", "note"])
+        let after = try sync()
         XCTAssertEqual(after.status, 0, after.errors)
         XCTAssertTrue(after.output.contains("fetched 1"), after.output)
 
@@ -78,7 +81,7 @@ final class PostgresCommandTests: CloudTestCase {
         let again = try groupstore(["cloud", "setup", "--remote", server.url(user: "postgres")])
         XCTAssertEqual(again.status, 0, again.errors)
         _ = try server.psql("INSERT INTO note (id, title) VALUES ('n3', 'after the repair')", as: "alice")
-        let repaired = try groupstore(["cloud", "sync", "--group", group, "--remote", server.url(user: "alice"), "--tables", "note"])
+        let repaired = try sync()
         XCTAssertEqual(repaired.status, 0, repaired.errors)
         XCTAssertTrue(repaired.output.contains("fetched 1"), repaired.output)
     }

@@ -28,6 +28,14 @@ final class PostgresFeedTests: CloudTestCase {
 
     private func names(_ batch: CloudChangeBatch) -> [String] { batch.changed.map(\.id.name).sorted() }
 
+    /// Waits for `signals` to yield once, failing the test after 15 s.
+    private func awaitSignal(_ signals: AsyncStream<Void>, _ what: String) async throws {
+        _ = try await deadline(15, what) {
+            for await _ in signals { return true }
+            return nil
+        }
+    }
+
     func testATransactionThatStartedFirstAndCommitsLast_isFetched() async throws {
         let remote = try pgRemote()
         _ = try await remote.account()
@@ -67,10 +75,7 @@ final class PostgresFeedTests: CloudTestCase {
             }
         }
         defer { listen.cancel() }
-        _ = try await deadline(15, "LISTEN on the test's connection") {
-            for await _ in ready { return true }
-            return nil
-        }
+        try await awaitSignal(ready, "LISTEN on the test's connection")
         let note = CloudRecordID(zone: .private("alice"), type: "note", name: "secret-name")
         let saved = try await remote.modify([.save(id: note, baseTag: nil, fields: ["title": .text("secret title")], editedAt: Date())])
         guard case .saved = saved.first else { return XCTFail("the save was not saved: \(saved)") }
@@ -100,47 +105,36 @@ final class PostgresFeedTests: CloudTestCase {
         let (told, tell) = AsyncStream.makeStream(of: Void.self)
         _ = watch.onClose(of: connection) { tell.yield() }
         try await connection.close()
-        _ = try await deadline(15, "the waiting statement told of the closed connection") {
-            for await _ in told { return true }
-            return nil
-        }
+        try await awaitSignal(told, "the waiting statement told of the closed connection")
         XCTAssertEqual(watch.count.connections, 0, "a closed connection is forgotten")
         // A statement on a connection already closed is told at once.
         let (late, tellLate) = AsyncStream.makeStream(of: Void.self)
         _ = watch.onClose(of: connection) { tellLate.yield() }
-        _ = try await deadline(15, "a statement on a closed connection told at once") {
-            for await _ in late { return true }
-            return nil
-        }
+        try await awaitSignal(late, "a statement on a closed connection told at once")
     }
 
     func testPushHints_skipTheRemotesOwnWrites_forASoleListenerOnly() async throws {
-        func count(_ stream: AsyncStream<Void>) async -> Int {
-            var count = 0
-            for await _ in stream { count += 1 }
-            return count
+        /// How many hints each of `listeners` streams gets for one notification from `origin`,
+        /// on a remote whose origin is "me".
+        func hints(listeners: Int, notificationFrom origin: String) async -> [Int] {
+            let hints = PushHints()
+            let streams = (0..<listeners).map { _ in hints.stream() }
+            hints.yield(from: origin, own: "me")
+            hints.finish()
+            var counts: [Int] = []
+            for stream in streams {
+                var count = 0
+                for await _ in stream { count += 1 }
+                counts.append(count)
+            }
+            return counts
         }
-        let sole = PushHints()
-        let one = sole.stream()
-        sole.yield(from: "me", own: "me")
-        sole.finish()
-        let own = await count(one)
-        XCTAssertEqual(own, 0, "a sole listener made the write: no hint")
-
-        let other = PushHints()
-        let mine = other.stream()
-        other.yield(from: "", own: "me")
-        other.finish()
-        let foreign = await count(mine)
-        XCTAssertEqual(foreign, 1, "another writer's notification is a hint")
-
-        let shared = PushHints()
-        let first = shared.stream()
-        let second = shared.stream()
-        shared.yield(from: "me", own: "me")
-        shared.finish()
-        let counts = [await count(first), await count(second)]
-        XCTAssertEqual(counts, [1, 1], "with two listeners the write may be the other's: both are hinted")
+        let own = await hints(listeners: 1, notificationFrom: "me")
+        XCTAssertEqual(own, [0], "a sole listener made the write: no hint")
+        let foreign = await hints(listeners: 1, notificationFrom: "")
+        XCTAssertEqual(foreign, [1], "another writer's notification is a hint")
+        let shared = await hints(listeners: 2, notificationFrom: "me")
+        XCTAssertEqual(shared, [1, 1], "with two listeners the write may be the other's: both are hinted")
     }
 
     func testAHeldBackFetch_completesWithoutANotify() async throws {
