@@ -45,6 +45,12 @@ struct SchemaTracker: Sendable {
         try HistorySchema.schemaVersion(db) != (try HistorySchema.meta(db, "schema_version").storage.int64 ?? -1)
     }
 
+    /// Whether the triggers were installed by code of this trigger format
+    /// (read only); a member that joins replaces them when not.
+    static func triggersAreCurrent(_ db: Database) throws -> Bool {
+        try HistorySchema.meta(db, "trigger_format").storage.int64 == Int64(TriggerSQL.format)
+    }
+
     /// Brings triggers, registry and recorded schema up to date.
     ///
     /// - Parameter adopt: the history is new: start tracking existing tables
@@ -141,6 +147,7 @@ struct SchemaTracker: Sendable {
         }
         try HistorySchema.setMeta(db, "schema_version", try HistorySchema.schemaVersion(db))
         try HistorySchema.setMeta(db, "schema_text", try schemaText(db))
+        try HistorySchema.setMeta(db, "trigger_format", TriggerSQL.format)
         if !report.untrackable.isEmpty {
             logger.info(
                 "tables not tracked: no way to key their rows (rowid, _rowid_ and oid are all column names)",

@@ -7,8 +7,9 @@ import Foundation
 ///
 /// | trigger | fires | records |
 /// |---|---|---|
-/// | `bi` | before insert | rows a `REPLACE` may delete, as pending (op 5) |
-/// | `ai` | after insert | pending rows that are gone as deleted (3), the others retired (0); the insert (1) |
+/// | `bi` | before insert, when the row collides or pending rows exist | rows a `REPLACE` may delete, as pending (op 5) |
+/// | `ai` | after insert | the insert (1) |
+/// | `ar` | after insert, when pending rows exist | pending rows that are gone as deleted (3), the others retired (0) |
 /// | `ad` | after delete | the delete (3) |
 /// | `bu` | before an update of key or unique columns | rows a `REPLACE` may delete, as pending |
 /// | `au` | after an update keeping key and unique values | the update (2) |
@@ -22,6 +23,12 @@ import Foundation
 /// `DO NOTHING`) fires no after trigger: its pending rows stay pending and
 /// are never reported (the next `bi`/`bu` of the table retires them).
 ///
+/// An insert that collides with nothing, into a table with nothing pending,
+/// runs one statement (`ai`): the `WHEN` clauses of `bi` and `ar` skip
+/// bodies that would change no row. (Run anyway, as in trigger format 1,
+/// their three `UPDATE`s cost most of what tracking added to each inserted
+/// row: 15 µs against 5 µs now, in a Python model of the `items` table.)
+///
 /// Only key and unique-constraint columns are named, so `ADD`, `RENAME` and
 /// `DROP COLUMN` keep working, and the triggers of a 2,000-column table are
 /// as small as any. `entity` is the table's id, not its name, so a renamed
@@ -31,8 +38,14 @@ struct TriggerSQL {
     let id: Int64
 
     enum Kind: String, CaseIterable {
-        case bi, ai, ad, bu, au, ax, am
+        case bi, ai, ar, ad, bu, au, ax, am
     }
+
+    /// The triggers' generation, recorded in `groupstore_meta` as
+    /// `trigger_format`: a member that joins a group whose triggers are of
+    /// another one replaces them (1: `bi` and `ai` ran every statement for
+    /// every row; 2: `WHEN` clauses, and `ar` split from `ai`).
+    static let format = 2
 
     static let pendingOperation = 5
     /// A pending row that turned out not to be a change (ignored by readers).
@@ -64,9 +77,15 @@ struct TriggerSQL {
         let record = "INSERT INTO \(changes)(entity, op, key, rid) VALUES"
         switch kind {
         case .bi:
-            return "CREATE TRIGGER \(name) BEFORE INSERT ON \(quotedTable) BEGIN \(clearPending) \(notePending(colliding: conflict("NEW"))) END"
+            return """
+                CREATE TRIGGER \(name) BEFORE INSERT ON \(quotedTable) \
+                WHEN EXISTS (SELECT 1 FROM \(quotedTable) AS c WHERE \(conflict("NEW"))) OR \(anyPending) \
+                BEGIN \(clearPending) \(notePending(colliding: conflict("NEW"))) END
+                """
         case .ai:
-            return "CREATE TRIGGER \(name) AFTER INSERT ON \(quotedTable) BEGIN \(settlePending) \(record) (\(id), 1, \(key("NEW")), \(rid("NEW"))); END"
+            return "CREATE TRIGGER \(name) AFTER INSERT ON \(quotedTable) BEGIN \(record) (\(id), 1, \(key("NEW")), \(rid("NEW"))); END"
+        case .ar:
+            return "CREATE TRIGGER \(name) AFTER INSERT ON \(quotedTable) WHEN \(anyPending) BEGIN \(settlePending) END"
         case .ad:
             return "CREATE TRIGGER \(name) AFTER DELETE ON \(quotedTable) BEGIN \(record) (\(id), 3, \(key("OLD")), \(rid("OLD"))); END"
         case .bu:
@@ -98,6 +117,13 @@ struct TriggerSQL {
     }
 
     // MARK: - REPLACE
+
+    /// Whether the table has pending rows: a lookup in the partial index
+    /// `groupstore_change_pending`, which is empty but while a statement runs
+    /// (or after one that ignored its row).
+    private var anyPending: String {
+        "EXISTS (SELECT 1 FROM \(changes) WHERE op = \(Self.pendingOperation) AND entity = \(id))"
+    }
 
     /// Pending rows are never deleted, only retired (op 0): deleting the
     /// newest change row would let SQLite give its id again to a later

@@ -17,7 +17,7 @@ enum GroupJoin {
             let migrator = configuration.migrator
             let needsWrite = try pool.read { db -> Bool in
                 if try HistorySchema.status(db) != .current { return true }
-                if try SchemaTracker.needsRefresh(db) { return true }
+                if try SchemaTracker.needsRefresh(db) || !SchemaTracker.triggersAreCurrent(db) { return true }
                 return try !(migrator?.hasCompletedMigrations(db) ?? true)
             }
             guard needsWrite else { return nil }
@@ -26,10 +26,10 @@ enum GroupJoin {
                     // A new history adopts the tables already there; schema
                     // changes made outside the library while no member ran are
                     // theirs (a table created then is delivered whole), not
-                    // this member's.
+                    // this member's. Triggers of another format are replaced.
                     if try HistorySchema.create(db) {
                         try tracker.refresh(db, adopt: true)
-                    } else if try SchemaTracker.needsRefresh(db) {
+                    } else if try SchemaTracker.needsRefresh(db) || !SchemaTracker.triggersAreCurrent(db) {
                         try tracker.refresh(db)
                     }
                     try HistorySchema.closeOpenTransaction(db)
