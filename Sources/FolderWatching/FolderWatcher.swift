@@ -8,10 +8,11 @@ import Synchronization
 /// Watches directories (and single files) with one inotify instance and
 /// reports what changed in batches.
 ///
-/// The descriptor is non-blocking and read by a dispatch read source on the
-/// watcher's serial queue, so nothing ever blocks the Swift concurrency pool.
-/// The handler runs on that queue with every event read in one go (coalesced),
-/// and reading pauses while it runs, so a slow handler leads to
+/// The descriptor is read by a thread of the watcher's own (never the Swift
+/// concurrency pool's), which runs the handler on the watcher's serial queue
+/// with every event read in one go (coalesced): with `DispatchQueue.sync`, so
+/// on that same thread when the queue is idle, and an event costs one thread
+/// wake-up. Reading pauses while the handler runs, so a slow handler leads to
 /// ``Event/Kind/overflow`` rather than unbounded memory.
 ///
 /// ```swift
@@ -30,12 +31,7 @@ import Synchronization
 /// One inotify instance is used per watcher; the kernel allows 128 per user by
 /// default, so a process should keep one.
 ///
-/// `@unchecked Sendable`: the only non-`Sendable` property, the dispatch
-/// source, is configured in `init` and afterwards only `activate()`d (once,
-/// guarded by an atomic flag), `cancel()`led, and `suspend()`ed then
-/// `resume()`d in balanced pairs (one pause at a time, guarded by another
-/// atomic flag); all are thread-safe.
-public final class FolderWatcher: @unchecked Sendable {
+public final class FolderWatcher: Sendable {
     /// Receives each batch of events, on the watcher's queue.
     public typealias Handler = @Sendable ([Event]) -> Void
 
@@ -48,7 +44,7 @@ public final class FolderWatcher: @unchecked Sendable {
     }
 
     private let core: WatchCore
-    private let source: any DispatchSourceRead
+    private let thread: WatchThread
     /// The serial queue the handler runs on.
     public let queue: DispatchQueue
 
@@ -60,31 +56,23 @@ public final class FolderWatcher: @unchecked Sendable {
     public init(queue: DispatchQueue? = nil, handler: @escaping Handler) throws(FolderWatcherError) {
         let queue = queue ?? DispatchQueue(label: "FolderWatcher")
         let core = try WatchCore(handler: handler)
-        let source = DispatchSource.makeReadSource(fileDescriptor: core.descriptor.rawValue, queue: queue)
-        source.setEventHandler { [weak core] in core?.drain() }
-        // The cancel handler owns the core until the source is done with the
-        // descriptor; the descriptor closes when the core goes away.
-        source.setCancelHandler { _ = core }
+        // The thread owns the core until it ends; the descriptor closes
+        // when the core goes away.
+        thread = try WatchThread(core: core, queue: queue)
         self.core = core
-        self.source = source
         self.queue = queue
     }
 
     deinit {
-        source.cancel()
-        // A source must be resumed once before it can finish cancelling.
-        if !started.value { source.activate() }
+        thread.cancel()
     }
 
     private let started = StartFlag()
 
-    /// Starts (or resumes) delivering events. Calling it again does nothing.
+    /// Starts delivering events. Calling it again does nothing.
     public func start() {
-        if started.setOnce() { source.activate() }
+        if started.setOnce() { thread.start() }
     }
-
-    /// Whether reading is paused (see ``pause(for:)``).
-    private let paused = Atomic<Bool>(false)
 
     /// Stops reading events for `interval`, then reads what accumulated in
     /// one go: meanwhile the kernel merges each repeated event (the same
@@ -92,19 +80,16 @@ public final class FolderWatcher: @unchecked Sendable {
     /// call per interval instead of one per change. Does nothing if already
     /// paused, or before ``start()``.
     public func pause(for interval: Double) {
-        guard started.value, paused.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-        else { return }
-        source.suspend()
-        queue.asyncAfter(deadline: .now() + interval) { [self] in
-            paused.store(false, ordering: .releasing)
-            source.resume()
-        }
+        guard started.value else { return }
+        _ = thread.pause(for: interval)
     }
 
-    /// Stops delivering events and releases the descriptor. Idempotent.
+    /// Stops delivering events and releases the descriptor (once the reading
+    /// thread has ended; never waited for). Called on the watcher's queue, no
+    /// handler call follows; called elsewhere, one already under way may
+    /// finish. Idempotent.
     public func cancel() {
-        source.cancel()
-        if started.setOnce() { source.activate() }
+        thread.cancel()
     }
 
     /// Watches `path` for `mask`. Watching a path again replaces its mask.

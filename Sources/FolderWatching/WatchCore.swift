@@ -8,12 +8,11 @@ import Synchronization
 /// The state behind a ``FolderWatcher``: the descriptor, the table of watches
 /// and the read buffer.
 ///
-/// Kept apart from the dispatch source so the source's cancel handler can keep
-/// it (and so the descriptor) alive until the source is done with it, without
-/// a reference cycle.
+/// Kept apart from the watcher so the reading thread can keep it (and so the
+/// descriptor) alive until it ends, without a reference cycle.
 ///
 /// `@unchecked Sendable`: the watch table lives in a `Mutex`; `buffer` is only
-/// touched by `drain()`, which runs on the watcher's serial queue only; the
+/// touched by `drain()`, which the watcher's one reading thread calls; the
 /// descriptor is immutable and inotify calls on it are thread-safe.
 final class WatchCore: @unchecked Sendable {
     struct Watches {
@@ -69,9 +68,9 @@ final class WatchCore: @unchecked Sendable {
         watches.withLock { Array($0.descriptorByPath.keys) }
     }
 
-    /// Reads everything queued (up to a bound) and hands it to the handler.
-    /// Runs on the watcher's queue only.
-    func drain() {
+    /// Reads everything queued (up to a bound). Called by the watcher's
+    /// reading thread only.
+    func drain() -> [FolderWatcher.Event] {
         var events: [FolderWatcher.Event] = []
         var total = 0
         while total < maximumBatchBytes {
@@ -88,7 +87,7 @@ final class WatchCore: @unchecked Sendable {
             total += count
             parse(count: count, into: &events)
         }
-        if !events.isEmpty { handler(events) }
+        return events
     }
 
     private func parse(count: Int, into events: inout [FolderWatcher.Event]) {

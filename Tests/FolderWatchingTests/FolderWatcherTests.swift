@@ -168,6 +168,48 @@ final class FolderWatcherTests: XCTestCase {
         XCTAssertFalse(events.all.contains { $0.path == quiet }, "events of an unwatched folder: \(events.all)")
     }
 
+    func testCancelOnTheQueue_noHandlerCallFollows_whileAnotherWatcherStillSeesTheFolder() throws {
+        let folder = try makeFolder("shared")
+        let cancelled = EventLog()
+        let first = try FolderWatcher(handler: cancelled.record)
+        try first.watch(folder, for: .created)
+        first.start()
+        let witness = EventLog()
+        let second = try FolderWatcher(handler: witness.record)
+        try second.watch(folder, for: .created)
+        second.start()
+
+        try touch(folder + "/before")
+        _ = try cancelled.waitFor("the first event") { $0.first { $0.name == "before" } }
+        first.queue.sync { first.cancel() }
+        try touch(folder + "/after")
+        // The second watcher reads the same kernel events: once it has the
+        // file, the cancelled one would have had it too.
+        _ = try witness.waitFor("the event after the cancel, in the other watcher") { $0.first { $0.name == "after" } }
+        XCTAssertFalse(cancelled.all.contains { $0.name == "after" }, "a cancelled watcher called its handler: \(cancelled.all)")
+    }
+
+    func testWatchersStartedAndCancelled_leaveNoDescriptorsOpen() throws {
+        func openDescriptors() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count }
+        let folder = try makeFolder("many")
+        let before = try openDescriptors()
+        for index in 0..<100 {
+            let watcher = try FolderWatcher { _ in }
+            try watcher.watch(folder, for: .created)
+            if index % 2 == 0 { watcher.start() }
+            watcher.cancel()
+        }
+        // Each reading thread closes its descriptors as it ends, soon after
+        // the cancel; the count is looked at until then.
+        let deadline = Date().addingTimeInterval(20)
+        var now = try openDescriptors()
+        while now > before && Date() < deadline {
+            usleep(5_000)
+            now = try openDescriptors()
+        }
+        XCTAssertLessThanOrEqual(now, before, "descriptors left open by 100 cancelled watchers: \(now - before)")
+    }
+
     /// Creates an empty file in place (Foundation's `createFile` writes a
     /// temporary file and renames it, which is another event).
     private func touch(_ path: String) throws {

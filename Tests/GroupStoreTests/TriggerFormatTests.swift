@@ -12,7 +12,7 @@ final class TriggerFormatTests: CaptureTestCase {
     /// true or not) and `-- PRAGMA …` for table-valued pragmas.
     private func triggerSteps(_ store: GroupStore, _ body: () throws -> Void) throws -> [String] {
         let steps = Mutex<[String]>([])
-        try store.pool.writeWithoutTransaction { db in
+        store.pool.writeWithoutTransaction { db in
             db.trace(options: .statement) { event in
                 guard case .statement(let statement) = event, statement.sql.hasPrefix("-- "),
                     !statement.sql.hasPrefix("-- TRIGGER "), !statement.sql.hasPrefix("-- PRAGMA ")
@@ -20,7 +20,7 @@ final class TriggerFormatTests: CaptureTestCase {
                 steps.withLock { $0.append(statement.sql) }
             }
         }
-        defer { try? store.pool.writeWithoutTransaction { db in db.trace(options: .statement, nil) } }
+        defer { store.pool.writeWithoutTransaction { db in db.trace(options: .statement, nil) } }
         try body()
         return steps.withLock { $0 }
     }
