@@ -49,8 +49,10 @@ let package = Package(
         // Folder watching: inotify, usable on its own.
         .target(
             name: "FolderWatching",
+            dependencies: ["CEventFD"],
             swiftSettings: upcomingFeatures
         ),
+        .target(name: "CEventFD"),
         // The store: group directory, history, publisher, merger, pruner.
         .target(
             name: "GroupStore",

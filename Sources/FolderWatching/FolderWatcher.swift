@@ -84,10 +84,10 @@ public final class FolderWatcher: Sendable {
         _ = thread.pause(for: interval)
     }
 
-    /// Stops delivering events and releases the descriptor (once the reading
-    /// thread has ended; never waited for). Called on the watcher's queue, no
-    /// handler call follows; called elsewhere, one already under way may
-    /// finish. Idempotent.
+    /// Stops delivering events; the descriptor closes once the watcher is
+    /// released and its reading thread has ended (never waited for). Called
+    /// on the watcher's queue, no handler call follows; called elsewhere, one
+    /// already under way may finish. Idempotent.
     public func cancel() {
         thread.cancel()
     }

@@ -1,3 +1,4 @@
+import CEventFD
 import Dispatch
 import Synchronization
 
@@ -15,10 +16,7 @@ import Synchronization
 /// then a worker's). While the handler runs nothing is read, so a slow
 /// handler leads to an overflow rather than unbounded memory.
 ///
-/// `@unchecked Sendable`: `core` and `queue` are immutable and `Sendable`;
-/// the pause deadline and the cancelled flag are atomics; the `eventfd` is
-/// written by any thread (thread-safe) and read by the reader thread only.
-final class WatchThread: @unchecked Sendable {
+final class WatchThread: Sendable {
     private let core: WatchCore
     private let queue: DispatchQueue
     private let wakeDescriptor: CInt
@@ -27,9 +25,8 @@ final class WatchThread: @unchecked Sendable {
     private let pausedUntil = Atomic<UInt64>(0)
 
     init(core: WatchCore, queue: DispatchQueue) throws(FolderWatcherError) {
-        // Fails for the reasons inotify_init1 fails (descriptor or memory
-        // limits). Linux defines EFD_CLOEXEC and EFD_NONBLOCK as these.
-        let descriptor = systemEventfd(0, CInt(O_CLOEXEC | O_NONBLOCK))
+        // Fails for the reasons inotify_init1 fails (descriptor or memory limits).
+        let descriptor = gs_eventfd()
         guard descriptor >= 0 else { throw FolderWatcherError(code: .inotifyUnavailable, path: nil, errno: errno) }
         self.core = core
         self.queue = queue
@@ -69,31 +66,38 @@ final class WatchThread: @unchecked Sendable {
         _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
     }
 
-    /// Stops reading for `interval` seconds. Returns `false` (and does
-    /// nothing) if already paused.
+    /// Stops reading for `interval` seconds (at most an hour). Returns
+    /// `false` (and does nothing) if already paused.
     func pause(for interval: Double) -> Bool {
         let now = Self.now()
         let current = pausedUntil.load(ordering: .acquiring)
         guard current <= now else { return false }
-        return pausedUntil.compareExchange(
-            expected: current, desired: now + UInt64(max(0, interval) * 1e9), ordering: .acquiringAndReleasing
-        ).exchanged
+        let nanoseconds = interval.isNaN ? 0 : UInt64(min(max(0, interval), 3600) * 1e9)
+        return pausedUntil.compareExchange(expected: current, desired: now + nanoseconds, ordering: .acquiringAndReleasing).exchanged
     }
 
     private func run() {
+        // Signals go to the process's other threads, as with dispatch's own.
+        var signals = sigset_t()
+        sigfillset(&signals)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
         var descriptors = [
             pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: core.descriptor.rawValue, events: Int16(POLLIN), revents: 0),
         ]
+        let unusable = Int16(POLLNVAL | POLLERR)
         while !cancelled.load(ordering: .acquiring) {
             let resumeAt = pausedUntil.load(ordering: .acquiring)
             let now = Self.now()
             if resumeAt > now {
                 // Paused: wait for the end of the pause (in whole
                 // milliseconds, rounded up), or a cancel.
-                _ = poll(&descriptors, 1, CInt(min((resumeAt - now + 999_999) / 1_000_000, 60_000)))
+                descriptors[0].revents = 0
+                _ = poll(&descriptors, 1, CInt((resumeAt - now + 999_999) / 1_000_000))
+                if descriptors[0].revents & unusable != 0 { return endUnusable() }
                 continue
             }
+            descriptors[0].revents = 0
             descriptors[1].revents = 0
             let ready = poll(&descriptors, 2, -1)
             if ready < 0 {
@@ -105,8 +109,19 @@ final class WatchThread: @unchecked Sendable {
                 _ = poll(&descriptors, 1, 10)
                 continue
             }
+            if (descriptors[0].revents | descriptors[1].revents) & unusable != 0 { return endUnusable() }
+            // A pause asked for while this thread waited holds the events
+            // back too.
+            if pausedUntil.load(ordering: .acquiring) > Self.now() { continue }
             if descriptors[1].revents != 0 { deliver(core.drain()) }
         }
+    }
+
+    /// A descriptor was closed behind this object's back (by foreign code):
+    /// events may be lost and no more can be read, so the consumer is told
+    /// once, as for an overflow, and the thread ends.
+    private func endUnusable() {
+        deliver([FolderWatcher.Event(kind: .overflow, path: "")])
     }
 
     private func deliver(_ events: [FolderWatcher.Event]) {
@@ -124,6 +139,3 @@ final class WatchThread: @unchecked Sendable {
     }
 }
 
-/// `eventfd(2)`, which the Glibc module does not import (`<sys/eventfd.h>`).
-@_silgen_name("eventfd")
-private func systemEventfd(_ initialValue: CUnsignedInt, _ flags: CInt) -> CInt

@@ -45,10 +45,10 @@ struct SchemaTracker: Sendable {
         try HistorySchema.schemaVersion(db) != (try HistorySchema.meta(db, "schema_version").storage.int64 ?? -1)
     }
 
-    /// Whether the triggers were installed by code of this trigger format
-    /// (read only); a member that joins replaces them when not.
+    /// Whether the triggers were installed by code of this trigger format or
+    /// a newer one (read only); a member that joins replaces older ones.
     static func triggersAreCurrent(_ db: Database) throws -> Bool {
-        try HistorySchema.meta(db, "trigger_format").storage.int64 == Int64(TriggerSQL.format)
+        try HistorySchema.meta(db, "trigger_format").storage.int64 ?? 0 >= Int64(TriggerSQL.format)
     }
 
     /// Brings triggers, registry and recorded schema up to date.
