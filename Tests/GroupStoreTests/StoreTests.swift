@@ -179,6 +179,29 @@ final class StoreTests: StoreTestCase {
         XCTAssertEqual(report.heldBackBy.map(\.member), readerCursor < 5 ? ["reader"] : [])
     }
 
+    func testPrune_removesPayloadsWhileReadingALargeFolder_andKeepsEveryNewerOne() async throws {
+        let writer = try open("writer") { $0.writesOnly = true }
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1)") }
+        await writer.close()
+        // 20,000 payloads of seq 1 (under as many format versions) among
+        // 20,000 of a seq far ahead: removed as the folder is read, the
+        // listing must neither skip one nor take a newer one.
+        let folder = group + "/members/writer"
+        for version in 2..<20_002 {
+            for seq in [1, 1_000_000_000] {
+                let name = String(format: "%020d.v%d.json", seq, version)
+                XCTAssertTrue(FileManager.default.createFile(atPath: folder + "/" + name, contents: nil), name)
+            }
+        }
+        let janitor = try open("janitor")
+        let report = try janitor.prune()
+        XCTAssertGreaterThanOrEqual(report.prunedThrough, 1)
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".json") }
+        XCTAssertEqual(left.filter { $0.hasPrefix("00000000000000000001.") }.count, 0, "payloads of seq 1 left behind")
+        XCTAssertEqual(left.filter { $0.hasPrefix("00000000001000000000.") }.count, 20_000, "newer payloads removed")
+        XCTAssertGreaterThanOrEqual(report.payloadFilesRemoved, 20_000)
+    }
+
     func testBurstOfWrites_publishesTheNewestPayload_andSkipsNoChange() async throws {
         let writer = try open("writer")
         try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }

@@ -101,6 +101,15 @@ final class DirectoryHandle: Sendable {
 
     /// The names in this directory (without `.` and `..`).
     func entries() throws(GroupStoreError) -> [String] {
+        var names: [String] = []
+        try forEachEntry { names.append($0) }
+        return names
+    }
+
+    /// Calls `body` with each name in this directory (without `.` and
+    /// `..`) as it is read, holding none of them: for folders of any size.
+    /// `body` may remove the entry it is given.
+    func forEachEntry(_ body: (String) -> Void) throws(GroupStoreError) {
         // A fresh open file description, so listing never disturbs `fd`.
         let listFD = retryingEINTR { openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         guard listFD >= 0, let dir = fdopendir(listFD) else {
@@ -108,14 +117,12 @@ final class DirectoryHandle: Sendable {
             throw GroupStoreError.system("cannot list", path: path, errno: error)
         }
         defer { closedir(dir) }
-        var names: [String] = []
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
-            if name != "." && name != ".." { names.append(name) }
+            if name != "." && name != ".." { body(name) }
         }
-        return names
     }
 }
 

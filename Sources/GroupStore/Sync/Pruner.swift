@@ -105,13 +105,15 @@ struct Pruner: Sendable {
         return result
     }
 
-    /// Removes payload files of every member up to `seq`.
+    /// Removes payload files of every member up to `seq`, as the folders
+    /// are read: a folder of a million payloads (a member that fell far
+    /// behind) is never held in memory as a list of names.
     private func removePayloads(through seq: Int64) -> Int {
         var removed = 0
         guard let names = try? directory.memberNames() else { return 0 }
         for name in names {
-            guard let folder = try? directory.memberFolder(name, create: false), let entries = try? folder.entries() else { continue }
-            for entry in entries {
+            guard let folder = try? directory.memberFolder(name, create: false) else { continue }
+            try? folder.forEachEntry { entry in
                 if case .payload(let payloadSeq, _) = PayloadFileName.parse(entry), payloadSeq <= seq,
                     (try? folder.removeFile(entry)) != nil
                 {
