@@ -34,10 +34,15 @@ final class ChildProcess: Sendable {
     ) throws -> T {
         if let result = process.wait(timeout: timeout, until: predicate) { return result }
         let output = process.output
+        let errors = process.errors
+        // A crash report (the Swift runtime's backtrace starts with "*** ")
+        // is kept whole up to its frames; the rest of stderr by its end.
+        let crash = errors.firstIndex { $0.hasPrefix("*** ") }.map { Array(errors[$0...].prefix(80)) } ?? []
         let message =
             "\(name): timed out after \(timeout) s waiting for \(what); exit=\(process.status.map(String.init) ?? "running"), "
             + "\(output.count) stdout lines (last: \(output.last ?? "-")), stderr:\n"
-            + process.errors.suffix(15).joined(separator: "\n")
+            + (crash.isEmpty ? "" : crash.joined(separator: "\n") + "\n…\n")
+            + errors.suffix(15).joined(separator: "\n")
         XCTFail(message, file: file, line: line)
         throw HarnessError(message: message)
     }
