@@ -81,7 +81,7 @@ public final class FolderWatcher: Sendable {
     /// paused, or before ``start()``.
     public func pause(for interval: Double) {
         guard started.value else { return }
-        _ = thread.pause(for: interval)
+        thread.pause(for: interval)
     }
 
     /// Stops delivering events; the descriptor closes once the watcher is

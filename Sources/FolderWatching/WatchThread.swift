@@ -15,7 +15,6 @@ import Synchronization
 /// wake-up, where a dispatch read source costs two (its manager thread's,
 /// then a worker's). While the handler runs nothing is read, so a slow
 /// handler leads to an overflow rather than unbounded memory.
-///
 final class WatchThread: Sendable {
     private let core: WatchCore
     private let queue: DispatchQueue
@@ -66,14 +65,14 @@ final class WatchThread: Sendable {
         _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
     }
 
-    /// Stops reading for `interval` seconds (at most an hour). Returns
-    /// `false` (and does nothing) if already paused.
-    func pause(for interval: Double) -> Bool {
+    /// Stops reading for `interval` seconds (at most an hour). Does nothing
+    /// if already paused.
+    func pause(for interval: Double) {
         let now = Self.now()
         let current = pausedUntil.load(ordering: .acquiring)
-        guard current <= now else { return false }
+        guard current <= now else { return }
         let nanoseconds = interval.isNaN ? 0 : UInt64(min(max(0, interval), 3600) * 1e9)
-        return pausedUntil.compareExchange(expected: current, desired: now + nanoseconds, ordering: .acquiringAndReleasing).exchanged
+        _ = pausedUntil.compareExchange(expected: current, desired: now + nanoseconds, ordering: .acquiringAndReleasing)
     }
 
     private func run() {
@@ -138,4 +137,3 @@ final class WatchThread: Sendable {
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 }
-

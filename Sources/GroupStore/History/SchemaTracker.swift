@@ -45,10 +45,12 @@ struct SchemaTracker: Sendable {
         try HistorySchema.schemaVersion(db) != (try HistorySchema.meta(db, "schema_version").storage.int64 ?? -1)
     }
 
-    /// Whether the triggers were installed by code of this trigger format or
-    /// a newer one (read only); a member that joins replaces older ones.
-    static func triggersAreCurrent(_ db: Database) throws -> Bool {
-        try HistorySchema.meta(db, "trigger_format").storage.int64 ?? 0 >= Int64(TriggerSQL.format)
+    /// Whether a joining member must refresh (read only): the schema changed
+    /// since it was last tracked, or the triggers are of an older format
+    /// than this code's (newer ones are left as they are).
+    static func needsRefreshToJoin(_ db: Database) throws -> Bool {
+        let triggerFormat = try HistorySchema.meta(db, "trigger_format").storage.int64 ?? 0
+        return try needsRefresh(db) || triggerFormat < Int64(TriggerSQL.format)
     }
 
     /// Brings triggers, registry and recorded schema up to date.
