@@ -202,6 +202,29 @@ final class StoreTests: StoreTestCase {
         XCTAssertGreaterThanOrEqual(report.payloadFilesRemoved, 20_000)
     }
 
+    func testPrune_readsNamesOfEveryLength_andRemovesOnlyPayloads() async throws {
+        let writer = try open("writer") { $0.writesOnly = true }
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1)") }
+        await writer.close()
+        // Directory records are as long as their names: names of every
+        // length (1…255 bytes, the most a file system allows), interleaved
+        // with payloads, are each read whole, up to their own end.
+        let folder = group + "/members/writer"
+        var strays: Set<String> = []
+        for length in 1...255 {
+            let stray = String(repeating: "s", count: length)
+            strays.insert(stray)
+            XCTAssertTrue(FileManager.default.createFile(atPath: folder + "/" + stray, contents: nil), "\(length)")
+            let payload = String(format: "%020d.v%d.json", 1, length + 2)
+            XCTAssertTrue(FileManager.default.createFile(atPath: folder + "/" + payload, contents: nil), payload)
+        }
+        let report = try open("janitor").prune()
+        XCTAssertGreaterThanOrEqual(report.payloadFilesRemoved, 255)
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
+        XCTAssertEqual(left.filter { $0.hasPrefix("00000000000000000001.") }, [], "payloads of seq 1 left behind")
+        XCTAssertEqual(left.intersection(strays), strays, "a file that is not a payload was removed")
+    }
+
     func testBurstOfWrites_publishesTheNewestPayload_andSkipsNoChange() async throws {
         let writer = try open("writer")
         try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }

@@ -106,21 +106,28 @@ final class DirectoryHandle: Sendable {
         return names
     }
 
+    /// Where `d_name` starts in a `dirent` record.
+    private static let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+
     /// Calls `body` with each name in this directory (without `.` and
     /// `..`) as it is read, holding none of them: for folders of any size.
     /// `body` may remove the entry it is given.
     func forEachEntry(_ body: (String) -> Void) throws(GroupStoreError) {
         // A fresh open file description, so listing never disturbs `fd`.
         let listFD = retryingEINTR { openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        guard listFD >= 0, let dir = fdopendir(listFD) else {
+        guard listFD >= 0 else { throw GroupStoreError.system("cannot list", path: path, errno: errno) }
+        guard let dir = fdopendir(listFD) else {
             let error = errno
+            close(listFD)
             throw GroupStoreError.system("cannot list", path: path, errno: error)
         }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            // The name is read up to its terminating NUL, in place: a record
+            // is only as long as its name (`d_reclen`), so copying the whole
+            // 256-byte `d_name` field reads past the last record of the
+            // buffer, into memory that may not be mapped.
+            let name = String(cString: UnsafeRawPointer(entry).advanced(by: Self.nameOffset).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { body(name) }
         }
     }
