@@ -60,6 +60,33 @@ final class ReplaceCaptureTests: CaptureTestCase {
         XCTAssertEqual(changes, [EntityChange(entity: "u", updated: [2], deleted: [1]), EntityChange(entity: "u", inserted: [5], deleted: [2])])
     }
 
+    func testARowWithRowidMinusOne_isNotReportedDeleted_byInsertsThatLetSQLiteChooseTheRowid() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in
+            try db.execute(sql: "CREATE TABLE n(id INTEGER PRIMARY KEY, v); CREATE TABLE r(v); CREATE TABLE mark(id INTEGER PRIMARY KEY)")
+        }
+        let (_, saves) = try reader()
+        // In a before-insert trigger, a rowid SQLite has yet to choose reads
+        // −1: the row whose rowid is −1 looks like a collision, but is kept.
+        try shell("INSERT INTO n VALUES (-1, 'a'); INSERT INTO n(v) VALUES ('b'); INSERT INTO r(rowid, v) VALUES (-1, 'a'); INSERT INTO r(v) VALUES ('b'); INSERT INTO mark VALUES (1)")
+        var received = try await self.saves(until: 1, in: "mark", of: saves)
+        try await writer.write { db in try db.execute(sql: "INSERT INTO n(v) VALUES ('c'); INSERT INTO r(v) VALUES ('c'); INSERT INTO mark VALUES (2)") }
+        received += try await self.saves(until: 2, in: "mark", of: saves)
+        // Replacing −1 itself still deletes it and inserts it again: an update.
+        try shell("REPLACE INTO n VALUES (-1, 'z'); REPLACE INTO r(rowid, v) VALUES (-1, 'z'); INSERT INTO mark VALUES (3)")
+        received += try await self.saves(until: 3, in: "mark", of: saves)
+        for table in ["n", "r"] {
+            XCTAssertEqual(
+                received.compactMap { $0.change(of: table) },
+                [
+                    EntityChange(entity: table, inserted: [-1, 0]), EntityChange(entity: table, inserted: [1]),
+                    EntityChange(entity: table, updated: [-1]),
+                ], "table \(table)")
+        }
+        let rows = try await writer.pool.read { db in try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM n) + (SELECT count(*) FROM r)") }
+        XCTAssertEqual(rows, 6, "every row reported is in the tables")
+    }
+
     func testUpsertThatUpdates_andInsertOrIgnore_reportNoPhantomDeletes() async throws {
         let (_, saves, _) = try await prepare()
         try shell(

@@ -43,9 +43,12 @@ struct TriggerSQL {
 
     /// The triggers' generation, recorded in `groupstore_meta` as
     /// `trigger_format`: a member that joins a group whose triggers are of
-    /// another one replaces them (1: `bi` and `ai` ran every statement for
-    /// every row; 2: `WHEN` clauses, and `ar` split from `ai`).
-    static let format = 2
+    /// an older one replaces them (1: `bi` and `ai` ran every statement for
+    /// every row; 2: `WHEN` clauses, and `ar` split from `ai`; 3: a pending
+    /// row of a rowid-keyed table is found by its key alone, so the row
+    /// whose rowid is −1 is no longer reported deleted by an insert that
+    /// lets SQLite choose the rowid).
+    static let format = 3
 
     static let pendingOperation = 5
     /// A pending row that turned out not to be a change (ignored by readers).
@@ -141,9 +144,25 @@ struct TriggerSQL {
     private var settlePending: String {
         """
         UPDATE \(changes) SET op = \(Self.retiredOperation) WHERE op = \(Self.pendingOperation) AND entity = \(id) AND EXISTS (SELECT 1 FROM \(quotedTable) AS c \
-        WHERE (\(conflict("NEW"))) AND NOT (\(sameRow("NEW"))) AND \(key("c")) IS \(changes).key AND \(rid("c")) IS \(changes).rid); \
+        WHERE \(stillInTable)); \
         UPDATE \(changes) SET op = 3 WHERE op = \(Self.pendingOperation) AND entity = \(id);
         """
+    }
+
+    /// Whether the row `c` is the pending row of `groupstore_change`, still
+    /// there beside the row `NEW`. A table keyed by its rowid looks the row
+    /// up by key alone: a before-insert trigger sees a rowid that SQLite
+    /// has yet to choose as −1, so the row whose rowid is −1 is noted as
+    /// pending though `NEW`, given its rowid, collides with it no longer.
+    /// A declared key is looked up through what `NEW` collides with, by the
+    /// key's indexes.
+    private var stillInTable: String {
+        switch table.key {
+        case .rowidAlias, .implicitRowid:
+            return "\(key("c")) = \(changes).key AND NOT (\(sameRow("NEW")))"
+        case .declared:
+            return "(\(conflict("NEW"))) AND NOT (\(sameRow("NEW"))) AND \(key("c")) IS \(changes).key AND \(rid("c")) IS \(changes).rid"
+        }
     }
 
     /// Rows `c` whose key or unique values collide with the row `alias`.
