@@ -36,7 +36,10 @@ final class GroupWatch: @unchecked Sendable {
     private let logger: Logger
     private var watcher: FolderWatcher?
     private var safetyTimer: (any DispatchSourceTimer)?
-    private var recheckPending = false
+    /// When the pending recheck runs, if one is pending.
+    private var recheckDue: DispatchTime?
+    /// Tells a superseded recheck (an earlier one was asked for) to do nothing.
+    private var recheckGeneration = 0
     private var reportedForeignFiles = Set<String>()
     /// Where changes to the group's own structure are reported (the
     /// ``Membership`` that owns this watch), on the merger's queue.
@@ -217,7 +220,7 @@ final class GroupWatch: @unchecked Sendable {
         if merger.skippedOwnCommit {
             // Only this process's own commit: move the cursor past it later,
             // in one merge for however many commits come meanwhile.
-            if !recheckPending { scheduleRecheck(stage: 1) }
+            scheduleRecheck(stage: 1)
         } else if !found && walOnly {
             scheduleRecheck()
         }
@@ -240,17 +243,21 @@ final class GroupWatch: @unchecked Sendable {
     }
 
     /// A `-wal` change may be seen before the commit is: look again shortly,
-    /// then a little later.
+    /// then a little later. A recheck already pending that runs no later
+    /// covers this one; one that runs later (the last stage of an earlier
+    /// wake-up, such as a commit that changed no tracked table) is replaced,
+    /// so a commit seen early never waits for another's last stage.
     private func scheduleRecheck(stage: Int = 0) {
-        guard stage < Self.recheckDelays.count, stage > 0 || !recheckPending else { return }
-        recheckPending = true
-        queue.asyncAfter(deadline: .now() + Self.recheckDelays[stage]) { [weak self] in
-            guard let self else { return }
-            if self.merger.merge() || stage + 1 == Self.recheckDelays.count {
-                self.recheckPending = false
-            } else {
-                self.scheduleRecheck(stage: stage + 1)
-            }
+        guard stage < Self.recheckDelays.count else { return }
+        let due = DispatchTime.now() + Self.recheckDelays[stage]
+        if let pending = recheckDue, pending <= due { return }
+        recheckDue = due
+        recheckGeneration &+= 1
+        let generation = recheckGeneration
+        queue.asyncAfter(deadline: due) { [weak self] in
+            guard let self, generation == self.recheckGeneration else { return }
+            self.recheckDue = nil
+            if !self.merger.merge() { self.scheduleRecheck(stage: stage + 1) }
         }
     }
 
