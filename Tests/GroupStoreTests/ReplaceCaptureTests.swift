@@ -87,6 +87,63 @@ final class ReplaceCaptureTests: CaptureTestCase {
         XCTAssertEqual(rows, 6, "every row reported is in the tables")
     }
 
+    func testRowidsNamedInATableWithADeclaredKey_collideAndMove_andEveryRowDeletedIsReported() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in
+            try db.execute(sql: "CREATE TABLE c(k1 TEXT, k2 INT, v, PRIMARY KEY(k1, k2)); CREATE TABLE mark(id INTEGER PRIMARY KEY)")
+        }
+        let (_, saves) = try reader()
+        func key(_ k1: String?, _ k2: Int64) -> KeyValue { .composite([k1.map { .text($0) } ?? .null, .integer(k2)]) }
+        var received: [[EntityChange]] = []
+        func step(_ sql: String, _ mark: Int64) async throws {
+            try shell(sql + "; INSERT INTO mark VALUES (\(mark))")
+            received.append(try await self.saves(until: .integer(mark), in: "mark", of: saves).compactMap { $0.change(of: "c") })
+        }
+        try await step("INSERT INTO c(rowid, k1, k2, v) VALUES (1, 'p', 1, 0), (2, 'q', 2, 0), (3, NULL, 3, 0), (-1, 'm', 1, 0)", 1)
+        // A REPLACE colliding by rowid alone deletes the row that held it.
+        try await step("REPLACE INTO c(rowid, k1, k2, v) VALUES (1, 's', 4, 0)", 2)
+        // So does an UPDATE OR REPLACE that moves a row onto a taken rowid.
+        try await step("UPDATE OR REPLACE c SET rowid = 2 WHERE k1 = 's'", 3)
+        // An ignored insert leaves pending rows; moving a row whose key holds
+        // NULL to a new rowid must not turn them into deletes.
+        try await step("INSERT OR IGNORE INTO c(k1, k2, v) VALUES ('m', 1, 9)", 4)
+        try await step("UPDATE c SET rowid = 7 WHERE k2 = 3", 5)
+        // Inserts that let SQLite choose the rowid keep the row whose rowid is −1.
+        try await step("INSERT INTO c(k1, k2, v) VALUES ('t', 5, 0)", 6)
+        XCTAssertEqual(
+            received,
+            [
+                [EntityChange(entity: "c", inserted: [key("p", 1), key("q", 2), .rowid(3), key("m", 1)])],
+                [EntityChange(entity: "c", inserted: [key("s", 4)], deleted: [key("p", 1)])],
+                [EntityChange(entity: "c", updated: [key("s", 4)], deleted: [key("q", 2)])],
+                [],
+                [EntityChange(entity: "c", inserted: [.rowid(7)], deleted: [.rowid(3)])],
+                [EntityChange(entity: "c", inserted: [key("t", 5)])],
+            ])
+        let (rows, deletes) = try await writer.pool.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM c"),
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM groupstore_change WHERE op = 3 AND entity = (SELECT id FROM groupstore_table WHERE name = 'c')")
+            )
+        }
+        XCTAssertEqual(rows, 4, "what was reported inserted and not deleted is in the table")
+        // Transactions already delivered are never rewritten: the history
+        // holds the three deletes reported, and no other.
+        XCTAssertEqual(deletes, 3, "delete rows in the history of c")
+    }
+
+    func testAWriterWithRecursiveTriggersOn_getsTheSameReportForAReplace() async throws {
+        let (_, saves, _) = try await prepare()
+        // Delete triggers then fire for the rows a REPLACE removes, beside
+        // the pending bookkeeping: each such delete is recorded twice.
+        try shell(
+            "PRAGMA recursive_triggers = ON; BEGIN; REPLACE INTO u VALUES (1, 'b', 5); INSERT INTO mark VALUES (1); COMMIT;",
+            transaction: false)
+        let received = try await self.saves(until: 1, in: "mark", of: saves)
+        XCTAssertEqual(received.compactMap { $0.change(of: "u") }, [EntityChange(entity: "u", updated: [1], deleted: [2])])
+    }
+
     func testUpsertThatUpdates_andInsertOrIgnore_reportNoPhantomDeletes() async throws {
         let (_, saves, _) = try await prepare()
         try shell(

@@ -78,7 +78,7 @@ final class TriggerFormatTests: CaptureTestCase {
         }
         XCTAssertNotNil(after.ar, "joining should have installed the ar trigger")
         XCTAssertTrue(after.bi.contains(" WHEN "), "joining should have replaced bi by its gated form: \(after.bi)")
-        XCTAssertEqual(after.format, 3)
+        XCTAssertEqual(after.format, 4)
         XCTAssertEqual(after.resets, resetsBefore, "replacing triggers is not a change of the table: no reset")
 
         try shell("INSERT INTO t VALUES (2, 0); REPLACE INTO t VALUES (1, 1); INSERT INTO mark VALUES (1)")

@@ -13,13 +13,15 @@ import Foundation
 /// | `ad` | after delete | the delete (3) |
 /// | `bu` | before an update of key or unique columns | rows a `REPLACE` may delete, as pending |
 /// | `au` | after an update keeping key and unique values | the update (2) |
-/// | `ax` | after an update of unique columns only | pending rows that are gone; the update |
+/// | `ax` | after an update of unique columns (or of the rowid, under a declared key) only | pending rows that are gone; the update |
 /// | `am` | after an update of the key | pending rows that are gone; delete of the old key, insert of the new |
 ///
-/// SQLite skips delete triggers for rows a `REPLACE` removes (unless
-/// `recursive_triggers` is on, which other writers do not set), so `bi`/`bu`
-/// note every row the new values collide with, and the after trigger keeps
-/// those that are gone. A statement that ignores the row (`OR IGNORE`,
+/// SQLite skips delete triggers for rows a `REPLACE` removes (unless a
+/// writer turned `recursive_triggers` on: then `ad` records them too, and
+/// the second delete of a row folds into the first), so `bi`/`bu` note
+/// every row the new values collide with (by key, unique values, and the
+/// rowid when it is not the key), and the after trigger keeps those that
+/// are gone. A statement that ignores the row (`OR IGNORE`,
 /// `DO NOTHING`) fires no after trigger: its pending rows stay pending and
 /// are never reported (the next `bi`/`bu` of the table retires them).
 ///
@@ -47,8 +49,11 @@ struct TriggerSQL {
     /// every row; 2: `WHEN` clauses, and `ar` split from `ai`; 3: a pending
     /// row of a rowid-keyed table is found by its key alone, so the row
     /// whose rowid is −1 is no longer reported deleted by an insert that
-    /// lets SQLite choose the rowid).
-    static let format = 3
+    /// lets SQLite choose the rowid; 4: in a rowid table with a declared
+    /// key, a row's rowid is checked for collisions and its change seen by
+    /// `bu`, so a `REPLACE` or `UPDATE OR REPLACE` that frees a rowid reports
+    /// the row it deletes).
+    static let format = 4
 
     static let pendingOperation = 5
     /// A pending row that turned out not to be a change (ignored by readers).
@@ -97,10 +102,10 @@ struct TriggerSQL {
                 BEGIN \(clearPending) \(notePending(colliding: "(\(conflict("NEW"))) AND NOT (\(sameRow("OLD")))")) END
                 """
         case .au:
-            let unchanged = uniqueColumns.isEmpty ? sameKey : "\(sameKey) AND \(sameValues(uniqueColumns))"
+            let unchanged = uniqueColumns.isEmpty && rowidApartFromKey == nil ? sameKey : "\(sameKey) AND \(sameValues(uniqueColumns))"
             return "CREATE TRIGGER \(name) AFTER UPDATE ON \(quotedTable) WHEN \(unchanged) BEGIN \(record) (\(id), 2, \(key("NEW")), \(rid("NEW"))); END"
         case .ax:
-            guard !uniqueColumns.isEmpty else { return nil }
+            guard !uniqueColumns.isEmpty || rowidApartFromKey != nil else { return nil }
             return """
                 CREATE TRIGGER \(name) AFTER UPDATE ON \(quotedTable) WHEN \(sameKey) AND NOT (\(sameValues(uniqueColumns))) \
                 BEGIN \(settlePending) \(record) (\(id), 2, \(key("NEW")), \(rid("NEW"))); END
@@ -155,14 +160,24 @@ struct TriggerSQL {
     /// has yet to choose as −1, so the row whose rowid is −1 is noted as
     /// pending though `NEW`, given its rowid, collides with it no longer.
     /// A declared key is looked up through what `NEW` collides with, by the
-    /// key's indexes.
+    /// key's indexes (and, in a rowid table, the row whose rowid is −1, for
+    /// the same reason).
     private var stillInTable: String {
         switch table.key {
         case .rowidAlias, .implicitRowid:
             return "\(key("c")) = \(changes).key AND NOT (\(sameRow("NEW")))"
         case .declared:
-            return "(\(conflict("NEW"))) AND NOT (\(sameRow("NEW"))) AND \(key("c")) IS \(changes).key AND \(rid("c")) IS \(changes).rid"
+            let candidates = rowidApartFromKey.map { "(\(conflict("NEW"))) OR c.\($0) = -1" } ?? conflict("NEW")
+            return "(\(candidates)) AND NOT (\(sameRow("NEW"))) AND \(key("c")) IS \(changes).key AND \(rid("c")) IS \(changes).rid"
         }
+    }
+
+    /// The rowid's name in a rowid table whose key is declared (not the
+    /// rowid's alias): its rows can collide, and move, by rowid as well as
+    /// by key, when a writer names the rowid.
+    private var rowidApartFromKey: String? {
+        guard case .declared = table.key else { return nil }
+        return table.rowidName
     }
 
     /// Rows `c` whose key or unique values collide with the row `alias`.
@@ -173,6 +188,7 @@ struct TriggerSQL {
         case .implicitRowid: terms.append("c.\(table.rowidName!) = \(alias).\(table.rowidName!)")
         case .declared(let columns): terms.append(equal(columns, alias))
         }
+        if let rowid = rowidApartFromKey { terms.append("c.\(rowid) = \(alias).\(rowid)") }
         for constraint in table.uniqueConstraints { terms.append(equal(constraint, alias)) }
         return terms.map { "(\($0))" }.joined(separator: " OR ")
     }
@@ -209,9 +225,14 @@ struct TriggerSQL {
         "\(key("OLD")) IS \(key("NEW")) AND \(rid("OLD")) IS \(rid("NEW"))"
     }
 
+    /// Whether `OLD` and `NEW` agree on `columns`, and on the rowid unless
+    /// it is the key's alias (a rowid can collide, so a change of it is one
+    /// of the key or unique values).
     private func sameValues(_ columns: [String]) -> String {
         var terms = columns.map { "OLD.\(quoteIdentifier($0)) IS NEW.\(quoteIdentifier($0))" }
-        if case .implicitRowid = table.key { terms.append("OLD.\(table.rowidName!) IS NEW.\(table.rowidName!)") }
+        if let rowid = table.rowidName, rowidApartFromKey != nil || table.key == .implicitRowid {
+            terms.append("OLD.\(rowid) IS NEW.\(rowid)")
+        }
         return terms.isEmpty ? "1" : terms.joined(separator: " AND ")
     }
 
