@@ -133,6 +133,42 @@ final class ReplaceCaptureTests: CaptureTestCase {
         XCTAssertEqual(deletes, 3, "delete rows in the history of c")
     }
 
+    func testAKeyChangedOnlyInItsRecordedForm_turnsNoLeftoverPendingRowIntoADelete() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE q(a TEXT COLLATE NOCASE, b INT, v, PRIMARY KEY(a, b)); CREATE TABLE p(a, b, v, PRIMARY KEY(a, b));
+                    CREATE TABLE mark(id INTEGER PRIMARY KEY)
+                    """)
+        }
+        let (_, saves) = try reader()
+        try shell("INSERT INTO q VALUES ('x', 1, 0), ('y', 2, 0); INSERT INTO p VALUES (1, 1, 0), (2, 2, 0); INSERT INTO mark VALUES (1)")
+        _ = try await self.saves(until: 1, in: "mark", of: saves)
+        // Ignored inserts leave pending rows behind...
+        try shell("INSERT OR IGNORE INTO q VALUES ('y', 2, 9); INSERT OR IGNORE INTO p VALUES (2, 2, 9); INSERT INTO mark VALUES (2)")
+        let ignored = try await self.saves(until: 2, in: "mark", of: saves)
+        // ...then keys move to values equal under IS (the collation, numeric
+        // equality) but recorded differently: a delete and an insert.
+        try shell("UPDATE q SET a = 'X' WHERE b = 1; UPDATE p SET a = 1.0 WHERE a = 1; INSERT INTO mark VALUES (3)")
+        let moved = try await self.saves(until: 3, in: "mark", of: saves)
+        XCTAssertEqual(ignored.compactMap { $0.change(of: "q") ?? $0.change(of: "p") }, [])
+        let q = folded(moved, "q")
+        XCTAssertEqual(q.inserted, [.composite([.text("X"), .integer(1)])])
+        XCTAssertEqual(q.deleted, [.composite([.text("x"), .integer(1)])])
+        let p = folded(moved, "p")
+        XCTAssertEqual(p.inserted, [.composite([.real(1), .integer(1)])])
+        XCTAssertEqual(p.deleted, [.composite([.integer(1), .integer(1)])])
+        // The ignored inserts' transaction, delivered already, stays empty:
+        // one delete in the history of each table, the key's old form.
+        let deletes = try await writer.pool.read { db in
+            try Int.fetchOne(
+                db,
+                sql: "SELECT count(*) FROM groupstore_change WHERE op = 3 AND entity IN (SELECT id FROM groupstore_table WHERE name IN ('q', 'p'))")
+        }
+        XCTAssertEqual(deletes, 2, "delete rows in the history of q and p")
+    }
+
     func testAWriterWithRecursiveTriggersOn_getsTheSameReportForAReplace() async throws {
         let (_, saves, _) = try await prepare()
         // Delete triggers then fire for the rows a REPLACE removes, beside

@@ -48,8 +48,33 @@ final class TriggerFormatTests: CaptureTestCase {
         await first.close()
 
         // The group as code of trigger format 1 left it.
-        let id = try await DatabaseQueue(path: database).write { db -> Int64 in
-            let id = try Int64.fetchOne(db, sql: "SELECT id FROM groupstore_table WHERE name = 't'")!
+        let id = try await downgradeToFirstGeneration("t")
+        let resetsBefore = try await DatabaseQueue(path: database).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM groupstore_change WHERE op = 4")! }
+
+        let (_, saves) = try reader()
+        let after = try await DatabaseQueue(path: database).read { db in
+            (
+                ar: try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'groupstore_\(id)_ar'"),
+                bi: try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'groupstore_\(id)_bi'") ?? "",
+                format: try Int.fetchOne(db, sql: "SELECT value FROM groupstore_meta WHERE key = 'trigger_format'"),
+                resets: try Int.fetchOne(db, sql: "SELECT count(*) FROM groupstore_change WHERE op = 4")!
+            )
+        }
+        XCTAssertNotNil(after.ar, "joining should have installed the ar trigger")
+        XCTAssertTrue(after.bi.contains(" WHEN "), "joining should have replaced bi by its gated form: \(after.bi)")
+        XCTAssertEqual(after.format, 5)
+        XCTAssertEqual(after.resets, resetsBefore, "replacing triggers is not a change of the table: no reset")
+
+        try shell("INSERT INTO t VALUES (2, 0); REPLACE INTO t VALUES (1, 1); INSERT INTO mark VALUES (1)")
+        let received = try await self.saves(until: 1, in: "mark", of: saves)
+        XCTAssertEqual(received.compactMap { $0.change(of: "t") }, [EntityChange(entity: "t", inserted: [2], updated: [1])])
+    }
+
+    /// Puts back the triggers of `table` as code of trigger format 1 wrote
+    /// them, and that format's meta (none), as such a member would.
+    private func downgradeToFirstGeneration(_ table: String) async throws -> Int64 {
+        try await DatabaseQueue(path: database).write { db -> Int64 in
+            let id = try Int64.fetchOne(db, sql: "SELECT id FROM groupstore_table WHERE name = ?", arguments: [table])!
             let changes = "groupstore_change"
             try db.execute(
                 sql: """
@@ -65,24 +90,24 @@ final class TriggerFormatTests: CaptureTestCase {
                     """)
             return id
         }
-        let resetsBefore = try await DatabaseQueue(path: database).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM groupstore_change WHERE op = 4")! }
+    }
 
+    func testTriggersPutBackByOlderCode_areReplacedByARunningMember_atItsNextMerge() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v); CREATE TABLE mark(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1, 0)") }
         let (_, saves) = try reader()
-        let after = try await DatabaseQueue(path: database).read { db in
-            (
-                ar: try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'groupstore_\(id)_ar'"),
-                bi: try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'groupstore_\(id)_bi'") ?? "",
-                format: try Int.fetchOne(db, sql: "SELECT value FROM groupstore_meta WHERE key = 'trigger_format'"),
-                resets: try Int.fetchOne(db, sql: "SELECT count(*) FROM groupstore_change WHERE op = 4")!
-            )
-        }
-        XCTAssertNotNil(after.ar, "joining should have installed the ar trigger")
-        XCTAssertTrue(after.bi.contains(" WHEN "), "joining should have replaced bi by its gated form: \(after.bi)")
-        XCTAssertEqual(after.format, 4)
-        XCTAssertEqual(after.resets, resetsBefore, "replacing triggers is not a change of the table: no reset")
-
+        let id = try await downgradeToFirstGeneration("t")
         try shell("INSERT INTO t VALUES (2, 0); REPLACE INTO t VALUES (1, 1); INSERT INTO mark VALUES (1)")
         let received = try await self.saves(until: 1, in: "mark", of: saves)
         XCTAssertEqual(received.compactMap { $0.change(of: "t") }, [EntityChange(entity: "t", inserted: [2], updated: [1])])
+        // The merge that delivered the mark ran after the downgrade's commit.
+        let after = try await DatabaseQueue(path: database).read { db in
+            (
+                format: try Int.fetchOne(db, sql: "SELECT value FROM groupstore_meta WHERE key = 'trigger_format'"),
+                ar: try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'groupstore_\(id)_ar'")
+            )
+        }
+        XCTAssertEqual(after.format, 5, "the running member should have put its triggers back")
+        XCTAssertNotNil(after.ar, "the running member should have installed the ar trigger again")
     }
 }

@@ -45,10 +45,13 @@ struct SchemaTracker: Sendable {
         try HistorySchema.schemaVersion(db) != (try HistorySchema.meta(db, "schema_version").storage.int64 ?? -1)
     }
 
-    /// Whether a joining member must refresh (read only): the schema changed
-    /// since it was last tracked, or the triggers are of an older format
-    /// than this code's (newer ones are left as they are).
-    static func needsRefreshToJoin(_ db: Database) throws -> Bool {
+    /// Whether a member must refresh (read only): the schema changed since it
+    /// was last tracked, or the triggers are of an older format than this
+    /// code's. Checked when a member joins, and by running members when the
+    /// recorded format drops (a member running older code tracked a schema
+    /// change and put its own triggers back): the newest code's triggers win
+    /// again at its next merge. Triggers of a newer format are left alone.
+    static func needsRefreshOrTriggerUpgrade(_ db: Database) throws -> Bool {
         let triggerFormat = try HistorySchema.meta(db, "trigger_format").storage.int64 ?? 0
         return try needsRefresh(db) || triggerFormat < Int64(TriggerSQL.format)
     }

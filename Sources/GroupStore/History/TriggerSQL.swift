@@ -52,8 +52,11 @@ struct TriggerSQL {
     /// lets SQLite choose the rowid; 4: in a rowid table with a declared
     /// key, a row's rowid is checked for collisions and its change seen by
     /// `bu`, so a `REPLACE` or `UPDATE OR REPLACE` that frees a rowid reports
-    /// the row it deletes).
-    static let format = 4
+    /// the row it deletes; 5: `bu` fires exactly when `au` does not, so a
+    /// composite key changed only in its recorded form, such as `'x'` to
+    /// `'X'` under `NOCASE`, no longer turns leftover pending rows into
+    /// deletes).
+    static let format = 5
 
     static let pendingOperation = 5
     /// A pending row that turned out not to be a change (ignored by readers).
@@ -98,12 +101,11 @@ struct TriggerSQL {
             return "CREATE TRIGGER \(name) AFTER DELETE ON \(quotedTable) BEGIN \(record) (\(id), 3, \(key("OLD")), \(rid("OLD"))); END"
         case .bu:
             return """
-                CREATE TRIGGER \(name) BEFORE UPDATE ON \(quotedTable) WHEN NOT (\(sameValues(keyColumns + uniqueColumns))) \
+                CREATE TRIGGER \(name) BEFORE UPDATE ON \(quotedTable) WHEN NOT (\(keyAndUniquesUnchanged)) \
                 BEGIN \(clearPending) \(notePending(colliding: "(\(conflict("NEW"))) AND NOT (\(sameRow("OLD")))")) END
                 """
         case .au:
-            let unchanged = uniqueColumns.isEmpty && rowidApartFromKey == nil ? sameKey : "\(sameKey) AND \(sameValues(uniqueColumns))"
-            return "CREATE TRIGGER \(name) AFTER UPDATE ON \(quotedTable) WHEN \(unchanged) BEGIN \(record) (\(id), 2, \(key("NEW")), \(rid("NEW"))); END"
+            return "CREATE TRIGGER \(name) AFTER UPDATE ON \(quotedTable) WHEN \(keyAndUniquesUnchanged) BEGIN \(record) (\(id), 2, \(key("NEW")), \(rid("NEW"))); END"
         case .ax:
             guard !uniqueColumns.isEmpty || rowidApartFromKey != nil else { return nil }
             return """
@@ -170,6 +172,17 @@ struct TriggerSQL {
             let candidates = rowidApartFromKey.map { "(\(conflict("NEW"))) OR c.\($0) = -1" } ?? conflict("NEW")
             return "(\(candidates)) AND NOT (\(sameRow("NEW"))) AND \(key("c")) IS \(changes).key AND \(rid("c")) IS \(changes).rid"
         }
+    }
+
+    /// Whether an update keeps the key as recorded, the unique values and
+    /// (under a declared key) the rowid: `au` records it as a plain update;
+    /// otherwise `bu` runs the pending bookkeeping and `ax` or `am` settles
+    /// it. The two are one condition and its negation, so every settling
+    /// follows a `bu` that retired leftover pending rows (a key compared
+    /// with `IS`, under its collation, could stay "equal" while its
+    /// recorded form changed: `'x'` to `'X'` under `NOCASE`, `1` to `1.0`).
+    private var keyAndUniquesUnchanged: String {
+        uniqueColumns.isEmpty && rowidApartFromKey == nil ? sameKey : "\(sameKey) AND \(sameValues(uniqueColumns))"
     }
 
     /// The rowid's name in a rowid table whose key is declared (not the

@@ -17,7 +17,7 @@ enum GroupJoin {
             let migrator = configuration.migrator
             let needsWrite = try pool.read { db -> Bool in
                 if try HistorySchema.status(db) != .current { return true }
-                if try SchemaTracker.needsRefreshToJoin(db) { return true }
+                if try SchemaTracker.needsRefreshOrTriggerUpgrade(db) { return true }
                 return try !(migrator?.hasCompletedMigrations(db) ?? true)
             }
             guard needsWrite else { return nil }
@@ -29,7 +29,7 @@ enum GroupJoin {
                     // this member's. Triggers of another format are replaced.
                     if try HistorySchema.create(db) {
                         try tracker.refresh(db, adopt: true)
-                    } else if try SchemaTracker.needsRefreshToJoin(db) {
+                    } else if try SchemaTracker.needsRefreshOrTriggerUpgrade(db) {
                         try tracker.refresh(db)
                     }
                     try HistorySchema.closeOpenTransaction(db)

@@ -36,10 +36,8 @@ final class GroupWatch: @unchecked Sendable {
     private let logger: Logger
     private var watcher: FolderWatcher?
     private var safetyTimer: (any DispatchSourceTimer)?
-    /// When the pending recheck runs, if one is pending.
-    private var recheckDue: DispatchTime?
-    /// Tells a superseded recheck (an earlier one was asked for) to do nothing.
-    private var recheckGeneration = 0
+    /// When the pending rechecks run.
+    private var pendingRechecks: [DispatchTime] = []
     private var reportedForeignFiles = Set<String>()
     /// Where changes to the group's own structure are reported (the
     /// ``Membership`` that owns this watch), on the merger's queue.
@@ -244,19 +242,19 @@ final class GroupWatch: @unchecked Sendable {
 
     /// A `-wal` change may be seen before the commit is: look again shortly,
     /// then a little later. A recheck already pending that runs no later
-    /// covers this one; one that runs later (the last stage of an earlier
-    /// wake-up, such as a commit that changed no tracked table) is replaced,
-    /// so a commit seen early never waits for another's last stage.
+    /// covers this one. One that runs later (the last stage of an earlier
+    /// wake-up, such as a commit that changed no tracked table) does not:
+    /// this one is added before it, so a commit seen early does not wait
+    /// for another's last stage, and that stage still runs (a merge that
+    /// finds an earlier commit says nothing of a later one being written).
     private func scheduleRecheck(stage: Int = 0) {
         guard stage < Self.recheckDelays.count else { return }
         let due = DispatchTime.now() + Self.recheckDelays[stage]
-        if let pending = recheckDue, pending <= due { return }
-        recheckDue = due
-        recheckGeneration &+= 1
-        let generation = recheckGeneration
+        if pendingRechecks.contains(where: { $0 <= due }) { return }
+        pendingRechecks.append(due)
         queue.asyncAfter(deadline: due) { [weak self] in
-            guard let self, generation == self.recheckGeneration else { return }
-            self.recheckDue = nil
+            guard let self else { return }
+            if let index = self.pendingRechecks.firstIndex(of: due) { self.pendingRechecks.remove(at: index) }
             if !self.merger.merge() { self.scheduleRecheck(stage: stage + 1) }
         }
     }

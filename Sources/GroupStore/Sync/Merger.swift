@@ -227,7 +227,8 @@ final class Merger: @unchecked Sendable {
     struct GroupState {
         var head: Int64
         var epoch: String
-        /// The schema changed since the library last tracked it.
+        /// The schema changed since the library last tracked it, or its
+        /// triggers are of an older format than this code's.
         var schemaChanged: Bool
         /// `PRAGMA data_version` of the connection that read it.
         var dataVersion: Int64?
@@ -253,11 +254,15 @@ final class Merger: @unchecked Sendable {
                                    (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'pruned_through'),
                                    (SELECT max(id) FROM \(HistorySchema.changeTable)),
                                    (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'registry_version'),
-                                   (SELECT data_version FROM pragma_data_version)
+                                   (SELECT data_version FROM pragma_data_version),
+                                   (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'trigger_format')
                             """))!
+                // A member of older code that tracked a schema change put its
+                // own triggers back: put this code's back in turn.
+                let olderTriggers = (row[8] as Int64? ?? 0) < Int64(TriggerSQL.format)
                 let group = GroupState(
-                    head: row[0] ?? 0, epoch: row[1] ?? "", schemaChanged: (row[3] as Int64? ?? 0) != (row[2] as Int64? ?? -1),
-                    dataVersion: row[7])
+                    head: row[0] ?? 0, epoch: row[1] ?? "",
+                    schemaChanged: (row[3] as Int64? ?? 0) != (row[2] as Int64? ?? -1) || olderTriggers, dataVersion: row[7])
                 let known = HistoryReader.Known(prunedThrough: row[4] ?? 0, newestChange: row[5] ?? 0, registryVersion: row[6] ?? 0)
                 let batch = try HistoryReader.read(
                     db, after: cursor, cursorLastChange: cursorLastChange, limit: settings.batchSize, names: &names, known: known)
@@ -347,7 +352,7 @@ final class Merger: @unchecked Sendable {
     private func refreshSchema() {
         do {
             let report = try pool.write { db -> SchemaTracker.Report in
-                guard try SchemaTracker.needsRefresh(db) else { return SchemaTracker.Report() }
+                guard try SchemaTracker.needsRefreshOrTriggerUpgrade(db) else { return SchemaTracker.Report() }
                 // What tracking records joins that writer's open changes: its
                 // transaction changed the schema.
                 let report = try tracker.refresh(db)
