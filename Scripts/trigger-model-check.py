@@ -3,8 +3,12 @@
 
 An outside writer (Python's sqlite3) runs random transactions of every
 statement kind (REPLACE, UPSERT, OR IGNORE, key and rowid moves, NULL keys,
-negative rowids, failing statements, rollbacks) on six tables of every key
-kind; after each commit, the change rows the triggers recorded are folded
+negative rowids, failing statements, rollbacks) on eight tables of every key
+kind (g and h: NOCASE keys, composite and single, whose updates may change a
+key only in its recorded form: 'x' to 'X', 1 to 1.0; as documented in
+"Decoding a stored key", a key's identity is its recorded form, so such a
+change is expected as a delete of the old key and an insert of the new);
+after each commit, the change rows the triggers recorded are folded
 (docs/PAYLOAD-FORMAT.md, "Folding") and compared with the tables' contents
 before and after. Prints the counts and one line per discrepancy class.
 
@@ -17,17 +21,18 @@ import sqlite3, shutil, random, sys, os, argparse, json, collections, subprocess
 
 SCHEMA = """CREATE TABLE a(id INTEGER PRIMARY KEY, email TEXT UNIQUE, v); CREATE TABLE b(x, v);
 CREATE TABLE c(k1 TEXT, k2 INT, v, PRIMARY KEY(k1,k2)); CREATE TABLE d(k TEXT PRIMARY KEY, u INT UNIQUE, v) WITHOUT ROWID;
-CREATE TABLE e(id INTEGER PRIMARY KEY, a TEXT COLLATE NOCASE, b, v, UNIQUE(a,b)); CREATE TABLE f(x UNIQUE, v)"""
+CREATE TABLE e(id INTEGER PRIMARY KEY, a TEXT COLLATE NOCASE, b, v, UNIQUE(a,b)); CREATE TABLE f(x UNIQUE, v);
+CREATE TABLE g(a TEXT COLLATE NOCASE, b, v, PRIMARY KEY(a, b)); CREATE TABLE h(a COLLATE NOCASE PRIMARY KEY, u UNIQUE, v) WITHOUT ROWID"""
 
 def make_base(groupstore, directory):
-    """A group whose six tables carry the triggers of the groupstore binary given."""
+    """A group whose eight tables carry the triggers of the groupstore binary given."""
     group = os.path.join(directory, 'group')
     subprocess.run([groupstore, 'exec', '--group', group, '--member', 'modelcheck', '--sql', SCHEMA], check=True,
                    stdout=subprocess.DEVNULL)
     return os.path.join(group, 'store.sqlite')
 
 ENT = {}  # table name -> id in groupstore_table, read from the base
-TABLES = ['a', 'b', 'c', 'd', 'e', 'f']
+TABLES = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']
 
 def q(v):
     if v is None: return 'NULL'
@@ -51,6 +56,18 @@ def snapshot(con):
             k = (tv(r[1]), tv(r[2]))
         cc[k] = tuple(map(tv, r))
     s['c'] = cc
+    # g: composite key (NOCASE text, untyped); a key's identity is its recorded form (type and
+    # bytes), so 'x'/'X' and 1/1.0 are different keys; a NULL part makes the key the rowid
+    gg = {}
+    for r in con.execute('select rowid,a,b,v from g'):
+        if r[1] is None or r[2] is None:
+            k = ('rowid', r[0])
+        else:
+            k = (tv(r[1]), tv(r[2]))
+        gg[k] = tuple(map(tv, r))
+    s['g'] = gg
+    # h: single NOCASE key, identity is its recorded form as well ('x' and 'X' differ)
+    s['h'] = {tv(r[0]): tuple(map(tv, r)) for r in con.execute('select a,u,v from h')}
     s['d'] = {tv(r[0]): tuple(map(tv, r)) for r in con.execute('select k,u,v from d')}
     s['e'] = {tv(r[0]): tuple(map(tv, r)) for r in con.execute('select id,a,b,v from e')}
     s['f'] = {tv(r[0]): tuple(map(tv, r)) for r in con.execute('select rowid,x,v from f')}
@@ -71,7 +88,7 @@ def decode_comp(text):
 def decode_key(table, key, rid):
     if rid is not None:
         return ('rowid', rid)
-    if table == 'c':
+    if table in ('c', 'g'):
         return decode_comp(key)
     return tv(key)
 
@@ -138,16 +155,40 @@ class Gen:
             return {'rowid': lambda: c([None, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7]),
                     'x': lambda: c([0, 1, 2, 3, 4, None, '1', 1.0]),
                     'v': self.v}[col]()
+        if t == 'g':
+            return {'rowid': lambda: c([None, -2, -1, 0, 1, 2, 3, 4, 5, 6]),
+                    'a': lambda: c(['x', 'X', 'x', 'X', 'y', 'Y', None, 1, b'\x01']),
+                    'b': lambda: c([1, 1.0, '1', b'\x01', None, 2]),
+                    'v': self.v}[col]()
+        if t == 'h':
+            return {'a': lambda: c(['x', 'X', 'x', 'X', 'y', 'Y', 1, 1.0, '1', b'\x01', None]),
+                    'u': lambda: c([0, 1, 1.0, '1', 2, None, 'u', 'U']),
+                    'v': self.v}[col]()
 
-    KEYCOL = {'a': 'id', 'b': 'rowid', 'c': None, 'd': 'k', 'e': 'id', 'f': 'rowid'}
+    # updates of g and h that change a key only in its recorded form (case, numeric type),
+    # or in its type; met after an OR IGNORE has left pending rows behind
+    FORM = {'g': ['a = upper(a)', 'a = lower(a)', 'b = b + 0.0', 'b = CAST(b AS INTEGER)',
+                  "b = CASE typeof(b) WHEN 'integer' THEN b + 0.0 WHEN 'real' THEN CAST(b AS INTEGER) ELSE b END",
+                  'a = upper(a), b = b + 0.0', 'rowid = rowid + 1', 'rowid = -rowid', 'a = CAST(a AS BLOB)'],
+            'h': ['a = upper(a)', 'a = lower(a)', 'a = a + 0.0', 'a = CAST(a AS INTEGER)',
+                  "a = CASE typeof(a) WHEN 'integer' THEN a + 0.0 WHEN 'real' THEN CAST(a AS INTEGER) "
+                  "WHEN 'text' THEN CASE WHEN a = lower(a) THEN upper(a) ELSE lower(a) END ELSE a END",
+                  'a = upper(a), u = u + 0.0', 'u = upper(u)', 'u = u + 0.0']}
+
+    KEYCOL = {'a': 'id', 'b': 'rowid', 'c': None, 'd': 'k', 'e': 'id', 'f': 'rowid', 'g': None, 'h': 'a'}
     COLS = {'a': ['id', 'email', 'v'], 'b': ['rowid', 'x', 'v'], 'c': ['rowid', 'k1', 'k2', 'v'],
-            'd': ['k', 'u', 'v'], 'e': ['id', 'a', 'b', 'v'], 'f': ['rowid', 'x', 'v']}
-    TARGETS = {'a': ['id', 'email'], 'b': [], 'c': ['k1,k2'], 'd': ['k', 'u'], 'e': ['id', 'a,b'], 'f': ['x']}
-    UNIQ = {'a': ['email'], 'b': [], 'c': ['k1', 'k2'], 'd': ['u'], 'e': ['a', 'b'], 'f': ['x']}
+            'd': ['k', 'u', 'v'], 'e': ['id', 'a', 'b', 'v'], 'f': ['rowid', 'x', 'v'],
+            'g': ['rowid', 'a', 'b', 'v'], 'h': ['a', 'u', 'v']}
+    TARGETS = {'a': ['id', 'email'], 'b': [], 'c': ['k1,k2'], 'd': ['k', 'u'], 'e': ['id', 'a,b'], 'f': ['x'],
+               'g': ['a,b'], 'h': ['a', 'u']}
+    UNIQ = {'a': ['email'], 'b': [], 'c': ['k1', 'k2'], 'd': ['u'], 'e': ['a', 'b'], 'f': ['x'],
+            'g': ['a', 'b'], 'h': ['u']}
 
     def cols_for_insert(self, t):
         cols = list(self.COLS[t])
         if t == 'c' and (not self.crowid or self.r.random() < 0.6):
+            cols.remove('rowid')
+        elif t == 'g' and self.r.random() < 0.6:
             cols.remove('rowid')
         elif t in ('a', 'b', 'e', 'f') and self.r.random() < 0.35:
             cols.remove(cols[0])        # let SQLite choose the rowid
@@ -161,6 +202,14 @@ class Gen:
                 if self.r.random() < 0.3:
                     return 'rowid = %s' % q(self.val('c', 'rowid'))
                 return 'k1 IS %s AND k2 IS %s' % (q(k1), q(k2))
+            if t == 'g':
+                a, b = self.val('g', 'a'), self.val('g', 'b')
+                x = self.r.random()
+                if x < 0.3:
+                    return 'rowid = %s' % q(self.val('g', 'rowid'))
+                if x < 0.5:
+                    return 'a = %s AND b = %s' % (q(a), q(b))      # NOCASE and numeric equality
+                return 'a IS %s AND b IS %s' % (q(a), q(b))
             kc = self.KEYCOL[t]
             return '%s = %s' % (kc, q(self.val(t, kc)))
         if r < 0.8:
@@ -174,8 +223,11 @@ class Gen:
         return self.ch(opts)
 
     def stmt(self, t):
-        r = self.r.random()
         c = self.ch
+        if t in self.FORM and self.r.random() < 0.15:
+            verb = c(['UPDATE', 'UPDATE', 'UPDATE OR REPLACE', 'UPDATE OR IGNORE'])
+            return '%s %s SET %s WHERE %s' % (verb, t, c(self.FORM[t]), self.where(t))
+        r = self.r.random()
         if r < 0.40:   # plain/or-X insert, possibly multi-row
             cols = self.cols_for_insert(t)
             n = 1 if self.r.random() < 0.75 else self.r.randint(2, 3)
@@ -375,8 +427,8 @@ def main():
         stmts = gen.txn()
         # occasionally seed negative rowids
         if rng.random() < 0.05:
-            t = rng.choice(['a', 'b', 'e', 'f'])
-            kc = Gen.KEYCOL[t]
+            t = rng.choice(['a', 'b', 'e', 'f', 'g'])
+            kc = Gen.KEYCOL[t] or 'rowid'     # g: a row whose key is NULL, at a negative rowid
             stmts.insert(0, 'INSERT OR IGNORE INTO %s(%s, v) VALUES (%d, 0)' % (t, kc, rng.choice([-1, -2, 0])))
         # occasionally empty a table to keep things small
         if rng.random() < 0.03:

@@ -169,6 +169,32 @@ final class ReplaceCaptureTests: CaptureTestCase {
         XCTAssertEqual(deletes, 2, "delete rows in the history of q and p")
     }
 
+    func testASingleKeyChangedOnlyInItsRecordedForm_isADeleteAndAnInsert() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE h(a COLLATE NOCASE PRIMARY KEY, u UNIQUE, v) WITHOUT ROWID; CREATE TABLE k(id PRIMARY KEY, v);
+                    CREATE TABLE mark(id INTEGER PRIMARY KEY)
+                    """)
+        }
+        let (_, saves) = try reader()
+        try shell("INSERT INTO h VALUES ('x', 1, 0); INSERT INTO k VALUES (1, 0); INSERT INTO mark VALUES (1)")
+        _ = try await self.saves(until: 1, in: "mark", of: saves)
+        // Equal under IS (the collation, numeric equality), not as recorded:
+        // a follower keyed by the recorded key must drop the old one.
+        try shell("UPDATE h SET a = upper(a); UPDATE k SET id = id + 0.0; INSERT INTO mark VALUES (2)")
+        let moved = try await self.saves(until: 2, in: "mark", of: saves)
+        let h = folded(moved, "h")
+        XCTAssertEqual(h.inserted, [.text("X")])
+        XCTAssertEqual(h.deleted, [.text("x")])
+        XCTAssertEqual(h.updated, [])
+        let k = folded(moved, "k")
+        XCTAssertEqual(k.inserted, [.real(1)])
+        XCTAssertEqual(k.deleted, [.integer(1)])
+        XCTAssertEqual(k.updated, [])
+    }
+
     func testAWriterWithRecursiveTriggersOn_getsTheSameReportForAReplace() async throws {
         let (_, saves, _) = try await prepare()
         // Delete triggers then fire for the rows a REPLACE removes, beside

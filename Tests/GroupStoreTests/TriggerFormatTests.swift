@@ -62,7 +62,7 @@ final class TriggerFormatTests: CaptureTestCase {
         }
         XCTAssertNotNil(after.ar, "joining should have installed the ar trigger")
         XCTAssertTrue(after.bi.contains(" WHEN "), "joining should have replaced bi by its gated form: \(after.bi)")
-        XCTAssertEqual(after.format, 5)
+        XCTAssertEqual(after.format, 6)
         XCTAssertEqual(after.resets, resetsBefore, "replacing triggers is not a change of the table: no reset")
 
         try shell("INSERT INTO t VALUES (2, 0); REPLACE INTO t VALUES (1, 1); INSERT INTO mark VALUES (1)")
@@ -107,7 +107,7 @@ final class TriggerFormatTests: CaptureTestCase {
                 ar: try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'groupstore_\(id)_ar'")
             )
         }
-        XCTAssertEqual(after.format, 5, "the running member should have put its triggers back")
+        XCTAssertEqual(after.format, 6, "the running member should have put its triggers back")
         XCTAssertNotNil(after.ar, "the running member should have installed the ar trigger again")
     }
 }

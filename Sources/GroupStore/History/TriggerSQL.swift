@@ -55,8 +55,10 @@ struct TriggerSQL {
     /// the row it deletes; 5: `bu` fires exactly when `au` does not, so a
     /// composite key changed only in its recorded form, such as `'x'` to
     /// `'X'` under `NOCASE`, no longer turns leftover pending rows into
-    /// deletes).
-    static let format = 5
+    /// deletes; 6: a single key column too is compared as recorded, so
+    /// such a change is a delete of the old key and an insert of the new,
+    /// not an update of the new key alone).
+    static let format = 6
 
     static let pendingOperation = 5
     /// A pending row that turned out not to be a change (ignored by readers).
@@ -234,8 +236,17 @@ struct TriggerSQL {
         return table.uniqueConstraints.flatMap { $0.map(\.name) }.filter { seen.insert($0.lowercased()).inserted }
     }
 
+    /// Whether `OLD` and `NEW` have the same key as recorded: the same
+    /// type and the same bytes. A single declared key column is compared
+    /// with `BINARY` and its type, not under its collation: `'x'` to `'X'`
+    /// under `NOCASE`, or `1` to `1.0`, is a key change (a delete and an
+    /// insert), as it is for a composite key, whose recorded text is exact.
     private var sameKey: String {
-        "\(key("OLD")) IS \(key("NEW")) AND \(rid("OLD")) IS \(rid("NEW"))"
+        if case .declared(let columns) = table.key, columns.count == 1 {
+            let column = quoteIdentifier(columns[0].name)
+            return "typeof(OLD.\(column)) = typeof(NEW.\(column)) AND OLD.\(column) IS NEW.\(column) COLLATE BINARY AND \(rid("OLD")) IS \(rid("NEW"))"
+        }
+        return "\(key("OLD")) IS \(key("NEW")) AND \(rid("OLD")) IS \(rid("NEW"))"
     }
 
     /// Whether `OLD` and `NEW` agree on `columns`, and on the rowid unless
