@@ -44,34 +44,33 @@ def tv(v):
     return (type(v).__name__, v)
 
 # ---------------------------------------------------------------- snapshot
+def keyed(con, sql):
+    """Rows of `sql` (key first) by their key, as recorded: type and value."""
+    return {tv(r[0]): tuple(map(tv, r)) for r in con.execute(sql)}
+
+def composite_keyed(con, sql):
+    """Rows of `sql` (rowid, then two key parts) by their composite key; a
+    NULL part makes the key the rowid. A key's identity is its recorded form
+    (type and bytes), so 'x'/'X' and 1/1.0 are different keys."""
+    rows = {}
+    for r in con.execute(sql):
+        k = ('rowid', r[0]) if r[1] is None or r[2] is None else (tv(r[1]), tv(r[2]))
+        rows[k] = tuple(map(tv, r))
+    return rows
+
 def snapshot(con):
-    s = {}
-    s['a'] = {tv(r[0]): tuple(map(tv, r)) for r in con.execute('select id,email,v from a')}
-    s['b'] = {tv(r[0]): tuple(map(tv, r)) for r in con.execute('select rowid,x,v from b')}
-    cc = {}
-    for r in con.execute('select rowid,k1,k2,v from c'):
-        if r[1] is None or r[2] is None:
-            k = ('rowid', r[0])
-        else:
-            k = (tv(r[1]), tv(r[2]))
-        cc[k] = tuple(map(tv, r))
-    s['c'] = cc
-    # g: composite key (NOCASE text, untyped); a key's identity is its recorded form (type and
-    # bytes), so 'x'/'X' and 1/1.0 are different keys; a NULL part makes the key the rowid
-    gg = {}
-    for r in con.execute('select rowid,a,b,v from g'):
-        if r[1] is None or r[2] is None:
-            k = ('rowid', r[0])
-        else:
-            k = (tv(r[1]), tv(r[2]))
-        gg[k] = tuple(map(tv, r))
-    s['g'] = gg
-    # h: single NOCASE key, identity is its recorded form as well ('x' and 'X' differ)
-    s['h'] = {tv(r[0]): tuple(map(tv, r)) for r in con.execute('select a,u,v from h')}
-    s['d'] = {tv(r[0]): tuple(map(tv, r)) for r in con.execute('select k,u,v from d')}
-    s['e'] = {tv(r[0]): tuple(map(tv, r)) for r in con.execute('select id,a,b,v from e')}
-    s['f'] = {tv(r[0]): tuple(map(tv, r)) for r in con.execute('select rowid,x,v from f')}
-    return s
+    return {
+        'a': keyed(con, 'select id,email,v from a'),
+        'b': keyed(con, 'select rowid,x,v from b'),
+        'c': composite_keyed(con, 'select rowid,k1,k2,v from c'),
+        'd': keyed(con, 'select k,u,v from d'),
+        'e': keyed(con, 'select id,a,b,v from e'),
+        'f': keyed(con, 'select rowid,x,v from f'),
+        # g: NOCASE text and untyped key parts; h: a single NOCASE key (its
+        # identity is its recorded form as well: 'x' and 'X' differ)
+        'g': composite_keyed(con, 'select rowid,a,b,v from g'),
+        'h': keyed(con, 'select a,u,v from h'),
+    }
 
 def decode_comp(text):
     out = []

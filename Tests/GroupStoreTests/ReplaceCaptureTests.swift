@@ -19,6 +19,24 @@ final class ReplaceCaptureTests: CaptureTestCase {
         return (store, saves, writer)
     }
 
+    /// A writer that created the tables of `schema` and `mark`, and a
+    /// started reader's saves.
+    private func prepare(_ schema: String) async throws -> (GroupStore, SaveStream) {
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: schema + "; CREATE TABLE mark(id INTEGER PRIMARY KEY)") }
+        let (_, saves) = try reader()
+        return (writer, saves)
+    }
+
+    /// The delete rows (op 3) in the history of `tables`.
+    private func recordedDeletes(in tables: [String], _ store: GroupStore) async throws -> Int? {
+        let names = tables.map { "'\($0)'" }.joined(separator: ", ")
+        return try await store.pool.read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM groupstore_change WHERE op = 3 AND entity IN (SELECT id FROM groupstore_table WHERE name IN (\(names)))")
+        }
+    }
+
     func testInsertOrReplaceOnAUniqueColumn_reportsTheRowItDeleted_fromTheShell() async throws {
         let (_, saves, _) = try await prepare()
         try shell("INSERT OR REPLACE INTO u VALUES (3, 'a', 0); INSERT INTO mark VALUES (1)")
@@ -61,11 +79,7 @@ final class ReplaceCaptureTests: CaptureTestCase {
     }
 
     func testARowWithRowidMinusOne_isNotReportedDeleted_byInsertsThatLetSQLiteChooseTheRowid() async throws {
-        let writer = try open("writer")
-        try await writer.write { db in
-            try db.execute(sql: "CREATE TABLE n(id INTEGER PRIMARY KEY, v); CREATE TABLE r(v); CREATE TABLE mark(id INTEGER PRIMARY KEY)")
-        }
-        let (_, saves) = try reader()
+        let (writer, saves) = try await prepare("CREATE TABLE n(id INTEGER PRIMARY KEY, v); CREATE TABLE r(v)")
         // In a before-insert trigger, a rowid SQLite has yet to choose reads
         // −1: the row whose rowid is −1 looks like a collision, but is kept.
         try shell("INSERT INTO n VALUES (-1, 'a'); INSERT INTO n(v) VALUES ('b'); INSERT INTO r(rowid, v) VALUES (-1, 'a'); INSERT INTO r(v) VALUES ('b'); INSERT INTO mark VALUES (1)")
@@ -88,11 +102,7 @@ final class ReplaceCaptureTests: CaptureTestCase {
     }
 
     func testRowidsNamedInATableWithADeclaredKey_collideAndMove_andEveryRowDeletedIsReported() async throws {
-        let writer = try open("writer")
-        try await writer.write { db in
-            try db.execute(sql: "CREATE TABLE c(k1 TEXT, k2 INT, v, PRIMARY KEY(k1, k2)); CREATE TABLE mark(id INTEGER PRIMARY KEY)")
-        }
-        let (_, saves) = try reader()
+        let (writer, saves) = try await prepare("CREATE TABLE c(k1 TEXT, k2 INT, v, PRIMARY KEY(k1, k2))")
         func key(_ k1: String?, _ k2: Int64) -> KeyValue { .composite([k1.map { .text($0) } ?? .null, .integer(k2)]) }
         var received: [[EntityChange]] = []
         func step(_ sql: String, _ mark: Int64) async throws {
@@ -120,29 +130,17 @@ final class ReplaceCaptureTests: CaptureTestCase {
                 [EntityChange(entity: "c", inserted: [.rowid(7)], deleted: [.rowid(3)])],
                 [EntityChange(entity: "c", inserted: [key("t", 5)])],
             ])
-        let (rows, deletes) = try await writer.pool.read { db in
-            (
-                try Int.fetchOne(db, sql: "SELECT count(*) FROM c"),
-                try Int.fetchOne(
-                    db, sql: "SELECT count(*) FROM groupstore_change WHERE op = 3 AND entity = (SELECT id FROM groupstore_table WHERE name = 'c')")
-            )
-        }
+        let rows = try await writer.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM c") }
         XCTAssertEqual(rows, 4, "what was reported inserted and not deleted is in the table")
         // Transactions already delivered are never rewritten: the history
         // holds the three deletes reported, and no other.
+        let deletes = try await recordedDeletes(in: ["c"], writer)
         XCTAssertEqual(deletes, 3, "delete rows in the history of c")
     }
 
     func testAKeyChangedOnlyInItsRecordedForm_turnsNoLeftoverPendingRowIntoADelete() async throws {
-        let writer = try open("writer")
-        try await writer.write { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE q(a TEXT COLLATE NOCASE, b INT, v, PRIMARY KEY(a, b)); CREATE TABLE p(a, b, v, PRIMARY KEY(a, b));
-                    CREATE TABLE mark(id INTEGER PRIMARY KEY)
-                    """)
-        }
-        let (_, saves) = try reader()
+        let (writer, saves) = try await prepare(
+            "CREATE TABLE q(a TEXT COLLATE NOCASE, b INT, v, PRIMARY KEY(a, b)); CREATE TABLE p(a, b, v, PRIMARY KEY(a, b))")
         try shell("INSERT INTO q VALUES ('x', 1, 0), ('y', 2, 0); INSERT INTO p VALUES (1, 1, 0), (2, 2, 0); INSERT INTO mark VALUES (1)")
         _ = try await self.saves(until: 1, in: "mark", of: saves)
         // Ignored inserts leave pending rows behind...
@@ -161,24 +159,12 @@ final class ReplaceCaptureTests: CaptureTestCase {
         XCTAssertEqual(p.deleted, [.composite([.integer(1), .integer(1)])])
         // The ignored inserts' transaction, delivered already, stays empty:
         // one delete in the history of each table, the key's old form.
-        let deletes = try await writer.pool.read { db in
-            try Int.fetchOne(
-                db,
-                sql: "SELECT count(*) FROM groupstore_change WHERE op = 3 AND entity IN (SELECT id FROM groupstore_table WHERE name IN ('q', 'p'))")
-        }
+        let deletes = try await recordedDeletes(in: ["q", "p"], writer)
         XCTAssertEqual(deletes, 2, "delete rows in the history of q and p")
     }
 
     func testASingleKeyChangedOnlyInItsRecordedForm_isADeleteAndAnInsert() async throws {
-        let writer = try open("writer")
-        try await writer.write { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE h(a COLLATE NOCASE PRIMARY KEY, u UNIQUE, v) WITHOUT ROWID; CREATE TABLE k(id PRIMARY KEY, v);
-                    CREATE TABLE mark(id INTEGER PRIMARY KEY)
-                    """)
-        }
-        let (_, saves) = try reader()
+        let (_, saves) = try await prepare("CREATE TABLE h(a COLLATE NOCASE PRIMARY KEY, u UNIQUE, v) WITHOUT ROWID; CREATE TABLE k(id PRIMARY KEY, v)")
         try shell("INSERT INTO h VALUES ('x', 1, 0); INSERT INTO k VALUES (1, 0); INSERT INTO mark VALUES (1)")
         _ = try await self.saves(until: 1, in: "mark", of: saves)
         // Equal under IS (the collation, numeric equality), not as recorded:

@@ -52,8 +52,13 @@ struct SchemaTracker: Sendable {
     /// change and put its own triggers back): the newest code's triggers win
     /// again at its next merge. Triggers of a newer format are left alone.
     static func needsRefreshOrTriggerUpgrade(_ db: Database) throws -> Bool {
-        let triggerFormat = try HistorySchema.meta(db, "trigger_format").storage.int64 ?? 0
-        return try needsRefresh(db) || triggerFormat < Int64(TriggerSQL.format)
+        try needsRefresh(db) || triggersAreOlder(recordedFormat: HistorySchema.meta(db, "trigger_format").storage.int64)
+    }
+
+    /// Whether triggers of the recorded `trigger_format` (none: before
+    /// there were generations) are older than this code's.
+    static func triggersAreOlder(recordedFormat: Int64?) -> Bool {
+        (recordedFormat ?? 0) < Int64(TriggerSQL.format)
     }
 
     /// Brings triggers, registry and recorded schema up to date.

@@ -195,6 +195,13 @@ struct TriggerSQL {
         return table.rowidName
     }
 
+    /// The rowid's name unless a key column aliases it (it is then compared
+    /// as that column): the implicit rowid, or one apart from a declared key.
+    private var rowidUnlessKeyAlias: String? {
+        if case .rowidAlias = table.key { return nil }
+        return table.rowidName
+    }
+
     /// Rows `c` whose key or unique values collide with the row `alias`.
     private func conflict(_ alias: String) -> String {
         var terms: [String] = []
@@ -254,9 +261,7 @@ struct TriggerSQL {
     /// of the key or unique values).
     private func sameValues(_ columns: [String]) -> String {
         var terms = columns.map { "OLD.\(quoteIdentifier($0)) IS NEW.\(quoteIdentifier($0))" }
-        if let rowid = table.rowidName, rowidApartFromKey != nil || table.key == .implicitRowid {
-            terms.append("OLD.\(rowid) IS NEW.\(rowid)")
-        }
+        if let rowid = rowidUnlessKeyAlias { terms.append("OLD.\(rowid) IS NEW.\(rowid)") }
         return terms.isEmpty ? "1" : terms.joined(separator: " AND ")
     }
 

@@ -259,7 +259,7 @@ final class Merger: @unchecked Sendable {
                             """))!
                 // A member of older code that tracked a schema change put its
                 // own triggers back: put this code's back in turn.
-                let olderTriggers = (row[8] as Int64? ?? 0) < Int64(TriggerSQL.format)
+                let olderTriggers = SchemaTracker.triggersAreOlder(recordedFormat: row[8])
                 let group = GroupState(
                     head: row[0] ?? 0, epoch: row[1] ?? "",
                     schemaChanged: (row[3] as Int64? ?? 0) != (row[2] as Int64? ?? -1) || olderTriggers, dataVersion: row[7])
