@@ -59,6 +59,8 @@ let package = Package(
             dependencies: [
                 "FolderWatching",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the history's small hot queries (RawRows).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -123,6 +123,30 @@ final class HistoryTests: StoreTestCase {
         XCTAssertEqual(received.map { $0.change(of: "b")?.inserted ?? [] }, [[1], [2]])
     }
 
+    func testCommitTimesInJSON_haveSixDecimals_andReadBackToTheMicrosecond() throws {
+        let exact: [Double: String] = [
+            0: "0.000000", 1: "1.000000", 1_764_086_400.25: "1764086400.250000", -1.5: "-1.500000",
+            0.000_123: "0.000123", 86_400.000_001: "86400.000001",
+        ]
+        var values = Array(exact.keys)
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 { values.append(Double.random(in: 0...4_000_000_000, using: &generator)) }
+        for value in values {
+            let date = Date(timeIntervalSince1970: value)
+            let line = Save(seq: 1, author: "a", committedAt: date, changes: []).jsonLine()
+            let start = try XCTUnwrap(line.range(of: "\"committedAt\":")).upperBound
+            let text = String(line[start...].prefix { $0 != "," })
+            if let expected = exact[value] { XCTAssertEqual(text, expected) }
+            let fraction = try XCTUnwrap(text.split(separator: ".").last)
+            XCTAssertEqual(fraction.count, 6, text)
+            let parsed = try XCTUnwrap(Double(text), text)
+            // Half a microsecond, and the rounding of a Date's seconds (kept
+            // from 2001) and of the text read back.
+            let seconds = date.timeIntervalSince1970
+            XCTAssertLessThanOrEqual(abs(parsed - seconds), 0.000_000_5 + 4 * seconds.ulp, "\(seconds) printed as \(text)")
+        }
+    }
+
     func testKeyValueJSON_roundTrips() {
         let values: [KeyValue] = [
             .integer(-42), .integer(Int64.max), .real(1.5), .text("quote \" backslash \\ tab \t é 🐢"), .null,

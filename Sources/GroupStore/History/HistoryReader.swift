@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Committed transactions read from the history, after a cursor.
 struct HistoryBatch: Sendable {
@@ -44,27 +45,28 @@ enum HistoryReader {
         if let cursorLastChange {
             sealedUpTo = cursorLastChange
         } else {
-            sealedUpTo =
-                try Int64.fetchOne(
-                    db.cachedStatement(
-                        sql: "SELECT last_change FROM \(HistorySchema.transactionTable) WHERE seq <= ? ORDER BY seq DESC LIMIT 1"),
-                    arguments: [cursor]) ?? 0
+            let row = try RawRows(
+                db, sql: "SELECT last_change FROM \(HistorySchema.transactionTable) WHERE seq <= ? ORDER BY seq DESC LIMIT 1",
+                .integer(cursor))
+            sealedUpTo = try row.next() ? row.int64(0) : 0
         }
-        let heads = try Row.fetchCursor(
-            db.cachedStatement(
+        var transactions: [(seq: Int64, author: String, committedAt: Date, lastChange: Int64)] = []
+        do {
+            let heads = try RawRows(
+                db,
                 sql: """
                     SELECT seq, author, committed_at, last_change FROM \(HistorySchema.transactionTable)
                     WHERE seq > ? ORDER BY seq LIMIT ?
-                    """),
-            arguments: [cursor, limit + 1])
-        var transactions: [(seq: Int64, author: String, committedAt: Date, lastChange: Int64)] = []
-        while let row = try heads.next() {
-            if transactions.count == limit {
-                batch.hasMore = true
-                break
+                    """,
+                .integer(cursor), .integer(Int64(limit) + 1))
+            while try heads.next() {
+                if transactions.count == limit {
+                    batch.hasMore = true
+                    break
+                }
+                transactions.append(
+                    (heads.int64(0), heads.text(1) ?? Save.externalAuthor, Date(timeIntervalSince1970: heads.double(2)), heads.int64(3)))
             }
-            let author: String? = row[1]
-            transactions.append((row[0], author ?? Save.externalAuthor, Date(timeIntervalSince1970: row[2]), row[3]))
         }
         // Read every time (one lookup): pruning, or an upgrade from format 1
         // that dropped unreadable history, may leave transactions whose changes
@@ -74,15 +76,23 @@ enum HistoryReader {
         if let last = transactions.last { sealedUpTo = last.lastChange }
         batch.lastChange = sealedUpTo
         if !batch.hasMore {
-            let newestChange =
-                try known?.newestChange
-                ?? Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM \(HistorySchema.changeTable)")) ?? 0
+            let newestChange: Int64
+            if let known {
+                newestChange = known.newestChange
+            } else {
+                let row = try RawRows(db, sql: "SELECT max(id) FROM \(HistorySchema.changeTable)")
+                newestChange = try row.next() ? row.int64(0) : 0
+            }
             batch.hasOpenChanges = newestChange > sealedUpTo
         }
         guard !transactions.isEmpty else { return batch }
 
         names = try known.map { try names.current(db, version: $0.registryVersion) } ?? names.current(db)
-        var accumulators = transactions.map { _ in ChangeAccumulator() }
+        var previousLast = lowerBound
+        var accumulators = transactions.map { transaction in
+            defer { previousLast = transaction.lastChange }
+            return ChangeAccumulator(expectedRows: Int(clamping: transaction.lastChange - previousLast))
+        }
         var index = 0
         try forEachChange(db, after: lowerBound, through: sealedUpTo, names: names) { id, entity, operation, key in
             while index < transactions.count - 1 && id > transactions[index].lastChange { index += 1 }
@@ -104,29 +114,27 @@ enum HistoryReader {
         _ db: Database, after: Int64, through: Int64, names: TableNames,
         _ body: (Int64, String, HistorySchema.Operation, KeyValue) throws -> Void
     ) throws {
-        // Text keys are read as bytes: invalid UTF-8 and NUL bytes survive.
-        let changes = try Row.fetchCursor(
-            db.cachedStatement(
-                sql: """
-                    SELECT id, entity, op, CASE typeof(key) WHEN 'text' THEN CAST(key AS BLOB) ELSE key END, typeof(key) = 'text', rid
-                    FROM \(HistorySchema.changeTable) WHERE id > ? AND id <= ? ORDER BY id
-                    """),
-            arguments: [after, through])
-        while let row = try changes.next() {
-            let id: Int64 = row[0]
+        // Keys are read as SQLite stores them: text as its bytes (so invalid
+        // UTF-8 and NUL bytes survive), with its storage class.
+        let changes = try RawRows(
+            db, sql: "SELECT id, entity, op, key, rid FROM \(HistorySchema.changeTable) WHERE id > ? AND id <= ? ORDER BY id",
+            .integer(after), .integer(through))
+        while try changes.next() {
+            let id = changes.int64(0)
             // Pending (5) and placeholder (0) rows are not changes.
-            guard let operation = HistorySchema.Operation(rawValue: row[2]) else { continue }
-            let value: DatabaseValue = row[3]
+            guard let operation = HistorySchema.Operation(rawValue: Int(changes.int64(2))) else { continue }
             if operation == .reset {
-                if case .blob(let data) = value.storage { try body(id, String(decoding: data, as: UTF8.self), .reset, .null) }
+                if changes.type(3) == SQLITE_TEXT || changes.type(3) == SQLITE_BLOB {
+                    try body(id, String(decoding: changes.bytes(3), as: UTF8.self), .reset, .null)
+                }
                 continue
             }
-            guard let table = names[row[1]] else { continue }
+            guard let table = names[changes.int64(1)] else { continue }
             let key: KeyValue
-            if let rowid = row[5] as Int64? {
+            if let rowid = changes.int64OrNil(4) {
                 key = .rowid(rowid)
             } else {
-                key = keyValue(value, isText: row[4], composite: table.composite)
+                key = keyValue(changes, column: 3, composite: table.composite)
             }
             try body(id, table.name, operation, key)
         }
@@ -142,27 +150,24 @@ enum HistoryReader {
 
     /// The changes whose ids are in `(after, through]`, folded as one save.
     static func folded(_ db: Database, after: Int64, through: Int64, names: TableNames) throws -> [EntityChange] {
-        var accumulator = ChangeAccumulator()
+        var accumulator = ChangeAccumulator(expectedRows: Int(clamping: through - after))
         try forEachChange(db, after: after, through: through, names: names) { _, entity, operation, key in
             if operation == .reset { accumulator.reset(entity: entity) } else { accumulator.add(entity: entity, operation: operation, key: key) }
         }
         return accumulator.changes
     }
 
-    /// A stored key: `isText` says the bytes of `value` were text.
-    static func keyValue(_ value: DatabaseValue, isText: Bool, composite: Bool) -> KeyValue {
-        switch value.storage {
-        case .int64(let integer): return .integer(integer)
-        case .double(let double): return .real(double)
-        case .string(let text): return .text(text)
-        case .blob(let data):
-            let bytes = [UInt8](data)
-            guard isText else { return .blob(bytes) }
+    /// The stored key in `column` of the current row.
+    private static func keyValue(_ row: borrowing RawRows, column: Int32, composite: Bool) -> KeyValue {
+        switch row.type(column) {
+        case SQLITE_INTEGER: return .integer(row.int64(column))
+        case SQLITE_FLOAT: return .real(row.double(column))
+        case SQLITE_TEXT:
+            let bytes = row.bytes(column)
             if composite, let key = CompositeKey.decode(bytes) { return key }
             return .text(bytes: bytes)
-        case .null: return .null
+        case SQLITE_BLOB: return .blob(row.bytes(column))
+        default: return .null
         }
     }
 }
-
-

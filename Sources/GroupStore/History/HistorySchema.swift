@@ -154,22 +154,21 @@ enum HistorySchema {
     /// it), the schema version (so a write can tell whether it created or
     /// altered tables) and the registry's version.
     static func state(_ db: Database) throws -> State {
-        let row = try Row.fetchOne(
-            db.cachedStatement(
-                sql: """
-                    SELECT coalesce((SELECT max(id) FROM \(changeTable)), 0),
-                           coalesce((SELECT last_change FROM \(transactionTable) ORDER BY seq DESC LIMIT 1), 0),
-                           (SELECT value FROM \(metaTable) WHERE key = 'schema_version'),
-                           (SELECT schema_version FROM pragma_schema_version),
-                           (SELECT value FROM \(metaTable) WHERE key = 'registry_version')
-                    """))!
-        let newest: Int64 = row[0]
-        let sealed: Int64 = row[1]
-        let version: Int = row[3]
+        let row = try RawRows(db, sql: stateSQL)
+        _ = try row.next()
+        let version = Int(row.int64(3))
         return State(
-            newestChange: newest, sealedChange: sealed, schemaVersion: version,
-            schemaIsTracked: (row[2] as Int?) == version, registryVersion: row[4] ?? 0)
+            newestChange: row.int64(0), sealedChange: row.int64(1), schemaVersion: version,
+            schemaIsTracked: !row.isNull(2) && row.int64(2) == Int64(version), registryVersion: row.int64(4))
     }
+
+    private static let stateSQL = """
+        SELECT coalesce((SELECT max(id) FROM \(changeTable)), 0),
+               coalesce((SELECT last_change FROM \(transactionTable) ORDER BY seq DESC LIMIT 1), 0),
+               (SELECT value FROM \(metaTable) WHERE key = 'schema_version'),
+               (SELECT schema_version FROM pragma_schema_version),
+               (SELECT value FROM \(metaTable) WHERE key = 'registry_version')
+        """
 
     struct State {
         var newestChange: Int64

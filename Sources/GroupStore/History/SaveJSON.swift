@@ -28,8 +28,17 @@ extension Save {
         "[" + values.map(\.json).joined(separator: ",") + "]"
     }
 
-    /// Unix seconds with microseconds.
+    /// Unix seconds with microseconds (`1764086400.000123`), as
+    /// `String(format: "%.6f")` prints them, without Foundation's formatter
+    /// (every payload carries one; it was most of the publisher's work).
     static func seconds(_ date: Date) -> String {
-        String(format: "%.6f", date.timeIntervalSince1970)
+        let value = date.timeIntervalSince1970
+        let scaled = (value * 1_000_000).rounded()
+        guard value.isFinite, abs(scaled) < 9e18 else { return String(format: "%.6f", value) }
+        let micros = Int64(scaled)
+        let magnitude = micros.magnitude
+        let fraction = String(magnitude % 1_000_000)
+        let sign = micros < 0 ? "-" : ""
+        return sign + String(magnitude / 1_000_000) + "." + String(repeating: "0", count: 6 - fraction.count) + fraction
     }
 }

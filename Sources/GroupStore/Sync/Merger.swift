@@ -244,26 +244,15 @@ final class Merger: @unchecked Sendable {
             try db.cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
             do {
                 // Everything the merge needs to know of the group, in one statement.
-                let row = try Row.fetchOne(
-                    db.cachedStatement(
-                        sql: """
-                            SELECT (SELECT max(seq) FROM \(HistorySchema.transactionTable)),
-                                   (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'epoch'),
-                                   (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'schema_version'),
-                                   (SELECT schema_version FROM pragma_schema_version),
-                                   (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'pruned_through'),
-                                   (SELECT max(id) FROM \(HistorySchema.changeTable)),
-                                   (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'registry_version'),
-                                   (SELECT data_version FROM pragma_data_version),
-                                   (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'trigger_format')
-                            """))!
+                let row = try RawRows(db, sql: Self.groupStateSQL)
+                _ = try row.next()
                 // A member of older code that tracked a schema change put its
                 // own triggers back: put this code's back in turn.
-                let olderTriggers = SchemaTracker.triggersAreOlder(recordedFormat: row[8])
+                let olderTriggers = SchemaTracker.triggersAreOlder(recordedFormat: row.int64OrNil(8))
                 let group = GroupState(
-                    head: row[0] ?? 0, epoch: row[1] ?? "",
-                    schemaChanged: (row[3] as Int64? ?? 0) != (row[2] as Int64? ?? -1) || olderTriggers, dataVersion: row[7])
-                let known = HistoryReader.Known(prunedThrough: row[4] ?? 0, newestChange: row[5] ?? 0, registryVersion: row[6] ?? 0)
+                    head: row.int64(0), epoch: row.text(1) ?? "",
+                    schemaChanged: row.int64(3) != (row.int64OrNil(2) ?? -1) || olderTriggers, dataVersion: row.int64OrNil(7))
+                let known = HistoryReader.Known(prunedThrough: row.int64(4), newestChange: row.int64(5), registryVersion: row.int64(6))
                 let batch = try HistoryReader.read(
                     db, after: cursor, cursorLastChange: cursorLastChange, limit: settings.batchSize, names: &names, known: known)
                 result = (batch, group)
@@ -286,6 +275,18 @@ final class Merger: @unchecked Sendable {
             return result!
         }
     }
+
+    private static let groupStateSQL = """
+        SELECT (SELECT max(seq) FROM \(HistorySchema.transactionTable)),
+               (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'epoch'),
+               (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'schema_version'),
+               (SELECT schema_version FROM pragma_schema_version),
+               (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'pruned_through'),
+               (SELECT max(id) FROM \(HistorySchema.changeTable)),
+               (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'registry_version'),
+               (SELECT data_version FROM pragma_data_version),
+               (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'trigger_format')
+        """
 
     /// Hands `saves` over, the metrics first (so they count a save before
     /// anyone sees it); `head` is the group's newest transaction.

@@ -28,6 +28,12 @@ struct MemberRole: AsyncParsableCommand {
     /// Time each save in `GroupConfiguration.synchronousDelivery` (on the
     /// merge queue) instead of in the `for await` loop; R lines come at the end.
     @Flag var synchronous = false
+    /// Finish once a save inserts this key of `items` (or a higher one).
+    @Option var untilKey: Int64?
+    /// Finish once a save inserts the key of `items` that a line
+    /// `until-key N` on standard input names (for a writer whose count is
+    /// known only at its end).
+    @Flag var keyFromInput = false
 
     func run() async throws {
         var configuration = GroupConfiguration(directory: group, member: try MemberName(member), logger: Logger(label: member))
@@ -90,21 +96,50 @@ struct MemberRole: AsyncParsableCommand {
             let all = received.withLock { $0 }
             emitDone(count: all.count, first: all.first?.at ?? 0, last: all.last?.at ?? 0)
         }
+        // R lines are printed once every save is in: a line written per save
+        // would wake the benchmark's reader of this pipe at each delivery,
+        // on the cores being measured.
+        var inHand: [(save: Save, at: Double)] = []
+        if printEach { inHand.reserveCapacity(expect) }
+        // The highest key of `items` inserted so far, and the one to stop at.
+        let progress = Mutex((highest: Int64.min, until: untilKey))
+        if keyFromInput, let saves {
+            Thread {
+                while let line = readLine() {
+                    guard line.hasPrefix("until-key "), let key = Int64(line.dropFirst(10)) else { continue }
+                    let reached = progress.withLock { progress -> Bool in
+                        progress.until = key
+                        return progress.highest >= key
+                    }
+                    if reached { saves.cancel() }
+                }
+            }.start()
+        }
         if let saves {
+            var last = 0.0
+            var finished = false
             for await save in saves {
                 let received = ProcessFacts.nowMicros
+                last = received
                 count += 1
                 if count == 1 { first = received }
-                if printEach { emitReceived(save, at: received) }
+                if printEach { inHand.append((save, received)) }
                 if count % 100_000 == 0 { emit("M \(count) \(ProcessFacts.memoryKB("VmRSS"))") }
-                if count == expect {
-                    emitDone(count: count, first: first, last: received)
+                let highest = save.change(of: "items")?.inserted.compactMap(\.integerValue).max()
+                let reached = progress.withLock { progress -> Bool in
+                    if let highest { progress.highest = max(progress.highest, highest) }
+                    return progress.until.map { progress.highest >= $0 } ?? false
+                }
+                if count == expect || reached {
+                    finished = true
                     break
                 }
             }
+            // Ended by the input's `until-key` (reached before it came), or done.
+            if finished || keyFromInput { emitDone(count: count, first: first, last: last) }
         }
         await store.close()
-        for (save, at) in received.withLock({ $0 }) where printEach { emitReceived(save, at: at) }
+        for (save, at) in received.withLock({ $0 }) + inHand where printEach { emitReceived(save, at: at) }
         for trace in traces.withLock({ $0 }) {
             emit(
                 String(

@@ -15,7 +15,9 @@ struct ThroughputScenario {
         let plainRate = rate(plain.output)
 
         let group = try bench.directory("throughput")
-        let peers = try (1...3).map { try bench.spawn("member", ["--group", group, "--member", "peer-\($0)", "--print-each"]) }
+        let peers = try (1...3).map {
+            try bench.spawn("member", ["--group", group, "--member", "peer-\($0)", "--print-each", "--key-from-input"])
+        }
         for peer in peers { try bench.ready(peer) }
         let writer = try bench.spawn("writer", ["--group", group, "--count", "100000000", "--seconds", "\(seconds)"])
         try bench.finish(writer)
@@ -24,10 +26,12 @@ struct ThroughputScenario {
         // Every peer must deliver everything; how long after the writer stopped?
         var drain: [Double] = []
         for peer in peers {
-            let done = peer.wait(timeout: 120) { lines, _, _ in lines.count >= written ? true : nil } ?? false
-            guard done else { throw BenchFailure("\(peer.name) delivered \(peer.output.count) of \(written)") }
+            // The writer inserted rows 1...written.
+            peer.writeLine("until-key \(written)")
+            try bench.finish(peer, timeout: 120)
+            let delivered = Set(Bench.fields(peer.output, "R").flatMap { $0[3].split(separator: ",") }).count
+            guard delivered >= written else { throw BenchFailure("\(peer.name) delivered \(delivered) of \(written) rows") }
             drain.append((Double(Bench.fields(peer.output, "R").last?[1] ?? "0") ?? 0) - writerEnd)
-            peer.send(SIGTERM)
         }
         // Lag of the slowest peer per transaction, in the first and the last second.
         var lag: [Substring: Double] = [:]
