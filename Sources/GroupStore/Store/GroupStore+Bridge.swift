@@ -24,15 +24,9 @@ package struct HistoryIntakePage: Sendable {
 
 extension GroupStore {
     /// For the cloud bridge (same package): closed transactions after `seq`,
-    /// whoever wrote them.
-    package func historyIntake(after seq: Int64, limit: Int) async throws -> HistoryIntakePage {
-        try checkOpen()
-        return try await pool.read { db in try Self.historyIntake(db, after: seq, limit: limit) }
-    }
-
-    /// ``historyIntake(after:limit:)`` in a transaction of the caller's (a
-    /// write's, so that nothing can commit between reading the history and
-    /// what the caller does next).
+    /// whoever wrote them, read in a transaction of the caller's (a write's,
+    /// so that nothing can commit between reading the history and what the
+    /// caller does next).
     package static func historyIntake(_ db: Database, after seq: Int64, limit: Int) throws -> HistoryIntakePage {
         var names = try TableNames.load(db)
         let batch = try HistoryReader.read(db, after: seq, limit: limit, names: &names)

@@ -20,22 +20,36 @@ extension EmbeddedRemote {
     ///   horizon (``compactLog(keepingLast:)``), ahead of the log, or unreadable.
     public func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
         try await perform("fetch changes") { connection in
-            if zone.scope == .private, zone.owner != user {
-                throw CloudSyncError(.permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from the remote \(path)")
-            }
-            var start: EmbeddedRemoteToken?
-            if let token {
-                guard let parsed = EmbeddedRemoteToken(token) else {
-                    throw CloudSyncError(.tokenExpired, "the change token of \(zone) is not one of the remote \(path); fetch the zone again")
-                }
-                if faults.consumeTokenExpiry() {
-                    throw CloudSyncError(.tokenExpired, "the remote \(path) expired the change token of \(zone) (injected fault)")
-                }
-                start = parsed
-            }
-            let query = FetchQuery(zone: zone, user: user, start: start, limit: min(max(1, limit), Self.maxFetchLimit), display: path)
+            let query = try fetchQuery(zone, since: token, limit: limit)
             return try await connection.pool.read { db in try query.run(db) }
         }
+    }
+
+    /// ``fetchChanges(in:since:limit:)`` on the calling thread (see
+    /// ``BlockingCloudDatabase``).
+    func fetchChangesNow(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) throws -> CloudChangeBatch {
+        try performNow("fetch changes") { connection in
+            let query = try fetchQuery(zone, since: token, limit: limit)
+            return try connection.pool.read { db in try query.run(db) }
+        }
+    }
+
+    /// The read of a fetch, once the zone and the token are checked.
+    private func fetchQuery(_ zone: CloudZone, since token: CloudChangeToken?, limit: Int) throws -> FetchQuery {
+        if zone.scope == .private, zone.owner != user {
+            throw CloudSyncError(.permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from the remote \(path)")
+        }
+        var start: EmbeddedRemoteToken?
+        if let token {
+            guard let parsed = EmbeddedRemoteToken(token) else {
+                throw CloudSyncError(.tokenExpired, "the change token of \(zone) is not one of the remote \(path); fetch the zone again")
+            }
+            if faults.consumeTokenExpiry() {
+                throw CloudSyncError(.tokenExpired, "the remote \(path) expired the change token of \(zone) (injected fault)")
+            }
+            start = parsed
+        }
+        return FetchQuery(zone: zone, user: user, start: start, limit: min(max(1, limit), Self.maxFetchLimit), display: path)
     }
 }
 

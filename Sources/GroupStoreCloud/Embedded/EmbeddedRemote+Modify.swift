@@ -28,26 +28,41 @@ extension EmbeddedRemote {
     ///   ``CloudSyncError/Code/badRemote`` (nothing is applied).
     public func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
         try await perform("modify") { connection in
-            let limit = faults.maxBatchRecords
-            guard changes.count <= limit else {
-                throw CloudSyncError(.batchTooLarge, "\(changes.count) changes are more than the remote \(path) takes at once (\(limit))")
-            }
-            let bytes = changes.reduce(0) { $0 + $1.batchSize }
-            guard bytes <= Self.maxBatchBytes else {
-                throw CloudSyncError(
-                    .batchTooLarge, "\(changes.count) changes (\(bytes) bytes) are more than the remote \(path) takes at once (\(Self.maxBatchBytes) bytes)")
-            }
-            guard !changes.isEmpty else { return [] }
-            let context = ModifyContext(
-                user: user, display: path, epoch: connection.epoch, conflictOnEverySave: faults.conflictOnEverySave)
-            let results = try await connection.write { db in
-                try context.apply(changes, db)
-            }
-            logger.debug(
-                "embedded remote modify",
-                metadata: ["remote": "\(path)", "changes": "\(changes.count)", "user": "\(user)"])
+            guard let context = try modifyContext(changes, connection) else { return [] }
+            let results = try await connection.write { db in try context.apply(changes, db) }
+            logModify(changes)
             return results
         }
+    }
+
+    /// ``modify(_:)`` on the calling thread (see ``BlockingCloudDatabase``).
+    func modifyNow(_ changes: [CloudRecordChange]) throws -> [CloudModifyResult] {
+        try performNow("modify") { connection in
+            guard let context = try modifyContext(changes, connection) else { return [] }
+            let results = try connection.writeBlocking { db in try context.apply(changes, db) }
+            logModify(changes)
+            return results
+        }
+    }
+
+    /// What a `modify` of `changes` needs, once they are checked to fit
+    /// one call; `nil` when there is nothing to do.
+    private func modifyContext(_ changes: [CloudRecordChange], _ connection: EmbeddedRemoteConnection) throws -> ModifyContext? {
+        let limit = faults.maxBatchRecords
+        guard changes.count <= limit else {
+            throw CloudSyncError(.batchTooLarge, "\(changes.count) changes are more than the remote \(path) takes at once (\(limit))")
+        }
+        let bytes = changes.reduce(0) { $0 + $1.batchSize }
+        guard bytes <= Self.maxBatchBytes else {
+            throw CloudSyncError(
+                .batchTooLarge, "\(changes.count) changes (\(bytes) bytes) are more than the remote \(path) takes at once (\(Self.maxBatchBytes) bytes)")
+        }
+        guard !changes.isEmpty else { return nil }
+        return ModifyContext(user: user, display: path, epoch: connection.epoch, conflictOnEverySave: faults.conflictOnEverySave)
+    }
+
+    private func logModify(_ changes: [CloudRecordChange]) {
+        logger.debug("embedded remote modify", metadata: ["remote": "\(path)", "changes": "\(changes.count)", "user": "\(user)"])
     }
 }
 

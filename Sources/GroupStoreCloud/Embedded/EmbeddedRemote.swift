@@ -192,6 +192,17 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
         }
     }
 
+    /// ``perform(_:_:)`` on the calling thread, for a caller that may block
+    /// (the sync engine, on its own queue: see ``BlockingCloudDatabase``).
+    func performNow<T>(_ operation: String, _ body: (EmbeddedRemoteConnection) throws -> T) throws -> T {
+        try faults.beforeCall(operation, remote: path)
+        do {
+            return try body(try currentConnectionBlocking())
+        } catch {
+            throw EmbeddedRemoteConnection.remoteError(error, display: path, doing: operation)
+        }
+    }
+
     /// The connection to the file at the path now: the one open, or a new
     /// one if the file was replaced (a remote recreated or restored).
     private func currentConnection() async throws -> EmbeddedRemoteConnection {

@@ -137,10 +137,13 @@ public final class CloudSync: Service, Sendable {
         let remote = configuration.remote
         let interval = configuration.fetchInterval
         wakeToFetch(wake)
+        // The loops run on the engine's queue, as the engine does: waking one
+        // from another is a job on that queue, not a thread hand-off.
+        let queue = engine.executor
         let remap = try await withThrowingTaskGroup(of: Bool.self) { group in
             // Local saves: wake a sync; the cursor moves on only once the save is taken in.
             let tracer = self.tracer
-            group.addTask {
+            group.addTask(executorPreference: queue) {
                 await withTaskCancellationHandler {
                     for await save in store.saves() {
                         tracer.mark(.saveSeen)
@@ -152,21 +155,21 @@ public final class CloudSync: Service, Sendable {
                 }
                 return false
             }
-            group.addTask { [self] in
+            group.addTask(executorPreference: queue) { [self] in
                 for await _ in remote.pushHints() {
                     tracer.mark(.hintSeen)
                     wakeToFetch(wake)
                 }
                 return false
             }
-            group.addTask { [self] in
+            group.addTask(executorPreference: queue) { [self] in
                 while !Task.isCancelled {
                     do { try await Task.sleep(nanoseconds: UInt64(interval * 1e9)) } catch { return false }
                     wakeToFetch(wake)
                 }
                 return false
             }
-            group.addTask { [self] in
+            group.addTask(executorPreference: queue) { [self] in
                 var failures = 0
                 for await _ in wakes {
                     let complete = completeRequested.withLock { value in

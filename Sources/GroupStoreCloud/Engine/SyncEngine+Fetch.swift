@@ -18,7 +18,7 @@ extension SyncEngine {
         // changed): they come only from an earlier configuration, so once per engine.
         if !leftStaleZones {
             let current = Set(zones.map(\.description))
-            let stale = try await pool.read { db in
+            let stale = try readDatabase { db in
                 try String.fetchAll(
                     db,
                     sql: "SELECT zone FROM \(SyncState.record) WHERE zone LIKE 'shared/%' UNION SELECT zone FROM \(SyncState.zone) WHERE zone LIKE 'shared/%'")
@@ -42,7 +42,7 @@ extension SyncEngine {
         if let known = knownTokens[zone] {
             token = known
         } else {
-            token = try await pool.read { try SyncState.token($0, zone: zone) }
+            token = try readDatabase { try SyncState.token($0, zone: zone) }
             knownTokens[zone] = token
         }
         var listing = token == nil
@@ -52,8 +52,12 @@ extension SyncEngine {
             let batch: CloudChangeBatch
             do {
                 let since = token
+                tracer.mark(.fetchSent)
                 batch = try await Retry.run(configuration, "fetch \(zone) from \(remote.displayName)") {
-                    try await self.remote.fetchChanges(in: zone, since: since, limit: Self.fetchPageSize)
+                    if let remote = remote as? any BlockingCloudDatabase {
+                        return try remote.fetchChangesNow(in: zone, since: since, limit: Self.fetchPageSize)
+                    }
+                    return try await remote.fetchChanges(in: zone, since: since, limit: Self.fetchPageSize)
                 }
             } catch let error as CloudSyncError where error.code == .permissionDenied && zone.scope == .shared {
                 return try await leave(zone, because: error.message, summary: &summary)
@@ -78,6 +82,7 @@ extension SyncEngine {
             }
             var gone: (deleted: [CloudRecordID], forgotten: [CloudRecordID]) = ([], [])
             if listing && last { gone = try await unseen(in: zone, seen: seen) }
+            tracer.mark(.applyStarted)
             let (outcome, _) = try await apply(
                 batch, zone: zone, saveToken: (!listing || last) ? batch.token : nil, deleted: gone.deleted, forgotten: gone.forgotten)
             if outcome.applied > 0 { tracer.mark(.applied) }
@@ -93,7 +98,7 @@ extension SyncEngine {
     /// uploads, acknowledged, coming back).
     private func onlyEchoes(_ records: [CloudRecord]) async throws -> Bool {
         let applier = self.applier
-        return try await pool.read { db in
+        return try readDatabase { db in
             try records.allSatisfy { record in
                 guard let table = applier.table(named: record.id.type) else { return false }
                 return try SyncState.recordState(db, entity: table.name, name: record.id.name)?.tag == record.tag
@@ -109,7 +114,7 @@ extension SyncEngine {
     /// yet stays, as a new record of this group: it is uploaded to the zone
     /// its table syncs with, or refused and parked, never dropped.
     private func leave(_ zone: CloudZone, because reason: String, summary: inout CloudSyncSummary) async throws -> Int {
-        let (held, token) = try await pool.read { db in
+        let (held, token) = try readDatabase { db in
             let held = try Row.fetchAll(db, sql: "SELECT entity, name FROM \(SyncState.record) WHERE zone = ?", arguments: [zone.description])
                 .map { CloudRecordID(zone: zone, type: $0[0], name: $0[1]) }
             return (held, try SyncState.token(db, zone: zone))
@@ -133,7 +138,7 @@ extension SyncEngine {
     /// deleted on the remote, or forgotten by it (replaced or restored).
     private func unseen(in zone: CloudZone, seen: Set<String>) async throws -> (deleted: [CloudRecordID], forgotten: [CloudRecordID]) {
         // Read as Sendable values, so the read runs off this actor's thread.
-        let held = try await pool.read { db in
+        let held = try readDatabase { db in
             try Row.fetchAll(db, sql: "SELECT entity, name, tag FROM \(SyncState.record) WHERE zone = ?", arguments: [zone.description])
                 .map { (entity: $0[0] as String, name: $0[1] as String, tag: $0[2] as String) }
         }
@@ -169,7 +174,7 @@ extension SyncEngine {
         let intake = historyIntake
         let position = intakePosition
         let unsaved = unsavedTokens
-        let (outcome, taken, left) = try await store.write { db -> (RecordApplier.Outcome, HistoryIntake.Outcome, Int) in
+        let (outcome, taken, left) = try writeStore { db -> (RecordApplier.Outcome, HistoryIntake.Outcome, Int) in
             // Local edits committed since the last intake become pending first, in this
             // transaction: a fetched record then meets each of them as a conflict.
             let taken = try intake.takeInAll(after: position, in: db)
@@ -220,7 +225,7 @@ extension SyncEngine {
         let withAssets = records.filter { $0.fields.values.contains { if case .asset = $0 { true } else { false } } }
         guard !withAssets.isEmpty || orphansMayExist else { return [:] }
         let applier = self.applier
-        let (orphans, fresh) = try await pool.read { db -> ([CloudRecord], [CloudRecord]) in
+        let (orphans, fresh) = try readDatabase { db -> ([CloudRecord], [CloudRecord]) in
             // Records this group already has at that tag (its own uploads, coming back) need nothing.
             let fresh = try withAssets.filter { record in
                 guard let table = applier.table(named: record.id.type) else { return false }

@@ -40,14 +40,14 @@ extension SyncEngine {
         let intake = self.historyIntake
         while true {
             let position = intakePosition
-            let page = try await store.historyIntake(after: position, limit: HistoryIntake.pageSize)
+            let page = try readDatabase { db in try GroupStore.historyIntake(db, after: position, limit: HistoryIntake.pageSize) }
             if page.prunedThrough > position {
-                try await pool.write { db in try intake.markPruned(through: page.prunedThrough, in: db) }
+                try writeDatabase { db in try intake.markPruned(through: page.prunedThrough, in: db) }
                 noteIntake(HistoryIntake.Outcome(through: page.prunedThrough, pruned: true))
                 continue
             }
             guard !page.saves.isEmpty else { return }
-            let sawReset = try await pool.write { db in try intake.takeIn(page, in: db) }
+            let sawReset = try writeDatabase { db in try intake.takeIn(page, in: db) }
             noteIntake(HistoryIntake.Outcome(through: page.through, sawReset: sawReset))
             if !page.hasMore { return }
         }

@@ -72,13 +72,13 @@ extension SyncEngine {
         let codec = applier.codec(table)
         let read = { @Sendable (db: Database) throws -> Batch in try Self.readBatch(table, zone: zone, codec: codec, in: db) }
         guard intakeFirst else {
-            let batch = try await pool.read(read)
-            if !batch.settled.isEmpty || !batch.uploads.isEmpty { try await pool.write { db in try Self.record(batch, in: db) } }
+            let batch = try readDatabase(read)
+            if !batch.settled.isEmpty || !batch.uploads.isEmpty { try writeDatabase { db in try Self.record(batch, in: db) } }
             return batch
         }
         let intake = historyIntake
         let position = intakePosition
-        let (batch, taken) = try await pool.write { db -> (Batch, HistoryIntake.Outcome) in
+        let (batch, taken) = try writeDatabase { db -> (Batch, HistoryIntake.Outcome) in
             let taken = try intake.takeInAll(after: position, persistOwn: false, in: db)
             let batch = try read(db)
             if !batch.settled.isEmpty || !batch.uploads.isEmpty {
@@ -158,7 +158,10 @@ extension SyncEngine {
     /// remote finds too large.
     private func send(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
         do {
-            return try await Retry.run(configuration, "upload to \(remote.displayName)") { try await self.remote.modify(changes) }
+            return try await Retry.run(configuration, "upload to \(remote.displayName)") {
+                if let remote = remote as? any BlockingCloudDatabase { return try remote.modifyNow(changes) }
+                return try await remote.modify(changes)
+            }
         } catch let error as CloudSyncError where error.code == .batchTooLarge {
             guard changes.count > 1 else {
                 return [.refused(changes[0].id, reason: "too large for \(remote.displayName): \(error.message)")]
@@ -175,7 +178,7 @@ extension SyncEngine {
     ) async throws -> (accepted: Int, outcome: RecordApplier.Outcome) {
         let applier = self.applier
         let maxRounds = configuration.maxConflictRounds
-        return try await store.write { db in
+        return try writeStore { db in
             var outcome = RecordApplier.Outcome()
             var accepted = 0
             for (upload, result) in zip(uploads, results) {

@@ -6,9 +6,14 @@ import Logging
 /// The syncing member's work, one sync at a time: take local changes in
 /// from the history, fetch and apply the remote's, upload what is pending.
 ///
-/// Runs on an actor; all database work goes through GRDB's async API and the
-/// store's `write`, so nothing blocks the Swift concurrency pool.
+/// Runs on an actor whose executor is a dispatch queue of its own
+/// (``EngineQueue``): its database work uses GRDB's synchronous API there,
+/// without a thread hand-off per transaction, and never blocks the Swift
+/// concurrency pool.
 actor SyncEngine {
+    /// The engine's own thread.
+    nonisolated let executor: EngineQueue
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     let store: GroupStore
     let remote: any CloudDatabase
     let configuration: CloudSyncConfiguration
@@ -111,6 +116,7 @@ actor SyncEngine {
         tracer: SyncTracer, sealEveryCycle: Bool
     ) {
         self.tracer = tracer
+        executor = EngineQueue(label: "GroupStoreCloud.SyncEngine.\(store.member)")
         historyIntake = HistoryIntake(member: store.member.rawValue, applier: applier, tables: tables, logger: configuration.logger)
         self.sealEveryCycle = sealEveryCycle
         self.store = store
@@ -148,7 +154,7 @@ actor SyncEngine {
         let tables = self.tables
         let accountChange = configuration.accountChange
         let group = configuration.group
-        let changed = try await store.write { db -> Bool in
+        let changed = try writeStore { db -> Bool in
             let known = String.fromDatabaseValue(try SyncState.value(db, "account"))
             if let known, known != account {
                 switch accountChange {
@@ -196,7 +202,7 @@ actor SyncEngine {
         // Name, scope and columns: a table whose columns changed since is compared in full again.
         let entries = tables.map { stateEntry($0) }
         let configured = entries.sorted().joined(separator: "\n")
-        try await store.write { db in
+        try writeStore { db in
             try SyncState.create(db)
             // Tables synced for the first time (or under a new scope) are diffed in full.
             let known = String.fromDatabaseValue(try SyncState.value(db, "tables"))
@@ -211,7 +217,7 @@ actor SyncEngine {
             }
             try SyncState.setValue(db, "tables", configured)
         }
-        intakePosition = try await pool.read { try SyncState.intakeSeq($0) }
+        intakePosition = try readDatabase { try SyncState.intakeSeq($0) }
     }
 
     // MARK: one sync
@@ -222,13 +228,14 @@ actor SyncEngine {
     /// fetch comes only when an upload needs it, except at the engine's
     /// first sync and in a complete one.
     func sync(complete: Bool, fetch: Bool = true) async -> CloudSyncSummary {
+        tracer.mark(.syncStarted)
         var summary = CloudSyncSummary(startedAt: Date(), finishedAt: Date())
         events.emit(.started(complete: complete))
         var failure: CloudSyncError?
         do {
             // Changes the shell committed that no member has closed yet become a transaction first.
             if sealEveryCycle || !sealed {
-                try await store.write { _ in }
+                try writeStore { _ in }
                 sealed = true
             }
             // New local history is taken in inside the transactions that need it complete
@@ -252,7 +259,7 @@ actor SyncEngine {
             }
             if complete {
                 let tables = self.tables
-                try await pool.write { db in
+                try writeDatabase { db in
                     try db.execute(sql: "DELETE FROM \(SyncState.zone)")
                     for table in tables { try SyncState.markForDiff(db, entity: table.name) }
                     // Parked uploads get another chance.
@@ -302,7 +309,7 @@ actor SyncEngine {
             let finished = summary
             let unsaved = unsavedTokens
             let position = intakePosition
-            if let pending = try? await pool.write({ db -> Int in
+            if let pending = try? writeDatabase({ db -> Int in
                 var last = finished
                 last.pending = try SyncState.pendingCount(db)
                 try SyncState.setValue(db, "last_sync", SyncState.json(last))
@@ -319,7 +326,7 @@ actor SyncEngine {
             }
         }
         if !recorded {
-            summary.pending = (try? await pool.read { try SyncState.pendingCount($0) }) ?? summary.pending
+            summary.pending = (try? readDatabase { try SyncState.pendingCount($0) }) ?? summary.pending
         }
         events.emit(.finished(summary), error: failure)
         return summary
@@ -329,10 +336,10 @@ actor SyncEngine {
     /// versions and marks every difference pending.
     func runDiffs() async throws {
         guard diffsMayBePending else { return }
-        let entities = try await pool.read { try String.fetchAll($0, sql: "SELECT entity FROM \(SyncState.diff)") }
+        let entities = try readDatabase { try String.fetchAll($0, sql: "SELECT entity FROM \(SyncState.diff)") }
         for entity in entities {
             let applier = self.applier
-            try await pool.write { db in
+            try writeDatabase { db in
                 defer { _ = try? db.execute(sql: "DELETE FROM \(SyncState.diff) WHERE entity = ?", arguments: [entity]) }
                 guard let table = applier.table(named: entity) else { return }
                 let rows = try applier.codec(table).readAll(in: db)

@@ -17,6 +17,12 @@ package enum SyncStage: String, Sendable, CaseIterable {
     case uploadPrepared = "upload prepared"
     /// The remote answered an upload.
     case uploadAnswered = "upload answered"
+    /// A sync began (after a wake-up: a save, a hint, the timer).
+    case syncStarted = "sync started"
+    /// A fetch call is about to go out.
+    case fetchSent = "fetch sent"
+    /// A fetched page is about to be applied (its transaction begins).
+    case applyStarted = "apply started"
 }
 
 /// Calls a handler, if one is set, with each stage the bridge passes and

@@ -8,8 +8,12 @@ import Logging
 enum Retry {
     static let attempts = 8
 
-    static func run<T: Sendable>(
-        _ configuration: CloudSyncConfiguration, _ what: String, _ operation: @Sendable () async throws -> T
+    /// Runs `operation` (in the caller's isolation: the engine's calls stay
+    /// on its queue) until it succeeds, fails for good, or has failed
+    /// ``attempts`` times.
+    static func run<T>(
+        _ configuration: CloudSyncConfiguration, _ what: String, isolation: isolated (any Actor)? = #isolation,
+        _ operation: () async throws -> T
     ) async throws -> T {
         var attempt = 1
         while true {
