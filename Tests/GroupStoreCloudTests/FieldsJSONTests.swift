@@ -44,6 +44,23 @@ final class FieldsJSONTests: XCTestCase {
         }
     }
 
+    func testSyncSummaryJSON_readsBackAsWritten_andAsFoundationWritesIt() throws {
+        var failed = CloudSyncSummary(startedAt: Date(timeIntervalSince1970: 1_764_086_400.123456), finishedAt: Date(timeIntervalSince1970: 1_764_086_401.5))
+        failed.uploaded = 3
+        failed.fetched = 400
+        failed.conflicts = 2
+        failed.parked = 1
+        failed.pending = 7
+        failed.error = "the remote /tmp/c \"x\" is gone\nnext line \u{1} ☃"
+        failed.errorCode = "badRemote"
+        XCTAssertEqual(SyncState.decode(CloudSyncSummary.self, json: failed.stateJSON), failed, failed.stateJSON)
+        // Read back as what Foundation's encoder (with the state's settings) writes, now too.
+        for summary in [failed, CloudSyncSummary(startedAt: Date(timeIntervalSince1970: 0), finishedAt: Date())] {
+            let foundation = try XCTUnwrap(SyncState.decode(CloudSyncSummary.self, json: SyncState.json(summary)))
+            XCTAssertEqual(SyncState.decode(CloudSyncSummary.self, json: summary.stateJSON), foundation, summary.stateJSON)
+        }
+    }
+
     func testGarbage_isAnError_notACrash() {
         for garbage in ["", "{", "{\"a\":", "{\"a\":{\"i\":1}", "[1]", "{\"a\":{\"x\":1}}", "{\"a\":{\"i\":\"1\"}}", "{\"a\":nul}", "{\"a\":{\"t\":\"\\u12\"}}"] {
             XCTAssertThrowsError(try CloudFieldsJSON.decode(garbage), garbage)

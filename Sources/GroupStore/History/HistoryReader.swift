@@ -140,14 +140,6 @@ enum HistoryReader {
         }
     }
 
-    /// What the open write transaction changed so far (the changes after the
-    /// newest sealed transaction), folded as a save folds them.
-    static func openChanges(_ db: Database) throws -> [EntityChange] {
-        let state = try HistorySchema.state(db)
-        guard state.unsealedChanges else { return [] }
-        return try folded(db, after: state.sealedChange, through: state.newestChange, names: try TableNames.load(db))
-    }
-
     /// The changes whose ids are in `(after, through]`, folded as one save.
     static func folded(_ db: Database, after: Int64, through: Int64, names: TableNames) throws -> [EntityChange] {
         var accumulator = ChangeAccumulator(expectedRows: Int(clamping: through - after))

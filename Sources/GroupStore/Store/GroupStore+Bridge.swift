@@ -1,11 +1,24 @@
 import GRDB
+import Synchronization
 
 extension GroupStore {
     /// For the cloud bridge (same package): what the open write transaction
     /// of ``write(_:)`` changed so far, folded as a ``Save`` folds it —
     /// including what the writes caused (foreign-key cascades, triggers).
-    package static func openTransactionChanges(_ db: Database) throws -> [EntityChange] {
-        try HistoryReader.openChanges(db)
+    package func openTransactionChanges(_ db: Database) throws -> [EntityChange] {
+        let state = try HistorySchema.state(db)
+        guard state.unsealedChanges else { return [] }
+        let names = try bridgeRegistry { names in names = try names.current(db, version: state.registryVersion) }
+        return try HistoryReader.folded(db, after: state.sealedChange, through: state.newestChange, names: names)
+    }
+
+    /// The registry kept for the bridge's reads, after `update` brought it
+    /// up to date (reloaded only when the registry changed).
+    private func bridgeRegistry(_ update: (inout TableNames) throws -> Void) throws -> TableNames {
+        var names = bridgeNames.withLock { $0 }
+        try update(&names)
+        bridgeNames.withLock { [names] in $0 = names }
+        return names
     }
 }
 
@@ -27,9 +40,9 @@ extension GroupStore {
     /// whoever wrote them, read in a transaction of the caller's (a write's,
     /// so that nothing can commit between reading the history and what the
     /// caller does next).
-    package static func historyIntake(_ db: Database, after seq: Int64, limit: Int) throws -> HistoryIntakePage {
-        var names = try TableNames.load(db)
-        let batch = try HistoryReader.read(db, after: seq, limit: limit, names: &names)
+    package func historyIntake(_ db: Database, after seq: Int64, limit: Int) throws -> HistoryIntakePage {
+        var batch = HistoryBatch()
+        _ = try bridgeRegistry { names in batch = try HistoryReader.read(db, after: seq, limit: limit, names: &names) }
         return HistoryIntakePage(
             saves: batch.saves, through: batch.saves.last?.seq ?? seq, prunedThrough: batch.prunedThrough, hasMore: batch.hasMore)
     }

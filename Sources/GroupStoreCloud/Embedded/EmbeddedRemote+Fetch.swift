@@ -99,12 +99,12 @@ private struct FetchQuery: Sendable {
             floor = head
         }
         let rows = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT \(EmbeddedRemoteRecord.columns) FROM records
-                WHERE zone = ? AND seq > ? AND (deleted = 0 OR seq > ?)
-                ORDER BY seq LIMIT ?
-                """,
+            db.cachedStatement(
+                sql: """
+                    SELECT \(EmbeddedRemoteRecord.columns) FROM records
+                    WHERE zone = ? AND seq > ? AND (deleted = 0 OR seq > ?)
+                    ORDER BY seq LIMIT ?
+                    """),
             arguments: [zone.description, position, floor, limit + 1]
         )
         let moreComing = rows.count > limit

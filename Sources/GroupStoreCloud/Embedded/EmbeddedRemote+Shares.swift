@@ -59,7 +59,8 @@ extension EmbeddedRemote {
     static func access(_ db: Database, to zone: CloudZone, user: String) throws -> CloudShareAccess? {
         if zone.owner == user { return .readWrite }
         let canWrite = try Bool.fetchOne(
-            db, sql: "SELECT can_write FROM shares WHERE owner = ? AND zone = ? AND member = ?", arguments: [zone.owner, zone.name, user])
+            db.cachedStatement(sql: "SELECT can_write FROM shares WHERE owner = ? AND zone = ? AND member = ?"),
+            arguments: [zone.owner, zone.name, user])
         return canWrite.map { $0 ? .readWrite : .readOnly }
     }
 

@@ -291,7 +291,7 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
     /// The scope of every registered record type.
     static func recordTypes(_ db: Database) throws -> [String: CloudScope] {
         var types: [String: CloudScope] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT name, scope FROM types") {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT name, scope FROM types")) {
             guard let scope = CloudScope(rawValue: try row.decode(String.self, atIndex: 1)) else { continue }
             types[try row.decode(String.self, atIndex: 0)] = scope
         }

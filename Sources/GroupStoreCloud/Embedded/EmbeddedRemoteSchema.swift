@@ -64,7 +64,7 @@ enum EmbeddedRemoteSchema {
     /// The `meta` table as a dictionary (rows that are not text are skipped).
     static func meta(_ db: Database) throws -> [String: String] {
         var meta: [String: String] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT key, value FROM meta") {
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM meta")) {
             guard let key = try? row.decode(String.self, atIndex: 0),
                 let value = try? row.decode(String.self, atIndex: 1)
             else { continue }
@@ -169,7 +169,7 @@ enum EmbeddedRemoteSchema {
     /// The position of the latest change (0 when none): kept by SQLite for
     /// the `AUTOINCREMENT` log even after the log rows are pruned.
     static func head(_ db: Database) throws -> Int64 {
-        let row = try Row.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'change_log'")
+        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = 'change_log'"))
         guard let row else { return 0 }
         return try row.decode(Int64?.self, atIndex: 0) ?? 0
     }

@@ -11,6 +11,8 @@ struct HistoryIntake: Sendable {
     /// The bridge's member name: its own transactions (applied remote
     /// changes) are not taken in.
     let member: String
+    /// The store whose history is taken in.
+    let store: GroupStore
     let applier: RecordApplier
     let tables: [MappedTable]
     let logger: Logger
@@ -40,7 +42,7 @@ struct HistoryIntake: Sendable {
     func takeInAll(after position: Int64, persistOwn: Bool = true, in db: Database) throws -> Outcome {
         var outcome = Outcome(through: position)
         while true {
-            let page = try GroupStore.historyIntake(db, after: outcome.through, limit: Self.pageSize)
+            let page = try store.historyIntake(db, after: outcome.through, limit: Self.pageSize)
             if page.prunedThrough > outcome.through {
                 try markPruned(through: page.prunedThrough, in: db)
                 outcome.through = page.prunedThrough

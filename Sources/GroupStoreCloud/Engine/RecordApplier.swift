@@ -235,9 +235,10 @@ struct RecordApplier: Sendable {
     /// it wrote on purpose (foreign-key cascades, the app's triggers), and
     /// the purposely written keys of tables with triggers (compared by value
     /// before upload: an unchanged row is an echo and is not uploaded).
-    func takeInConsequences(of outcome: Outcome, in db: Database) throws {
+    /// - Parameter store: the store whose write transaction this is.
+    func takeInConsequences(of outcome: Outcome, store: GroupStore, in db: Database) throws {
         let now = Date()
-        let changes = try GroupStore.openTransactionChanges(db)
+        let changes = try store.openTransactionChanges(db)
         // A delete applied here may cascade into a row this same apply wrote
         // (a child updated, then its parent deleted): such a row is checked
         // by value, not skipped as written.

@@ -205,7 +205,7 @@ extension SyncEngine {
                 }
             }
             try applier.retryOrphans(assets: assets, in: db, outcome: &outcome)
-            try applier.takeInConsequences(of: outcome, in: db)
+            try applier.takeInConsequences(of: outcome, store: store, in: db)
             for (other, token) in unsaved { try SyncState.setToken(db, zone: other, token) }
             if let saveToken { try SyncState.setToken(db, zone: zone, saveToken) }
             if dropToken { try SyncState.dropToken(db, zone: zone) }

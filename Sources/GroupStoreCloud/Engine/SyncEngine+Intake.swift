@@ -40,7 +40,7 @@ extension SyncEngine {
         let intake = self.historyIntake
         while true {
             let position = intakePosition
-            let page = try readDatabase { db in try GroupStore.historyIntake(db, after: position, limit: HistoryIntake.pageSize) }
+            let page = try readDatabase { db in try store.historyIntake(db, after: position, limit: HistoryIntake.pageSize) }
             if page.prunedThrough > position {
                 try writeDatabase { db in try intake.markPruned(through: page.prunedThrough, in: db) }
                 noteIntake(HistoryIntake.Outcome(through: page.prunedThrough, pruned: true))

@@ -234,7 +234,7 @@ extension SyncEngine {
                     try applier.park(db, table, name, "up", reason, nil, &outcome)
                 }
             }
-            try applier.takeInConsequences(of: outcome, in: db)
+            try applier.takeInConsequences(of: outcome, store: store, in: db)
             return (accepted, outcome)
         }
     }

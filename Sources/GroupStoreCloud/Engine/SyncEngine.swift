@@ -117,7 +117,8 @@ actor SyncEngine {
     ) {
         self.tracer = tracer
         executor = EngineQueue(label: "GroupStoreCloud.SyncEngine.\(store.member)")
-        historyIntake = HistoryIntake(member: store.member.rawValue, applier: applier, tables: tables, logger: configuration.logger)
+        historyIntake = HistoryIntake(
+            member: store.member.rawValue, store: store, applier: applier, tables: tables, logger: configuration.logger)
         self.sealEveryCycle = sealEveryCycle
         self.store = store
         self.remote = configuration.remote
@@ -312,7 +313,7 @@ actor SyncEngine {
             if let pending = try? writeDatabase({ db -> Int in
                 var last = finished
                 last.pending = try SyncState.pendingCount(db)
-                try SyncState.setValue(db, "last_sync", SyncState.json(last))
+                try SyncState.setValue(db, "last_sync", last.stateJSON)
                 for (zone, token) in unsaved { try SyncState.setToken(db, zone: zone, token) }
                 // The position as taken in (a page of the bridge's own transactions may not be stored yet).
                 if position > (try SyncState.intakeSeq(db)) { try SyncState.setValue(db, "intake_seq", position) }
