@@ -45,7 +45,8 @@ final class FieldsJSONTests: XCTestCase {
     }
 
     func testSyncSummaryJSON_readsBackAsWritten_andAsFoundationWritesIt() throws {
-        var failed = CloudSyncSummary(startedAt: Date(timeIntervalSince1970: 1_764_086_400.123456), finishedAt: Date(timeIntervalSince1970: 1_764_086_401.5))
+        var failed = CloudSyncSummary(
+            startedAt: Date(timeIntervalSince1970: 1_764_086_400.123456), finishedAt: Date(timeIntervalSince1970: 1_764_086_401.5))
         failed.uploaded = 3
         failed.fetched = 400
         failed.conflicts = 2
