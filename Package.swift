@@ -132,6 +132,8 @@ let package = Package(
                 "GroupStoreCloudPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the floors (the same SQL with no Swift layer).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

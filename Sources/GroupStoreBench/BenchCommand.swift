@@ -16,6 +16,7 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Measure GroupStore against bare inotify, polling and plain GRDB, and print a table.",
         subcommands: [
             RunCommand.self, MemberRole.self, WriterRole.self, InotifyWriterRole.self, InotifyReaderRole.self, PollerRole.self,
+            RawMemberRole.self,
         ],
         defaultSubcommand: RunCommand.self
     )

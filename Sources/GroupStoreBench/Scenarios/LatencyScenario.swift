@@ -61,7 +61,45 @@ struct LatencyScenario {
                 unit: "µs", distribution: synchronous,
                 reference: String(format: "for await %.0f µs", reference?.median ?? .nan), ratio: reference.map { synchronous.median / $0.median },
                 target: "≤ 100 µs / ≤ 1 ms"))
+        // The floor: the same wake-up and reads with no Swift layer above
+        // SQLite (one thread, inotify and the C API), with 2 and 8 members.
+        for members in [2, 8] {
+            let floor = try rawMembers(members, samples: samples)
+            let library = rows.first { $0.what == "GroupStore, \(members) members, until the last has it (tmpfs)" }?.distribution
+            rows.append(
+                TableRow(
+                    section: "1. propagation latency, 1 commit/ms",
+                    what: "floor: \(members) members as bare readers (inotify on the -wal, the merge's reads through SQLite's C API, no Swift layer), until the last has it (tmpfs)",
+                    unit: "µs", distribution: floor.delivered,
+                    reference: String(
+                        format: "woken %.0f µs after the commit; GroupStore %.0f µs", floor.woken.median, library?.median ?? .nan),
+                    ratio: library.map { $0.median / floor.delivered.median }, target: members == 2 ? "≤ 100 µs" : "≤ 300 µs"))
+        }
         return Result(rows: rows, twoMembersTmpfs: reference)
+    }
+
+    /// `members - 1` `raw-member` roles following the `writer` role's
+    /// commits: per commit, when the last one had read it, and when it was woken.
+    private func rawMembers(_ members: Int, samples: Int) throws -> (delivered: Distribution, woken: Distribution) {
+        let group = try bench.directory("latency-raw-\(members)", on: .tmpfs)
+        // The group and its history, made by a member that leaves at once.
+        try bench.finish(try bench.spawn("member", ["--group", group, "--member", "founder", "--join-only"]))
+        let readers = try (1..<members).map { _ in try bench.spawn("raw-member", ["--group", group, "--expect", "\(samples)"]) }
+        for reader in readers { try bench.ready(reader) }
+        let writer = try bench.spawn("writer", ["--group", group, "--count", "\(samples)", "--interval-us", "1000"])
+        try bench.finish(writer)
+        var latest: [Substring: (delivered: Double, woken: Double)] = [:]
+        for reader in readers {
+            try bench.finish(reader, timeout: 60)
+            for fields in Bench.fields(reader.output, "R") {
+                guard fields.count >= 4, let at = Double(fields[1]), let committed = Double(fields[2]), let woken = Double(fields[3]) else {
+                    continue
+                }
+                let previous = latest[fields[0]] ?? (0, 0)
+                latest[fields[0]] = (max(previous.delivered, at - committed), max(previous.woken, woken - committed))
+            }
+        }
+        return (Distribution(latest.values.map(\.delivered)), Distribution(latest.values.map(\.woken)))
     }
 
     /// Temp file + rename into a watched folder, read by another process.

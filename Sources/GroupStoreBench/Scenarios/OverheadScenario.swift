@@ -44,6 +44,53 @@ struct OverheadScenario {
                     ratio: tracked.median / plainDistribution.median, target: size == 1 ? "≤ 1.3×" : "≤ 1.5×"))
         }
         rows += try writeCost(plain: plain, store: store, section: section)
+        rows += try floor(directory: directory, section: section)
+        return rows
+    }
+
+    /// The floor of tracking: the same commits through SQLite's C API (no
+    /// GRDB, no Swift layer), into a plain table and into the group's
+    /// tracked table, whose triggers record each row, with the one statement
+    /// that seals the transaction (what any writer outside the library runs,
+    /// plus the seal). Interleaved in blocks, as above.
+    private func floor(directory: String, section: String) throws -> [TableRow] {
+        let plain = try RawSQLite(path: directory + "/raw-plain.sqlite")
+        try plain.execute(BenchSchema.createSQL)
+        let tracked = try RawSQLite(path: directory + "/group/store.sqlite")
+        let insert = "INSERT INTO items(author, n, committed_at) VALUES ('raw', ?, ?)"
+        let seal = "INSERT INTO groupstore_transaction(author, committed_at, last_change) SELECT 'raw', ?, max(id) FROM groupstore_change"
+        var rows: [TableRow] = []
+        var n = 20_000_000
+        for (size, count) in [(1, bench.quick ? 1000 : 10_000), (1000, bench.quick ? 50 : 300)] {
+            var plainTimes: [Double] = []
+            var trackedTimes: [Double] = []
+            func commit(_ database: RawSQLite, sealed: Bool) throws -> Double {
+                let start = monotonicSeconds()
+                try database.run("BEGIN IMMEDIATE")
+                let now = Date().timeIntervalSince1970
+                for _ in 0..<size {
+                    n += 1
+                    try database.run(insert, [Double(n), now])
+                }
+                if sealed { try database.run(seal, [now]) }
+                try database.run("COMMIT")
+                return (monotonicSeconds() - start) * 1e6
+            }
+            while plainTimes.count < count {
+                for _ in 0..<50 {
+                    plainTimes.append(try commit(plain, sealed: false))
+                    trackedTimes.append(try commit(tracked, sealed: true))
+                }
+            }
+            let plainDistribution = Distribution(plainTimes)
+            let trackedDistribution = Distribution(trackedTimes)
+            rows.append(
+                TableRow(
+                    section: section, what: "floor: \(size)-row commit through SQLite's C API, with the history's triggers and seal", unit: "µs",
+                    distribution: trackedDistribution,
+                    reference: String(format: "the same with no triggers %.1f / p99 %.1f µs", plainDistribution.median, plainDistribution.p99),
+                    ratio: trackedDistribution.median / plainDistribution.median, target: size == 1 ? "≤ 1.3×" : "≤ 1.5×"))
+        }
         return rows
     }
 

@@ -14,6 +14,12 @@ struct ThroughputScenario {
         try bench.finish(plain)
         let plainRate = rate(plain.output)
 
+        // The ceiling for any number of followers: the same writer with none.
+        let aloneGroup = try bench.directory("throughput-alone")
+        let alone = try bench.spawn("writer", ["--group", aloneGroup, "--count", "100000000", "--seconds", "\(seconds)"])
+        try bench.finish(alone)
+        let aloneRate = rate(alone.output)
+
         let group = try bench.directory("throughput")
         let peers = try (1...3).map {
             try bench.spawn("member", ["--group", group, "--member", "peer-\($0)", "--print-each", "--key-from-input"])
@@ -46,6 +52,10 @@ struct ThroughputScenario {
             TableRow(
                 section: section, what: "writer with 3 peers following", unit: "tx/s", value: rate,
                 reference: String(format: "plain GRDB, no peers: %.0f tx/s", plainRate), ratio: rate / plainRate,
+                target: "≥ 0.5×"),
+            TableRow(
+                section: section, what: "ceiling: the same writer with no peer", unit: "tx/s", value: aloneRate,
+                reference: String(format: "plain GRDB, no peers: %.0f tx/s", plainRate), ratio: aloneRate / plainRate,
                 target: "≥ 0.5×"),
             TableRow(
                 section: section, what: "peers' lag behind the writer (slowest of 3)", unit: "ms",
