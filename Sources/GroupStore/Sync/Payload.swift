@@ -25,8 +25,6 @@ struct Payload: Sendable {
         _ db: Database, state: HistorySchema.State, author: MemberName, names: inout TableNames
     ) throws -> Payload? {
         guard state.unsealedChanges else { return nil }
-        let committedAt = Date()
-        let seq = try HistorySchema.insertTransaction(db, author: author, committedAt: committedAt, lastChange: state.newestChange)
         // Change ids of one transaction are consecutive (rows are only ever
         // appended while it runs), so their count needs no query.
         let truncated = state.newestChange - state.sealedChange > Int64(rowLimit)
@@ -35,6 +33,9 @@ struct Payload: Sendable {
             names = try names.current(db, version: state.registryVersion)
             changes = try HistoryReader.folded(db, after: state.sealedChange, through: state.newestChange, names: names)
         }
+        // The commit time, as late as the transaction allows: its last statement.
+        let committedAt = Date()
+        let seq = try HistorySchema.insertTransaction(db, author: author, committedAt: committedAt, lastChange: state.newestChange)
         return Payload(
             save: Save(seq: seq, author: author.rawValue, committedAt: committedAt, changes: changes), truncated: truncated)
     }
