@@ -40,7 +40,7 @@ struct EmbeddedRemoteConnection: Sendable {
                     _ = try queue.read { try EmbeddedRemoteSchema.status($0, display: display) }
                 }
             }
-            let pool = try DatabasePool(path: path, configuration: EmbeddedRemoteSchema.configuration())
+            let pool = try openPool(path)
             var note: String?
             let needsWrite = try pool.read { db -> Bool in
                 switch try EmbeddedRemoteSchema.status(db, display: display) {
@@ -61,6 +61,25 @@ struct EmbeddedRemoteConnection: Sendable {
             return (EmbeddedRemoteConnection(pool: pool, path: path, file: file, epoch: epoch), note)
         } catch {
             throw remoteError(error, display: display, doing: "open")
+        }
+    }
+
+    /// The pool on the file at `path`. Opening a pool switches the file to
+    /// WAL mode, and SQLite refuses that at once (`SQLITE_BUSY`, without
+    /// its busy handler) while another process is switching the same new
+    /// file: two bridges started together on a remote that does not exist
+    /// yet. That is retried, with short growing pauses, for as long as the
+    /// busy timeout (10 s).
+    private static func openPool(_ path: String) throws -> DatabasePool {
+        let deadline = Date(timeIntervalSinceNow: 10)
+        var pause: UInt32 = 1_000
+        while true {
+            do {
+                return try DatabasePool(path: path, configuration: EmbeddedRemoteSchema.configuration())
+            } catch let error as DatabaseError where error.resultCode.primaryResultCode == .SQLITE_BUSY && Date() < deadline {
+                usleep(pause)
+                pause = min(pause * 2, 50_000)
+            }
         }
     }
 

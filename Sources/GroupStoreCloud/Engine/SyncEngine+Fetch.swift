@@ -29,6 +29,7 @@ extension SyncEngine {
         for zone in zones { applied += try await fetch(zone, summary: &summary) }
         // Every echo of what was acknowledged before this fetch came back in it.
         acknowledgedSinceFetch = false
+        acknowledgedTags = [:]
         if applied > 0 { events.emit(.fetched(count: applied)) }
         return applied
     }
@@ -97,6 +98,8 @@ extension SyncEngine {
     /// Whether every record is already here at its tag (this group's own
     /// uploads, acknowledged, coming back).
     private func onlyEchoes(_ records: [CloudRecord]) async throws -> Bool {
+        // The tags the remote just gave this group's uploads (no read).
+        if records.allSatisfy({ acknowledgedTags[$0.id] == $0.tag }) { return true }
         let applier = self.applier
         return try readDatabase { db in
             try records.allSatisfy { record in

@@ -35,6 +35,10 @@ extension SyncEngine {
                 let results = try await send(uploads.map(\.change))
                 tracer.mark(.uploadAnswered)
                 let outcome = try await acknowledge(uploads, results)
+                // Bounded: past it, echoes are recognised by reading the sync state.
+                for case .saved(let record) in results where acknowledgedTags.count < Self.maxKnownEchoes {
+                    acknowledgedTags[record.id] = record.tag
+                }
                 report(outcome.outcome, into: &summary)
                 if !outcome.outcome.parked.isEmpty { orphansMayExist = true }
                 if outcome.accepted > 0 { acknowledgedSinceFetch = true }

@@ -62,11 +62,20 @@ actor SyncEngine {
     /// Whether an upload was acknowledged since the last fetch of every
     /// zone (only then can a fetched page be this group's own echoes).
     var acknowledgedSinceFetch = false
+    /// The tags the remote gave this group's uploads since the last fetch of
+    /// every zone: a fetched record at one of them is an echo, known without
+    /// reading the sync state.
+    var acknowledgedTags: [CloudRecordID: String] = [:]
+    /// What was pending at the end of the last sync that failed nothing
+    /// (`nil`: not known). Only this engine adds pending keys, in syncs.
+    var pendingAfterLastSync: Int?
     /// Whether this engine has left the shared zones its group synced before
     /// and no longer does (they come only from an earlier configuration).
     var leftStaleZones = false
 
     static let fetchPageSize = 400
+    /// The most acknowledged tags kept in memory to recognise echoes.
+    static let maxKnownEchoes = 4096
     static let maxBatchRecords = 400
     /// Below the 2 MB a remote takes at once (sizes are estimates).
     static let maxBatchBytes = 1_800_000
@@ -233,6 +242,10 @@ actor SyncEngine {
         var summary = CloudSyncSummary(startedAt: Date(), finishedAt: Date())
         events.emit(.started(complete: complete))
         var failure: CloudSyncError?
+        // Nothing moved and nothing could have: the pending count is the last one.
+        var quiet = false
+        let pendingBefore = pendingAfterLastSync
+        pendingAfterLastSync = nil
         do {
             // Changes the shell committed that no member has closed yet become a transaction first.
             if sealEveryCycle || !sealed {
@@ -274,9 +287,21 @@ actor SyncEngine {
             var passes = 0
             var fetchNow = fetch || complete || !fetchedOnce
             while true {
+                var fetched = 0
                 if fetchNow {
-                    summary.fetched += try await fetchAll(summary: &summary)
+                    fetched = try await fetchAll(summary: &summary)
+                    summary.fetched += fetched
                     fetchedOnce = true
+                }
+                // A sync woken by a hint that brought nothing (this group's own upload coming
+                // back, say) uploads nothing either when nothing was pending after the last sync
+                // and no local transaction has come since: only this engine adds pending keys,
+                // in its intake, diffs and applies, and none of them had anything to do.
+                if passes == 0 && fetched == 0 && !complete && pendingBefore == 0 && !diffsMayBePending
+                    && store.cursor <= intakePosition
+                {
+                    quiet = true
+                    break
                 }
                 var (accepted, refetch) = try await uploadAll(summary: &summary, intakeFirst: passes == 0)
                 fetchNow = true
@@ -324,10 +349,17 @@ actor SyncEngine {
                 lastSyncWritten = Date()
                 lastSyncFailed = failed
                 recorded = true
+                if !failed { pendingAfterLastSync = pending }
             }
         }
         if !recorded {
-            summary.pending = (try? readDatabase { try SyncState.pendingCount($0) }) ?? summary.pending
+            if quiet, failure == nil, let pendingBefore {
+                summary.pending = pendingBefore
+                pendingAfterLastSync = pendingBefore
+            } else if let pending = try? readDatabase({ try SyncState.pendingCount($0) }) {
+                summary.pending = pending
+                if failure == nil { pendingAfterLastSync = pending }
+            }
         }
         events.emit(.finished(summary), error: failure)
         return summary
