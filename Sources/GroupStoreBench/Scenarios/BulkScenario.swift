@@ -30,9 +30,10 @@ struct BulkScenario {
         store.flushPublications()
         try bench.finish(peer, timeout: 300)
         let received = Bench.fields(peer.output, "D").first.flatMap { Double($0[2]) } ?? .nan
-        let payload =
-            try FileManager.default.contentsOfDirectory(atPath: group + "/members/writer").filter { $0.hasSuffix(".json") }
-            .compactMap { try FileManager.default.attributesOfItem(atPath: group + "/members/writer/" + $0)[.size] as? Int }.max() ?? 0
+        // The bulk transaction's payload: the newest (names sort by sequence
+        // number; the migration's, which names the new table, comes before it).
+        let newest = try FileManager.default.contentsOfDirectory(atPath: group + "/members/writer").filter { $0.hasSuffix(".json") }.max()
+        let payload = try newest.flatMap { try FileManager.default.attributesOfItem(atPath: group + "/members/writer/" + $0)[.size] as? Int } ?? 0
         return [
             TableRow(
                 section: section, what: "tracked commit", unit: "s", value: trackedSeconds,
