@@ -29,6 +29,8 @@ package struct DeliveryTrace: Sendable {
     package var wokeAt: Double
     /// The start of the merge round that read the save.
     package var mergeStartedAt: Double
+    /// The history read (this process's GRDB observers not notified yet).
+    package var historyReadAt: Double
     /// The history read and this process's observers notified.
     package var readAt: Double
     /// Handed to the subscribers' feed and the notifier.

@@ -161,9 +161,10 @@ final class Merger: @unchecked Sendable {
         for _ in 0..<Self.roundsPerWake {
             let batch: HistoryBatch
             let group: GroupState
+            let historyReadAt: Double
             let mergeStartedAt = trace != nil ? DeliveryTrace.now() : 0
             do {
-                (batch, group) = try readAndNotify()
+                (batch, group, historyReadAt) = try readAndNotify(traced: trace != nil)
                 dataVersion = group.dataVersion
             } catch {
                 logger.info("cannot read the history; will retry", metadata: ["error": "\(error)"])
@@ -210,8 +211,8 @@ final class Merger: @unchecked Sendable {
                 for save in batch.saves {
                     trace(
                         DeliveryTrace(
-                            seq: save.seq, wake: wake.kind, wokeAt: wake.at, mergeStartedAt: mergeStartedAt, readAt: readAt,
-                            handedOverAt: handedOverAt))
+                            seq: save.seq, wake: wake.kind, wokeAt: wake.at, mergeStartedAt: mergeStartedAt,
+                            historyReadAt: historyReadAt, readAt: readAt, handedOverAt: handedOverAt))
                 }
             }
             firstWake = nil
@@ -238,9 +239,11 @@ final class Merger: @unchecked Sendable {
     /// tables it changed, in one deferred transaction on the pool's writer
     /// connection: one snapshot, and no write lock is ever taken, so it never
     /// waits for another process's writer (only for this process's own).
-    private func readAndNotify() throws -> (HistoryBatch, GroupState) {
+    /// - Parameter traced: also say when the history was read (before the
+    ///   observers were notified), for the trace; else that time is 0.
+    private func readAndNotify(traced: Bool) throws -> (HistoryBatch, GroupState, historyReadAt: Double) {
         try pool.writeWithoutTransaction { db in
-            var result: (HistoryBatch, GroupState)?
+            var result: (HistoryBatch, GroupState, Double)?
             try db.cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
             do {
                 // Everything the merge needs to know of the group, in one statement.
@@ -255,7 +258,7 @@ final class Merger: @unchecked Sendable {
                 let known = HistoryReader.Known(prunedThrough: row.int64(4), newestChange: row.int64(5), registryVersion: row.int64(6))
                 let batch = try HistoryReader.read(
                     db, after: cursor, cursorLastChange: cursorLastChange, limit: settings.batchSize, names: &names, known: known)
-                result = (batch, group)
+                result = (batch, group, traced ? DeliveryTrace.now() : 0)
                 var tables = Set<String>()
                 for save in batch.saves where save.author != settings.member.rawValue {
                     tables.formUnion(save.entityNames)

@@ -11,7 +11,7 @@ import Synchronization
 /// `D <count> <first delivery µs> <last delivery µs> <VmHWM kB> <VmRSS kB> <CPU s since ready>` once
 /// it has `--expect` saves, and `M <count> <VmRSS kB>` every 100,000. With
 /// `--trace`, at the end, one line per merged save:
-/// `T <seq> <wake> <woke µs> <merge start µs> <read µs> <handed over µs>`.
+/// `T <seq> <wake> <woke µs> <merge start µs> <history read µs> <observers notified µs> <handed over µs>`.
 struct MemberRole: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "member", shouldDisplay: false)
 
@@ -143,8 +143,8 @@ struct MemberRole: AsyncParsableCommand {
         for trace in traces.withLock({ $0 }) {
             emit(
                 String(
-                    format: "T %lld %@ %.1f %.1f %.1f %.1f", trace.seq, trace.wake.rawValue, trace.wokeAt, trace.mergeStartedAt,
-                    trace.readAt, trace.handedOverAt))
+                    format: "T %lld %@ %.1f %.1f %.1f %.1f %.1f", trace.seq, trace.wake.rawValue, trace.wokeAt, trace.mergeStartedAt,
+                    trace.historyReadAt, trace.readAt, trace.handedOverAt))
         }
     }
 }

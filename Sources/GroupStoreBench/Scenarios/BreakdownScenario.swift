@@ -42,7 +42,7 @@ struct BreakdownScenario {
         var latest: [Substring: Sample] = [:]
         for reader in readers {
             var traces: [Substring: [Substring]] = [:]
-            for fields in Bench.fields(reader.output, "T") where fields.count == 6 { traces[fields[0]] = fields }
+            for fields in Bench.fields(reader.output, "T") where fields.count == 7 { traces[fields[0]] = fields }
             for fields in Bench.fields(reader.output, "R") where fields.count == 4 {
                 guard let received = Double(fields[1]), let committed = Double(fields[2]), let trace = traces[fields[0]] else { continue }
                 if let previous = latest[fields[0]], previous.received >= received { continue }
@@ -55,15 +55,18 @@ struct BreakdownScenario {
         // transaction, just before COMMIT).
         let names = [
             "COMMIT done (write returned in the writer)", "first wake-up in the member", "merge start (the merge that found it)",
-            "history read, GRDB observers notified", "handed to the feed and the notifier", "subscriber running (for await)",
+            "history read (a deferred transaction on the writer connection)", "GRDB observers notified, the transaction ended",
+            "handed to the feed and the notifier", "subscriber running (for await)",
         ]
         var stages = [[Double]](repeating: [], count: names.count)
         var wakes: [Substring: Int] = [:]
         for sample in latest.values {
             let t = sample.trace
-            guard let woke = Double(t[2]), let start = Double(t[3]), let read = Double(t[4]), let handed = Double(t[5]) else { continue }
+            guard let woke = Double(t[2]), let start = Double(t[3]), let history = Double(t[4]), let read = Double(t[5]),
+                let handed = Double(t[6])
+            else { continue }
             wakes[t[1], default: 0] += 1
-            let times = [sample.returned ?? .nan, woke, start, read, handed, sample.received]
+            let times = [sample.returned ?? .nan, woke, start, history, read, handed, sample.received]
             var previous = sample.committed
             for (index, time) in times.enumerated() {
                 if index == 0 {
