@@ -258,7 +258,7 @@ final class RandomTreeWriter: @unchecked Sendable {
         let children = try String.fetchAll(db, sql: "SELECT id FROM child ORDER BY id")
         let roll = Int.random(in: 0..<100, using: &random)
         switch roll {
-        case 0..<15, _ where parents.isEmpty:
+        case _ where roll < 15 || parents.isEmpty:
             // Insert a parent (or, when every key is taken, update one).
             let key = CloudConvergenceTrial.parentKeys.randomElement(using: &random)!
             try db.execute(
@@ -281,7 +281,7 @@ final class RandomTreeWriter: @unchecked Sendable {
             let cascaded = try Int.fetchOne(db, sql: "SELECT count(*) FROM child WHERE parent_id = ?", arguments: [key]) ?? 0
             try db.execute(sql: "DELETE FROM parent WHERE id = ?", arguments: [key])
             return (cascaded, true)
-        case 42..<62, _ where children.isEmpty:
+        case _ where (42..<62).contains(roll) || children.isEmpty:
             // Insert a child of an existing parent (or re-parent an existing one).
             let key = CloudConvergenceTrial.childKeys.randomElement(using: &random)!
             try db.execute(

@@ -36,7 +36,7 @@ struct GarbageTrial {
                 if index % 3 == 0 { bytes = Array(bytes.prefix(Int.random(in: 0..<bytes.count, using: &generator))) }
             }
             let temp = group + "/tmp/garbage-\(index)"
-            FileManager.default.createFile(atPath: temp, contents: Data(bytes))
+            _ = FileManager.default.createFile(atPath: temp, contents: Data(bytes))
             rename(temp, group + "/members/" + folders[index % folders.count] + "/" + name)
         }
         guard writer.waitForExit(timeout: 300) == 0 else { throw FaultFailure("writer failed: \(writer.errors.suffix(3))") }

@@ -202,7 +202,7 @@ final class CloudProcessTests: ProcessTestCase {
         try execIn(groupA, "CREATE TABLE counter(id INTEGER PRIMARY KEY, n INTEGER)")
         try FileManager.default.createDirectory(atPath: root + "/adirectory", withIntermediateDirectories: false)
         let garbage = Data((0..<4096).map { _ in UInt8.random(in: 0...255) })
-        FileManager.default.createFile(atPath: root + "/garbage.sqlite", contents: garbage)
+        XCTAssertTrue(FileManager.default.createFile(atPath: root + "/garbage.sqlite", contents: garbage))
 
         let cases: [(what: String, remote: String, tables: String, extra: [String], expected: [String])] = [
             ("missing remote directory", root + "/missing/cloud.sqlite", "note", [], ["no directory \(root)/missing", "cloud.sqlite"]),
@@ -278,7 +278,7 @@ final class CloudProcessTests: ProcessTestCase {
         // The remote file moved aside, garbage renamed into its place.
         let aside = root + "/cloud.sqlite.aside"
         try FileManager.default.moveItem(atPath: remote, toPath: aside)
-        FileManager.default.createFile(atPath: root + "/garbage.tmp", contents: Data((0..<8192).map { _ in UInt8.random(in: 0...255) }))
+        XCTAssertTrue(FileManager.default.createFile(atPath: root + "/garbage.tmp", contents: Data((0..<8192).map { _ in UInt8.random(in: 0...255) })))
         try FileManager.default.moveItem(atPath: root + "/garbage.tmp", toPath: remote)
         let from = bridge.output.count
         try execIn(groupA, "INSERT INTO note(id, body) VALUES ('during-1', 'written while the remote is garbage')")

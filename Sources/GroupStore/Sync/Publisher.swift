@@ -22,20 +22,43 @@ import Synchronization
 ///
 /// When commits come faster than payloads can be written, the publisher does
 /// not queue a backlog: it publishes the newest pending payload and skips the
-/// older ones. Peers only need the wake-up (they read every transaction from
-/// the history), and the format says payloads may be missing.
-final class Publisher: Sendable {
+/// older ones. Once that happens (a commit found a payload still waiting) it
+/// also writes at most one payload per ``minimumInterval`` until commits slow
+/// down: flat out, a file per commit took a core of a two-core host from the
+/// writer and woke every peer once more per commit, while peers are woken by
+/// the `-wal` anyway and read every transaction from the history (the format
+/// says payloads may be missing). A steady stream that the publisher keeps up
+/// with, even one commit a millisecond, is never delayed. A flush publishes
+/// what waits at once.
+///
+/// `@unchecked Sendable`: `lastPublished` and `lastWasCongested` are touched
+/// on `queue` only; the rest is immutable or behind a `Mutex`.
+final class Publisher: @unchecked Sendable {
+    /// The shortest time between two payload files while commits come faster
+    /// than they are published: 1 ms.
+    static let defaultMinimumInterval: UInt64 = 1_000_000
+    /// The shortest time between two payload files while congested (nanoseconds).
+    let minimumInterval: UInt64
     private let queue = DispatchQueue(label: "GroupStore.Publisher")
     private let member: MemberName
     private let directory: GroupDirectory
     private let folder: Mutex<DirectoryHandle>
     private let logger: Logger
     private let metrics: GroupMetrics
-    /// The newest payload committed and not yet published; a drain is
-    /// scheduled whenever this goes from `nil` to a payload.
-    private let pending = Mutex<Payload?>(nil)
+    /// The newest payload committed and not yet published (a drain is
+    /// scheduled whenever it goes from `nil` to a payload), and whether a
+    /// commit replaced a waiting one since the last drain.
+    private let pending = Mutex<(payload: Payload?, congested: Bool)>((nil, false))
+    /// When the last payload was written (uptime nanoseconds; on `queue`).
+    private var lastPublished: UInt64 = 0
+    /// Whether the payload written last had replaced older ones (on `queue`).
+    private var lastWasCongested = false
 
-    init(member: MemberName, directory: GroupDirectory, folder: DirectoryHandle, logger: Logger, metrics: GroupMetrics) {
+    init(
+        member: MemberName, directory: GroupDirectory, folder: DirectoryHandle, logger: Logger, metrics: GroupMetrics,
+        minimumInterval: UInt64 = Publisher.defaultMinimumInterval
+    ) {
+        self.minimumInterval = minimumInterval
         self.member = member
         self.directory = directory
         self.folder = Mutex(folder)
@@ -46,18 +69,36 @@ final class Publisher: Sendable {
     /// Publishes `payload` soon (unless a newer one replaces it first).
     func publish(_ payload: Payload) {
         let first = pending.withLock { pending -> Bool in
-            guard let waiting = pending else {
-                pending = payload
+            guard let waiting = pending.payload else {
+                pending.payload = payload
                 return true
             }
-            if waiting.seq < payload.seq { pending = payload }
+            if waiting.seq < payload.seq { pending.payload = payload }
+            pending.congested = true
             return false
         }
-        if first { queue.async { self.drain() } } else { metrics.payloadSkipped() }
+        if first { queue.async { self.drainWhenDue() } } else { metrics.payloadSkipped() }
     }
 
+    /// Publishes what waits now; or, while commits come faster than payloads
+    /// are written, once ``minimumInterval`` has passed since the last one.
+    /// On `queue`.
+    private func drainWhenDue() {
+        let congested = lastWasCongested || pending.withLock { $0.congested }
+        let due = lastPublished + minimumInterval
+        guard congested, DispatchTime.now().uptimeNanoseconds < due else { return drain() }
+        queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) { self.drain() }
+    }
+
+    /// Writes the payload waiting, if any. On `queue`.
     private func drain() {
-        guard let payload = pending.withLock({ pending in defer { pending = nil }; return pending }) else { return }
+        let (waiting, congested) = pending.withLock { pending in
+            defer { pending = (nil, false) }
+            return pending
+        }
+        guard let payload = waiting else { return }
+        lastPublished = DispatchTime.now().uptimeNanoseconds
+        lastWasCongested = congested
         let bytes = Array(payload.json.utf8)
         let name = PayloadFileName.name(seq: payload.seq)
         let temp = "\(member).\(payload.seq).\(getpid()).tmp"
@@ -81,8 +122,20 @@ final class Publisher: Sendable {
         self.folder.withLock { $0 = folder }
     }
 
-    /// Waits until everything handed over so far is published.
+    /// Publishes what waits now, and waits until everything handed over so
+    /// far is published.
     func flush() {
+        queue.sync { drain() }
+    }
+
+    /// Runs `body` on the publisher's queue after what is queued there (tests
+    /// hold the queue with it to line up a congestion).
+    func enqueue(_ body: @escaping @Sendable () -> Void) {
+        queue.async(execute: body)
+    }
+
+    /// Waits until what is queued now has run, without publishing what waits.
+    func waitForQueue() {
         queue.sync {}
     }
 }

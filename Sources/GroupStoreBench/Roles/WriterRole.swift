@@ -5,7 +5,7 @@ import GroupStore
 import Logging
 
 /// A member that commits `--count` transactions of `--rows` rows each, paced
-/// at `--interval-us` (0: flat out), then prints `W <count> <seconds> <CPU seconds>`.
+/// at `--interval-us` (0: flat out), then prints `W <count> <seconds> <CPU seconds> <wall µs when the last commit returned>`.
 /// With `--plain` it writes through a plain GRDB pool, as a program that does
 /// not use the library would (committed_at is taken just before the commit).
 /// With `--trace`, at the end, `K <first key> <µs when the write returned>`
@@ -64,9 +64,10 @@ struct WriterRole: AsyncParsableCommand {
         }
         let elapsed = monotonicSeconds() - start
         let cpu = ProcessFacts.cpuSeconds - startCPU
+        let stoppedAt = ProcessFacts.nowMicros
         await store?.flushPublications()
         for (key, at) in returned { emit(String(format: "K %lld %.1f", key, at)) }
-        emit("W \(written) \(elapsed) \(cpu)")
+        emit(String(format: "W %d %f %f %.1f", written, elapsed, cpu, stoppedAt))
         await store?.close()
     }
 

@@ -103,7 +103,7 @@ struct OverheadScenario {
             let statements = Mutex(0)
             var ran = 0
             var pages: [Double] = []
-            try pool.writeWithoutTransaction { db in db.trace(options: .statement) { _ in statements.withLock { $0 += 1 } } }
+            pool.writeWithoutTransaction { db in db.trace(options: .statement) { _ in statements.withLock { $0 += 1 } } }
             for _ in 0..<50 {
                 _ = try pool.writeWithoutTransaction { db in try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
                 let before = statements.withLock { $0 }
@@ -112,7 +112,7 @@ struct OverheadScenario {
                 let log = try pool.writeWithoutTransaction { db in try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)") }
                 pages.append(Double(log?[1] as Int? ?? 0))
             }
-            try pool.writeWithoutTransaction { db in db.trace(options: .statement, nil) }
+            pool.writeWithoutTransaction { db in db.trace(options: .statement, nil) }
             return (Double(ran) / 50, Distribution(pages).median)
         }
         let plainCost = try cost(plain) {

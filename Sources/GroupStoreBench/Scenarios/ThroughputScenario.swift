@@ -27,8 +27,10 @@ struct ThroughputScenario {
         for peer in peers { try bench.ready(peer) }
         let writer = try bench.spawn("writer", ["--group", group, "--count", "100000000", "--seconds", "\(seconds)"])
         try bench.finish(writer)
-        let written = Int(Bench.fields(writer.output, "W").first?[0] ?? "0") ?? 0
-        let writerEnd = ProcessFacts.nowMicros
+        let writerFields = Bench.fields(writer.output, "W").first
+        let written = Int(writerFields?[0] ?? "0") ?? 0
+        // The writer's own clock when its last commit returned (wall time, as the peers' R lines).
+        let writerEnd = writerFields.flatMap { $0.count > 3 ? Double($0[3]) : nil } ?? ProcessFacts.nowMicros
         // Every peer must deliver everything; how long after the writer stopped?
         var drain: [Double] = []
         for peer in peers {
