@@ -103,6 +103,7 @@ struct CloudScenario {
         var remoteTimes: [Double] = []
         var fromCall: [Double] = []
         var stageTimes: [[Double]] = Array(repeating: [], count: Self.hopStages.count)
+        var slowest: (total: Double, times: [Double]) = (-.infinity, [])
         let samples = bench.quick ? 50 : 400
         for index in 0..<(samples + 10) {
             let key = "k\(index)"
@@ -133,6 +134,7 @@ struct CloudScenario {
             fromCall.append(remoteAt - calledAt)
             let times = Self.hopTimes(marks.withLock { $0 }, from: committedAt, delivered: remoteAt)
             for (stage, time) in times.enumerated() where !time.isNaN { stageTimes[stage].append(time) }
+            if remoteAt - committedAt > slowest.total { slowest = (remoteAt - committedAt, times) }
         }
         let inGroup = Distribution(local)
         let across = Distribution(remoteTimes)
@@ -145,6 +147,10 @@ struct CloudScenario {
                 section: section, what: "  the same from the call of the async write in A (\(storage))", unit: "µs",
                 distribution: Distribution(fromCall), reference: "the write's own hand-offs included"),
         ]
+        rows.append(
+            TableRow(
+                section: section, what: "  the slowest sample (\(storage)): its longest step", unit: "µs", value: slowest.total,
+                reference: Self.longestStep(slowest.times)))
         if storage == "tmpfs" {
             for (index, name) in Self.hopStages.enumerated() {
                 rows.append(
@@ -162,6 +168,19 @@ struct CloudScenario {
         "B hinted (A's upload written)", "B's sync started", "B's fetch sent", "the remote answered B's fetch",
         "B's apply started", "B applied it (committed)", "B's member has the save",
     ]
+
+    /// The longest step between two marks of one sample, for telling a slow
+    /// sample's cause (a remote call, a wake-up, the host) at a glance.
+    static func longestStep(_ times: [Double]) -> String {
+        var previous = (name: "commit", at: 0.0)
+        var longest = (from: "", to: "", took: -1.0)
+        for (name, at) in zip(hopStages, times) where !at.isNaN {
+            if at - previous.at > longest.took { longest = (previous.name, name, at - previous.at) }
+            previous = (name, at)
+        }
+        guard longest.took >= 0 else { return "no stage marks" }
+        return "\(Int(longest.took.rounded())) µs from \"\(longest.from)\" to \"\(longest.to)\""
+    }
 
     /// When each of ``hopStages`` was reached in one sample, from the
     /// commit (NaN where a mark is missing): A's first marks after the

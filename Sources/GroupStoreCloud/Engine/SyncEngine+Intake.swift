@@ -7,7 +7,18 @@ extension SyncEngine {
     /// cursor never passes a save whose keys are not durably pending).
     func waitIntake(through seq: Int64) async {
         if intakePosition >= seq || waitersReleased { return }
-        await withCheckedContinuation { continuation in intakeWaiters.append((seq, continuation)) }
+        await withCheckedContinuation { continuation in
+            // Looked at again here: the body was seen to run after an intake
+            // that ran in between (the await let the engine's queue take the
+            // next job first), and a waiter added after the intake that
+            // covers it would wait for the next one: the bridge's timer,
+            // seconds later.
+            if intakePosition >= seq || waitersReleased {
+                continuation.resume()
+            } else {
+                intakeWaiters.append((seq, continuation))
+            }
+        }
     }
 
     /// Lets every waiter go, and every later one at once (the bridge is
