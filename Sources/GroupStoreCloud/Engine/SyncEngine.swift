@@ -246,6 +246,10 @@ actor SyncEngine {
         var quiet = false
         let pendingBefore = pendingAfterLastSync
         pendingAfterLastSync = nil
+        // What this sync takes in itself (a backlog, diffs, the history an
+        // apply takes in) is work: a sync that did any is not quiet.
+        let intakeAtStart = intakePosition
+        let diffsAtStart = diffsMayBePending
         do {
             // Changes the shell committed that no member has closed yet become a transaction first.
             if sealEveryCycle || !sealed {
@@ -296,9 +300,10 @@ actor SyncEngine {
                 // A sync woken by a hint that brought nothing (this group's own upload coming
                 // back, say) uploads nothing either when nothing was pending after the last sync
                 // and no local transaction has come since: only this engine adds pending keys,
-                // in its intake, diffs and applies, and none of them had anything to do.
-                if passes == 0 && fetched == 0 && !complete && pendingBefore == 0 && !diffsMayBePending
-                    && store.cursor <= intakePosition
+                // in its intake, diffs and applies, and none of them had anything to do, in
+                // this sync either (a backlog taken in above moved the intake position).
+                if passes == 0 && fetched == 0 && !complete && pendingBefore == 0 && !diffsMayBePending && !diffsAtStart
+                    && intakePosition == intakeAtStart && store.cursor <= intakePosition
                 {
                     quiet = true
                     break
