@@ -47,7 +47,7 @@ enum HistoryReader {
         } else {
             let row = try RawRows(
                 db, sql: "SELECT last_change FROM \(HistorySchema.transactionTable) WHERE seq <= ? ORDER BY seq DESC LIMIT 1",
-                .integer(cursor))
+                cursor)
             sealedUpTo = try row.next() ? row.int64(0) : 0
         }
         var transactions: [(seq: Int64, author: String, committedAt: Date, lastChange: Int64)] = []
@@ -58,7 +58,7 @@ enum HistoryReader {
                     SELECT seq, author, committed_at, last_change FROM \(HistorySchema.transactionTable)
                     WHERE seq > ? ORDER BY seq LIMIT ?
                     """,
-                .integer(cursor), .integer(Int64(limit) + 1))
+                cursor, Int64(limit) + 1)
             while try heads.next() {
                 if transactions.count == limit {
                     batch.hasMore = true
@@ -118,7 +118,7 @@ enum HistoryReader {
         // UTF-8 and NUL bytes survive), with its storage class.
         let changes = try RawRows(
             db, sql: "SELECT id, entity, op, key, rid FROM \(HistorySchema.changeTable) WHERE id > ? AND id <= ? ORDER BY id",
-            .integer(after), .integer(through))
+            after, through)
         while try changes.next() {
             let id = changes.int64(0)
             // Pending (5) and placeholder (0) rows are not changes.

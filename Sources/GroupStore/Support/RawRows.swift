@@ -18,20 +18,15 @@ struct RawRows: ~Copyable {
     private let handle: OpaquePointer
     private let connection: OpaquePointer?
 
-    /// The cached statement for `sql`, with `arguments` bound (`Int64`,
-    /// `Double`, `String` or `nil` each).
-    init(_ db: Database, sql: String, _ arguments: RawArgument...) throws {
+    /// The cached statement for `sql`, with `arguments` bound (the history's
+    /// queries take sequence numbers, change ids and limits only).
+    init(_ db: Database, sql: String, _ arguments: Int64...) throws {
         statement = try db.cachedStatement(sql: sql)
         handle = statement.sqliteStatement
         connection = db.sqliteConnection
         sqlite3_reset(handle)
         for (index, argument) in arguments.enumerated() {
-            let position = Int32(index + 1)
-            switch argument {
-            case .integer(let value): sqlite3_bind_int64(handle, position, value)
-            case .real(let value): sqlite3_bind_double(handle, position, value)
-            case .null: sqlite3_bind_null(handle, position)
-            }
+            sqlite3_bind_int64(handle, Int32(index + 1), argument)
         }
     }
 
@@ -75,11 +70,4 @@ struct RawRows: ~Copyable {
 
     /// The column's SQLite storage class (`SQLITE_INTEGER`, `SQLITE_TEXT`, …).
     func type(_ column: Int32) -> Int32 { sqlite3_column_type(handle, column) }
-}
-
-/// A value bound to a ``RawRows`` statement.
-enum RawArgument {
-    case integer(Int64)
-    case real(Double)
-    case null
 }

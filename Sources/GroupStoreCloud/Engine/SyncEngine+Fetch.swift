@@ -55,8 +55,8 @@ extension SyncEngine {
                 let since = token
                 tracer.mark(.fetchSent)
                 batch = try await Retry.run(configuration, "fetch \(zone) from \(remote.displayName)") {
-                    if let remote = remote as? any BlockingCloudDatabase {
-                        return try remote.fetchChangesNow(in: zone, since: since, limit: Self.fetchPageSize)
+                    if let blocking = blockingRemote {
+                        return try blocking.fetchChangesNow(in: zone, since: since, limit: Self.fetchPageSize)
                     }
                     return try await remote.fetchChanges(in: zone, since: since, limit: Self.fetchPageSize)
                 }

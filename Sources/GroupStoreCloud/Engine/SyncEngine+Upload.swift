@@ -163,7 +163,7 @@ extension SyncEngine {
     private func send(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
         do {
             return try await Retry.run(configuration, "upload to \(remote.displayName)") {
-                if let remote = remote as? any BlockingCloudDatabase { return try remote.modifyNow(changes) }
+                if let blocking = blockingRemote { return try blocking.modifyNow(changes) }
                 return try await remote.modify(changes)
             }
         } catch let error as CloudSyncError where error.code == .batchTooLarge {

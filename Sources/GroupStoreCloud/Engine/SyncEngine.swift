@@ -16,6 +16,9 @@ actor SyncEngine {
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     let store: GroupStore
     let remote: any CloudDatabase
+    /// The remote, when its calls can run on the engine's own thread
+    /// (``BlockingCloudDatabase``: the embedded remote).
+    let blockingRemote: (any BlockingCloudDatabase)?
     let configuration: CloudSyncConfiguration
     let tables: [MappedTable]
     let applier: RecordApplier
@@ -131,6 +134,7 @@ actor SyncEngine {
         self.sealEveryCycle = sealEveryCycle
         self.store = store
         self.remote = configuration.remote
+        blockingRemote = configuration.remote as? any BlockingCloudDatabase
         self.configuration = configuration
         self.tables = tables
         self.applier = applier
