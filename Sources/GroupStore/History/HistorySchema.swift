@@ -149,26 +149,42 @@ enum HistorySchema {
         return try insertTransaction(db, author: author, committedAt: committedAt, lastChange: state.newestChange)
     }
 
-    /// Where the history stands, read in one statement: the newest change,
-    /// the last change of the newest transaction (so whether changes follow
-    /// it), the schema version (so a write can tell whether it created or
-    /// altered tables) and the registry's version.
+    /// Where the history stands: the newest change, the last change of the
+    /// newest transaction (so whether changes follow it), the schema version
+    /// (so a write can tell whether it created or altered tables) and the
+    /// registry's version. Two statements, in the caller's transaction (one
+    /// snapshot).
     static func state(_ db: Database) throws -> State {
+        let version = try schemaVersion(db)
         let row = try RawRows(db, sql: stateSQL)
         _ = try row.next()
-        let version = Int(row.int64(3))
         return State(
             newestChange: row.int64(0), sealedChange: row.int64(1), schemaVersion: version,
-            schemaIsTracked: !row.isNull(2) && row.int64(2) == Int64(version), registryVersion: row.int64(4))
+            schemaIsTracked: !row.isNull(2) && row.int64(2) == Int64(version), registryVersion: row.int64(3))
     }
 
+    /// The state after a write's own statements, from `before` (read in the
+    /// same transaction): only the newest change and the schema version can
+    /// have moved, unless the schema changed (then read it all again).
+    static func state(_ db: Database, after before: State) throws -> State {
+        var state = before
+        state.schemaVersion = try schemaVersion(db)
+        let row = try RawRows(db, sql: newestChangeSQL)
+        _ = try row.next()
+        state.newestChange = row.int64(0)
+        return state
+    }
+
+    // `PRAGMA schema_version` runs apart: the table-valued `pragma_schema_version`
+    // prepares a statement of its own each time it is read (1.3 µs here).
     private static let stateSQL = """
         SELECT coalesce((SELECT max(id) FROM \(changeTable)), 0),
                coalesce((SELECT last_change FROM \(transactionTable) ORDER BY seq DESC LIMIT 1), 0),
                (SELECT value FROM \(metaTable) WHERE key = 'schema_version'),
-               (SELECT schema_version FROM pragma_schema_version),
                (SELECT value FROM \(metaTable) WHERE key = 'registry_version')
         """
+
+    private static let newestChangeSQL = "SELECT coalesce(max(id), 0) FROM \(changeTable)"
 
     struct State {
         var newestChange: Int64
@@ -182,8 +198,10 @@ enum HistorySchema {
         var unsealedChanges: Bool { newestChange > sealedChange }
     }
 
+    /// `PRAGMA schema_version`, from a cached statement.
     static func schemaVersion(_ db: Database) throws -> Int {
-        try Int.fetchOne(db.cachedStatement(sql: "PRAGMA schema_version")) ?? 0
+        let row = try RawRows(db, sql: "PRAGMA schema_version")
+        return try row.next() ? Int(row.int64(0)) : 0
     }
 
     static func insertTransaction(_ db: Database, author: MemberName?, committedAt: Date, lastChange: Int64) throws -> Int64 {

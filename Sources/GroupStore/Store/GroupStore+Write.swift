@@ -44,7 +44,7 @@ extension GroupStore {
             _ = try HistorySchema.insertTransaction(db, author: nil, committedAt: Date(), lastChange: before.newestChange)
         }
         let value = try updates(db)
-        var after = try HistorySchema.state(db)
+        var after = try HistorySchema.state(db, after: before)
         if after.schemaVersion != before.schemaVersion {
             // Schema changes are tracked in the same transaction: tables
             // created here from their first row, renames, drops, new columns.

@@ -29,12 +29,12 @@ package struct DeliveryTrace: Sendable {
     package var wokeAt: Double
     /// The start of the merge round that read the save.
     package var mergeStartedAt: Double
-    /// The history read (this process's GRDB observers not notified yet).
+    /// The history read, its read transaction ended.
     package var historyReadAt: Double
-    /// The history read and this process's observers notified.
-    package var readAt: Double
     /// Handed to the subscribers' feed and the notifier.
     package var handedOverAt: Double
+    /// This process's GRDB observers notified (after the hand-over).
+    package var observersNotifiedAt: Double
 
     /// Wall-clock time in microseconds, the clock of every stage trace
     /// (this one and the cloud bridge's).

@@ -151,7 +151,7 @@ final class Merger: @unchecked Sendable {
     /// `PRAGMA data_version` of the pool's writer connection, or `nil` if it
     /// cannot be read (then the merge reads as usual).
     private func currentDataVersion() -> Int64? {
-        try? pool.writeWithoutTransaction { db in try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) }
+        try? pool.writeWithoutTransaction { db in try Self.dataVersion(db) }
     }
 
     private func mergeRounds(trace: (@Sendable (DeliveryTrace) -> Void)?) -> Bool {
@@ -164,7 +164,7 @@ final class Merger: @unchecked Sendable {
             let historyReadAt: Double
             let mergeStartedAt = trace != nil ? DeliveryTrace.now() : 0
             do {
-                (batch, group, historyReadAt) = try readAndNotify(traced: trace != nil)
+                (batch, group, historyReadAt) = try read(traced: trace != nil)
                 dataVersion = group.dataVersion
             } catch {
                 logger.info("cannot read the history; will retry", metadata: ["error": "\(error)"])
@@ -203,16 +203,17 @@ final class Merger: @unchecked Sendable {
             }
             foundAny = true
             lastMergeCount += batch.saves.count
-            let readAt = trace != nil ? DeliveryTrace.now() : 0
             deliver(batch.saves, head: group.head)
             cursorLastChange = batch.lastChange
+            let handedOverAt = trace != nil ? DeliveryTrace.now() : 0
+            notifyObservers(of: batch.saves)
             if let trace, let wake = firstWake {
-                let handedOverAt = DeliveryTrace.now()
+                let notifiedAt = DeliveryTrace.now()
                 for save in batch.saves {
                     trace(
                         DeliveryTrace(
                             seq: save.seq, wake: wake.kind, wokeAt: wake.at, mergeStartedAt: mergeStartedAt,
-                            historyReadAt: historyReadAt, readAt: readAt, handedOverAt: handedOverAt))
+                            historyReadAt: historyReadAt, handedOverAt: handedOverAt, observersNotifiedAt: notifiedAt))
                 }
             }
             firstWake = nil
@@ -235,34 +236,57 @@ final class Merger: @unchecked Sendable {
         var dataVersion: Int64?
     }
 
-    /// Reads the next batch and notifies this process's GRDB observers of the
-    /// tables it changed, in one deferred transaction on the pool's writer
+    /// Reads the next batch in one deferred transaction on the pool's writer
     /// connection: one snapshot, and no write lock is ever taken, so it never
     /// waits for another process's writer (only for this process's own).
-    /// - Parameter traced: also say when the history was read (before the
-    ///   observers were notified), for the trace; else that time is 0.
-    private func readAndNotify(traced: Bool) throws -> (HistoryBatch, GroupState, historyReadAt: Double) {
+    /// - Parameter traced: also say when the history was read, for the
+    ///   trace; else that time is 0.
+    private func read(traced: Bool) throws -> (HistoryBatch, GroupState, historyReadAt: Double) {
         try pool.writeWithoutTransaction { db in
-            var result: (HistoryBatch, GroupState, Double)?
+            var result: (HistoryBatch, GroupState)?
             try db.cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
             do {
-                // Everything the merge needs to know of the group, in one statement.
+                // Everything the merge needs to know of the group, in one
+                // statement and the two pragmas (read in its snapshot).
                 let row = try RawRows(db, sql: Self.groupStateSQL)
                 _ = try row.next()
+                let schemaVersion = Int64(try HistorySchema.schemaVersion(db))
+                let dataVersion = try Self.dataVersion(db)
                 // A member of older code that tracked a schema change put its
                 // own triggers back: put this code's back in turn.
-                let olderTriggers = SchemaTracker.triggersAreOlder(recordedFormat: row.int64OrNil(8))
+                let olderTriggers = SchemaTracker.triggersAreOlder(recordedFormat: row.int64OrNil(6))
                 let group = GroupState(
                     head: row.int64(0), epoch: row.text(1) ?? "",
-                    schemaChanged: row.int64(3) != (row.int64OrNil(2) ?? -1) || olderTriggers, dataVersion: row.int64OrNil(7))
-                let known = HistoryReader.Known(prunedThrough: row.int64(4), newestChange: row.int64(5), registryVersion: row.int64(6))
+                    schemaChanged: schemaVersion != (row.int64OrNil(2) ?? -1) || olderTriggers, dataVersion: dataVersion)
+                let known = HistoryReader.Known(prunedThrough: row.int64(3), newestChange: row.int64(4), registryVersion: row.int64(5))
                 let batch = try HistoryReader.read(
                     db, after: cursor, cursorLastChange: cursorLastChange, limit: settings.batchSize, names: &names, known: known)
-                result = (batch, group, traced ? DeliveryTrace.now() : 0)
-                var tables = Set<String>()
-                for save in batch.saves where save.author != settings.member.rawValue {
-                    tables.formUnion(save.entityNames)
-                }
+                result = (batch, group)
+                try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+            } catch {
+                try? db.rollback()
+                throw error
+            }
+            return (result!.0, result!.1, traced ? DeliveryTrace.now() : 0)
+        }
+    }
+
+    /// Notifies this process's GRDB observers of the tables other members
+    /// changed in `saves`, from a deferred transaction on the pool's writer
+    /// connection that reads and writes nothing (GRDB tells its observers
+    /// when it commits). After the hand-over: GRDB's notification costs
+    /// about 10 µs a table (it looks the table's columns up), which the
+    /// saves' subscribers need not wait for. A failure is logged: the
+    /// observers then refresh with the next change.
+    private func notifyObservers(of saves: [Save]) {
+        var tables = Set<String>()
+        for save in saves where save.author != settings.member.rawValue {
+            tables.formUnion(save.entityNames)
+        }
+        guard !tables.isEmpty else { return }
+        do {
+            try pool.writeWithoutTransaction { db in
+                try db.cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
                 for table in tables {
                     do {
                         try db.notifyChanges(in: Table(table))
@@ -271,25 +295,29 @@ final class Merger: @unchecked Sendable {
                     }
                 }
                 try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
-            } catch {
-                try? db.rollback()
-                throw error
             }
-            return result!
+        } catch {
+            logger.info("cannot notify this process's GRDB observers", metadata: ["error": "\(error)"])
         }
     }
 
+    /// The pragmas are read apart, by cached statements: a table-valued
+    /// `pragma_…` prepares a statement of its own each time it is read.
     private static let groupStateSQL = """
         SELECT (SELECT max(seq) FROM \(HistorySchema.transactionTable)),
                (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'epoch'),
                (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'schema_version'),
-               (SELECT schema_version FROM pragma_schema_version),
                (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'pruned_through'),
                (SELECT max(id) FROM \(HistorySchema.changeTable)),
                (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'registry_version'),
-               (SELECT data_version FROM pragma_data_version),
                (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'trigger_format')
         """
+
+    /// `PRAGMA data_version` of `db`'s connection.
+    private static func dataVersion(_ db: Database) throws -> Int64? {
+        let row = try RawRows(db, sql: "PRAGMA data_version")
+        return try row.next() ? row.int64(0) : nil
+    }
 
     /// Hands `saves` over, the metrics first (so they count a save before
     /// anyone sees it); `head` is the group's newest transaction.

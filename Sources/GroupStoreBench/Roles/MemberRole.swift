@@ -144,7 +144,7 @@ struct MemberRole: AsyncParsableCommand {
             emit(
                 String(
                     format: "T %lld %@ %.1f %.1f %.1f %.1f %.1f", trace.seq, trace.wake.rawValue, trace.wokeAt, trace.mergeStartedAt,
-                    trace.historyReadAt, trace.readAt, trace.handedOverAt))
+                    trace.historyReadAt, trace.handedOverAt, trace.observersNotifiedAt))
         }
     }
 }

@@ -46,6 +46,8 @@ struct RawMemberRole: ParsableCommand {
                 var found: [(seq: Int64, committed: Double, last: Int64)] = []
                 try database.run("BEGIN")
                 try database.run(Self.stateSQL)
+                try database.run("PRAGMA schema_version")
+                try database.run("PRAGMA data_version")
                 try database.run(
                     "SELECT seq, committed_at, last_change FROM groupstore_transaction WHERE seq > ? ORDER BY seq LIMIT 513",
                     [Double(cursor)]
@@ -72,12 +74,13 @@ struct RawMemberRole: ParsableCommand {
         for save in received { emit("R \(save.seq) \(save.at) \(save.committed) \(save.woke)") }
     }
 
-    /// The state row every merge of the library reads first.
+    /// The state row every merge of the library reads first (then the two
+    /// pragmas, as it does).
     static let stateSQL = """
         SELECT (SELECT max(seq) FROM groupstore_transaction), (SELECT value FROM groupstore_meta WHERE key = 'epoch'),
-               (SELECT value FROM groupstore_meta WHERE key = 'schema_version'), (SELECT schema_version FROM pragma_schema_version),
+               (SELECT value FROM groupstore_meta WHERE key = 'schema_version'),
                (SELECT value FROM groupstore_meta WHERE key = 'pruned_through'), (SELECT max(id) FROM groupstore_change),
-               (SELECT value FROM groupstore_meta WHERE key = 'registry_version'), (SELECT data_version FROM pragma_data_version),
+               (SELECT value FROM groupstore_meta WHERE key = 'registry_version'),
                (SELECT value FROM groupstore_meta WHERE key = 'trigger_format')
         """
 }

@@ -55,18 +55,22 @@ struct BreakdownScenario {
         // transaction, just before COMMIT).
         let names = [
             "COMMIT done (write returned in the writer)", "first wake-up in the member", "merge start (the merge that found it)",
-            "history read (a deferred transaction on the writer connection)", "GRDB observers notified, the transaction ended",
-            "handed to the feed and the notifier", "subscriber running (for await)",
+            "history read (a deferred transaction on the writer connection)", "handed to the feed and the notifier",
+            "subscriber running (for await)",
         ]
         var stages = [[Double]](repeating: [], count: names.count)
+        // GRDB's observers are notified after the hand-over, beside the
+        // subscriber's wake-up rather than before it.
+        var notified: [Double] = []
         var wakes: [Substring: Int] = [:]
         for sample in latest.values {
             let t = sample.trace
-            guard let woke = Double(t[2]), let start = Double(t[3]), let history = Double(t[4]), let read = Double(t[5]),
-                let handed = Double(t[6])
+            guard let woke = Double(t[2]), let start = Double(t[3]), let history = Double(t[4]), let handed = Double(t[5]),
+                let observers = Double(t[6])
             else { continue }
             wakes[t[1], default: 0] += 1
-            let times = [sample.returned ?? .nan, woke, start, history, read, handed, sample.received]
+            notified.append(observers - handed)
+            let times = [sample.returned ?? .nan, woke, start, history, handed, sample.received]
             var previous = sample.committed
             for (index, time) in times.enumerated() {
                 if index == 0 {
@@ -90,6 +94,10 @@ struct BreakdownScenario {
             }
             rows.append(TableRow(section: section, what: (index == 0 ? "" : "+ ") + name, unit: "µs", distribution: distribution, reference: reference))
         }
+        rows.append(
+            TableRow(
+                section: section, what: "GRDB observers notified, after the hand-over (off the subscriber's path)", unit: "µs",
+                distribution: Distribution(notified), reference: "from the hand-over"))
         let total = Double(wakes.values.reduce(0, +))
         let share = wakes.sorted { $0.value > $1.value }.map { String(format: "%@ %.0f %%", String($0.key), Double($0.value) / total * 100) }
         rows.append(TableRow(section: section, what: "first wake-up was", unit: "", reference: share.joined(separator: ", ")))
