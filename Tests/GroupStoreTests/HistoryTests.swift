@@ -106,6 +106,29 @@ final class HistoryTests: StoreTestCase {
         XCTAssertEqual(received.map { $0.change(of: "t")?.inserted ?? [] }, [[1], [2]])
     }
 
+    func testPayloadOfAWriteAfterAnOutsideWriter_listsOnlyItsOwnRows() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        // A writer outside the library: its change is left unsealed, and the
+        // library's next write closes it into a transaction of its own first.
+        let outside = try DatabaseQueue(path: group + "/store.sqlite")
+        try await outside.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (1)") }
+        try outside.close()
+        let written = try await writer.writeWithSequence { db in try db.execute(sql: "INSERT INTO t(id) VALUES (2)") }
+        let seq = try XCTUnwrap(written.seq)
+        await writer.flushPublications()
+        let name = String(format: "%020lld.v2.json", seq)
+        let data = try Data(contentsOf: URL(fileURLWithPath: group + "/members/writer/" + name))
+        let payload = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let changes = try XCTUnwrap(payload["changes"] as? [[String: Any]])
+        XCTAssertEqual(changes.count, 1, "\(changes)")
+        XCTAssertEqual(changes.first?["inserted"] as? [Int], [2], "the outside writer's row 1 is a transaction of its own")
+        let authors = try await writer.pool.read { db in
+            try String?.fetchAll(db, sql: "SELECT author FROM groupstore_transaction WHERE seq >= ? ORDER BY seq", arguments: [seq - 1])
+        }
+        XCTAssertEqual(authors, [nil, "writer"])
+    }
+
     func testMigrationAddingATableInOneMember_isPickedUpByAMemberAlreadyRunning() async throws {
         var v1 = DatabaseMigrator()
         v1.registerMigration("v1") { db in try db.execute(sql: "CREATE TABLE a(id INTEGER PRIMARY KEY)") }

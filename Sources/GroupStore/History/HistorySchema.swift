@@ -164,8 +164,10 @@ enum HistorySchema {
     }
 
     /// The state after a write's own statements, from `before` (read in the
-    /// same transaction): only the newest change and the schema version can
-    /// have moved, unless the schema changed (then read it all again).
+    /// same transaction, its `sealedChange` moved by the write if it closed
+    /// an outside writer's changes first): only the newest change and the
+    /// schema version can have moved, unless the schema changed (then read
+    /// it all again).
     static func state(_ db: Database, after before: State) throws -> State {
         var state = before
         state.schemaVersion = try schemaVersion(db)

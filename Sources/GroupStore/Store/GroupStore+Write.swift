@@ -42,6 +42,7 @@ extension GroupStore {
         }
         if before.unsealedChanges {
             _ = try HistorySchema.insertTransaction(db, author: nil, committedAt: Date(), lastChange: before.newestChange)
+            before.sealedChange = before.newestChange
         }
         let value = try updates(db)
         var after = try HistorySchema.state(db, after: before)
