@@ -51,6 +51,15 @@ extension GroupStore {
             // created here from their first row, renames, drops, new columns.
             try tracker.refresh(db)
             after = try HistorySchema.state(db)
+        } else {
+            #if DEBUG
+                // What the seal uses of the derived state is what a full read
+                // finds (every test that writes checks it).
+                let read = try HistorySchema.state(db)
+                assert(
+                    (read.newestChange, read.sealedChange, read.registryVersion) == (after.newestChange, after.sealedChange, after.registryVersion),
+                    "a write's derived history state \(after) differs from the state read \(read)")
+            #endif
         }
         let payload = try tableNames.withLock { names in try Payload.seal(db, state: after, author: member, names: &names) }
         return (value, payload)

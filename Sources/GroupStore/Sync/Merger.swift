@@ -7,10 +7,10 @@ import Synchronization
 /// Turns wake-ups into ordered deliveries.
 ///
 /// On each wake-up it reads the closed transactions after its cursor from the
-/// history and notifies this process's GRDB observers of the changed tables,
-/// both in one deferred transaction (one snapshot, and SQLite's write lock is
-/// never taken), then delivers the in-scope saves of other members in sequence
-/// order, and advances the cursor, persisting it in batches. Payload files are
+/// history in one deferred transaction (one snapshot, and SQLite's write lock
+/// is never taken), delivers the in-scope saves of other members in sequence
+/// order, advances the cursor (persisting it in batches), then notifies this
+/// process's GRDB observers of the tables other members changed. Payload files are
 /// only wake-ups: what is delivered always comes from the history, so a lost,
 /// garbage or hostile payload can delay a change but never lose or forge one.
 ///
@@ -71,6 +71,15 @@ final class Merger: @unchecked Sendable {
     /// `PRAGMA data_version` of the pool's writer connection at the last read:
     /// it moves only when another connection (another process) commits.
     private var dataVersion: Int64?
+    /// Tables other members changed whose GRDB observers are not notified
+    /// yet, or every table (after a resync); kept until a notification
+    /// succeeds.
+    private var unnotified = Set<String>()
+    private var unnotifiedEverything = false
+    /// `PRAGMA schema_version` as the last read found it, and as it was when
+    /// GRDB's schema cache of the writer connection was last cleared.
+    private var schemaVersionRead: Int64 = -1
+    private var schemaVersionOfGRDBCache: Int64 = -1
     /// Transactions the last merge read.
     private(set) var lastMergeCount = 0
     /// The last merge was skipped: the `-wal` change was this process's own
@@ -166,6 +175,7 @@ final class Merger: @unchecked Sendable {
             do {
                 (batch, group, historyReadAt) = try read(traced: trace != nil)
                 dataVersion = group.dataVersion
+                schemaVersionRead = group.schemaVersion
             } catch {
                 logger.info("cannot read the history; will retry", metadata: ["error": "\(error)"])
                 return foundAny
@@ -206,7 +216,10 @@ final class Merger: @unchecked Sendable {
             deliver(batch.saves, head: group.head)
             cursorLastChange = batch.lastChange
             let handedOverAt = trace != nil ? DeliveryTrace.now() : 0
-            notifyObservers(of: batch.saves)
+            for save in batch.saves where save.author != settings.member.rawValue {
+                unnotified.formUnion(save.entityNames)
+            }
+            notifyObservers()
             if let trace, let wake = firstWake {
                 let notifiedAt = DeliveryTrace.now()
                 for save in batch.saves {
@@ -232,6 +245,8 @@ final class Merger: @unchecked Sendable {
         /// The schema changed since the library last tracked it, or its
         /// triggers are of an older format than this code's.
         var schemaChanged: Bool
+        /// `PRAGMA schema_version`.
+        var schemaVersion: Int64
         /// `PRAGMA data_version` of the connection that read it.
         var dataVersion: Int64?
     }
@@ -257,7 +272,8 @@ final class Merger: @unchecked Sendable {
                 let olderTriggers = SchemaTracker.triggersAreOlder(recordedFormat: row.int64OrNil(6))
                 let group = GroupState(
                     head: row.int64(0), epoch: row.text(1) ?? "",
-                    schemaChanged: schemaVersion != (row.int64OrNil(2) ?? -1) || olderTriggers, dataVersion: dataVersion)
+                    schemaChanged: schemaVersion != (row.int64OrNil(2) ?? -1) || olderTriggers, schemaVersion: schemaVersion,
+                    dataVersion: dataVersion)
                 let known = HistoryReader.Known(prunedThrough: row.int64(3), newestChange: row.int64(4), registryVersion: row.int64(5))
                 let batch = try HistoryReader.read(
                     db, after: cursor, cursorLastChange: cursorLastChange, limit: settings.batchSize, names: &names, known: known)
@@ -272,32 +288,48 @@ final class Merger: @unchecked Sendable {
     }
 
     /// Notifies this process's GRDB observers of the tables other members
-    /// changed in `saves`, from a deferred transaction on the pool's writer
-    /// connection that reads and writes nothing (GRDB tells its observers
-    /// when it commits). After the hand-over: GRDB's notification costs
-    /// about 10 µs a table (it looks the table's columns up), which the
-    /// saves' subscribers need not wait for. A failure is logged: the
-    /// observers then refresh with the next change.
-    private func notifyObservers(of saves: [Save]) {
-        var tables = Set<String>()
-        for save in saves where save.author != settings.member.rawValue {
-            tables.formUnion(save.entityNames)
-        }
-        guard !tables.isEmpty else { return }
+    /// changed (``unnotified``), or of every table after a resync, from a
+    /// deferred transaction on the pool's writer connection that reads and
+    /// writes nothing (GRDB tells its observers when it commits). Runs after
+    /// the hand-over: GRDB's notification costs about 10 µs a table (it looks
+    /// the table's columns up), which the saves' subscribers need not wait
+    /// for. A failure is logged, and the tables are notified with the next
+    /// merge that delivers something.
+    private func notifyObservers() {
+        guard unnotifiedEverything || !unnotified.isEmpty else { return }
         do {
             try pool.writeWithoutTransaction { db in
-                try db.cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
-                for table in tables {
-                    do {
-                        try db.notifyChanges(in: Table(table))
-                    } catch {
-                        // The table was dropped since: nothing observes it.
-                    }
+                if schemaVersionRead != schemaVersionOfGRDBCache {
+                    // GRDB clears the writer connection's schema cache after
+                    // that connection's own schema changes only; another
+                    // process's (a table a peer created) would leave the
+                    // new table unknown to it, and its observers unnotified.
+                    db.clearSchemaCache()
+                    schemaVersionOfGRDBCache = schemaVersionRead
                 }
-                try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+                try db.cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
+                do {
+                    if unnotifiedEverything {
+                        try db.notifyChanges(in: DatabaseRegion.fullDatabase)
+                    } else {
+                        for table in unnotified {
+                            do {
+                                try db.notifyChanges(in: Table(table))
+                            } catch {
+                                // The table was dropped since: nothing observes it.
+                            }
+                        }
+                    }
+                    try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+                } catch {
+                    try? db.rollback()
+                    throw error
+                }
             }
+            unnotified.removeAll()
+            unnotifiedEverything = false
         } catch {
-            logger.info("cannot notify this process's GRDB observers", metadata: ["error": "\(error)"])
+            logger.info("cannot notify this process's GRDB observers; will retry", metadata: ["error": "\(error)"])
         }
     }
 
@@ -358,6 +390,9 @@ final class Merger: @unchecked Sendable {
         feed.resync(save)
         if settings.synchronousDelivery != nil { feed.markProcessed(seq) }
         notifier.post([save])
+        // Anything may have changed: GRDB's observers refresh too.
+        unnotifiedEverything = true
+        notifyObservers()
         metrics.read(0, deliverable: 1, lag: 0)
         self.epoch = epoch
         resyncPending = false

@@ -1,0 +1,69 @@
+import Foundation
+import GRDB
+import GroupStore
+import Synchronization
+import XCTest
+
+/// GRDB `ValueObservation`s on a member's pool refresh when other members
+/// commit: two stores in one process stand for two processes (each has a
+/// pool of its own, so each sees the other's commits as another
+/// connection's).
+final class ObservationTests: StoreTestCase {
+    /// The values an observation of `count(*) FROM table` produced.
+    private final class Counts: Sendable {
+        private let values = Mutex<[Int]>([])
+        func append(_ value: Int) { values.withLock { $0.append(value) } }
+        var last: Int? { values.withLock { $0.last } }
+    }
+
+    private func observeCount(of table: String, in store: GroupStore) -> (Counts, AnyDatabaseCancellable) {
+        let counts = Counts()
+        let cancellable = ValueObservation.tracking { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? -1 }
+            .start(
+                in: store.pool, scheduling: .async(onQueue: DispatchQueue(label: "observation")),
+                onError: { XCTFail("observation failed: \($0)") }, onChange: counts.append)
+        return (counts, cancellable)
+    }
+
+    func testObservationOfATableAnotherMemberCreatedWhileThisOneRan_refreshesOnItsRows() async throws {
+        let a = try open("a")
+        let b = try open("b")
+        let saves = b.saves()
+        try b.start()
+        try await a.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1)") }
+        _ = try await first(1, of: saves)
+        // b has notified its observers of t, so its writer connection has
+        // looked the schema up; u is created after that, by the other member.
+        try await a.write { db in try db.execute(sql: "CREATE TABLE u(id INTEGER PRIMARY KEY)") }
+        _ = try await first(1, of: saves)
+        let (counts, cancellable) = observeCount(of: "u", in: b)
+        defer { cancellable.cancel() }
+        try await waitUntil("the first value of count(*) FROM u") { counts.last == 0 }
+        try await a.write { db in try db.execute(sql: "INSERT INTO u VALUES (1)") }
+        try await waitUntil("count(*) FROM u to become 1 after the other member's insert") { counts.last == 1 }
+    }
+
+    func testObservation_refreshesAfterAResync() async throws {
+        let a = try open("a")
+        try await a.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1)") }
+        let b = try open("b")
+        let saves = b.saves()
+        try b.start()
+        let (counts, cancellable) = observeCount(of: "t", in: b)
+        defer { cancellable.cancel() }
+        try await waitUntil("the first value of count(*) FROM t") { counts.last == 1 }
+        // Another program gives the database a history of another epoch (as
+        // a restored copy would), with a row its history does not list: b's
+        // cursor means nothing there, and only the resync tells it.
+        let outside = try DatabaseQueue(path: group + "/store.sqlite")
+        try await outside.write { db in
+            try db.execute(sql: "INSERT INTO t VALUES (2)")
+            try db.execute(sql: "DELETE FROM groupstore_change WHERE id = (SELECT max(id) FROM groupstore_change)")
+            try db.execute(sql: "UPDATE groupstore_meta SET value = 'another-epoch' WHERE key = 'epoch'")
+        }
+        try outside.close()
+        let received = try await first(1, of: saves)
+        XCTAssertEqual(received.first?.kind, .resync)
+        try await waitUntil("count(*) FROM t to become 2 after the resync") { counts.last == 2 }
+    }
+}
