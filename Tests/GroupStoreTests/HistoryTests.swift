@@ -129,6 +129,23 @@ final class HistoryTests: StoreTestCase {
         XCTAssertEqual(authors, [nil, "writer"])
     }
 
+    func testAWriteThatAlsoChangesTheHistorysOwnTables_isSealed_andDoesNotTrap() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        // SQL a user may run through a write (or `groupstore exec --sql`):
+        // the library's tables are not refused, so a debug build's check of
+        // its derived state must not trap on them.
+        let written = try await writer.writeWithSequence { db in
+            try db.execute(sql: "INSERT INTO t VALUES (1)")
+            try db.execute(sql: "UPDATE groupstore_meta SET value = value + 1 WHERE key = 'registry_version'")
+        }
+        let seq = try XCTUnwrap(written.seq)
+        let author = try await writer.pool.read { db in
+            try String.fetchOne(db, sql: "SELECT author FROM groupstore_transaction WHERE seq = ?", arguments: [seq])
+        }
+        XCTAssertEqual(author, "writer")
+    }
+
     func testMigrationAddingATableInOneMember_isPickedUpByAMemberAlreadyRunning() async throws {
         var v1 = DatabaseMigrator()
         v1.registerMigration("v1") { db in try db.execute(sql: "CREATE TABLE a(id INTEGER PRIMARY KEY)") }

@@ -66,4 +66,35 @@ final class ObservationTests: StoreTestCase {
         XCTAssertEqual(received.first?.kind, .resync)
         try await waitUntil("count(*) FROM t to become 2 after the resync") { counts.last == 2 }
     }
+
+    func testAResync_withATableThisProcessCannotOpen_stillRefreshesTheOthers() async throws {
+        let a = try open("a")
+        try await a.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1)") }
+        // Another tool left a virtual table of a module this process lacks.
+        let tool = try DatabaseQueue(path: group + "/store.sqlite")
+        try await tool.writeWithoutTransaction { db in
+            let version = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
+            try db.execute(sql: "PRAGMA writable_schema = ON")
+            try db.execute(
+                sql: "INSERT INTO sqlite_master(type, name, tbl_name, rootpage, sql) VALUES ('table', 'vx', 'vx', 0, 'CREATE VIRTUAL TABLE vx USING nosuchmodule(a)')")
+            try db.execute(sql: "PRAGMA schema_version = \(version + 1)")
+            try db.execute(sql: "PRAGMA writable_schema = OFF")
+        }
+        try tool.close()
+        let b = try open("b")
+        let saves = b.saves()
+        try b.start()
+        let (counts, cancellable) = observeCount(of: "t", in: b)
+        defer { cancellable.cancel() }
+        try await waitUntil("the first value of count(*) FROM t") { counts.last == 1 }
+        let outside = try DatabaseQueue(path: group + "/store.sqlite")
+        try await outside.write { db in try db.execute(sql: "UPDATE groupstore_meta SET value = 'another-epoch' WHERE key = 'epoch'") }
+        try outside.close()
+        let received = try await first(1, of: saves)
+        XCTAssertEqual(received.first?.kind, .resync)
+        // An ordinary save after the resync still refreshes the observation.
+        try await a.write { db in try db.execute(sql: "INSERT INTO t VALUES (2)") }
+        _ = try await first(1, of: saves)
+        try await waitUntil("count(*) FROM t to become 2 after the other member's insert") { counts.last == 2 }
+    }
 }

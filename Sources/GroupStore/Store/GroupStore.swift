@@ -59,7 +59,7 @@ public final class GroupStore: Sendable {
     /// Serialises ``start()`` (which may fail and be called again).
     private let startLock = Mutex(())
     private let pruneTimer = Mutex<TimerBox?>(nil)
-    private let logger: Logger
+    let logger: Logger
     let tracker: SchemaTracker
     /// The registry of tracked tables as the last write read it (used inside
     /// write transactions only, so never contended).

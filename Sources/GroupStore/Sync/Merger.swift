@@ -309,15 +309,19 @@ final class Merger: @unchecked Sendable {
                 }
                 try db.cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
                 do {
+                    var tables = unnotified
                     if unnotifiedEverything {
-                        try db.notifyChanges(in: DatabaseRegion.fullDatabase)
-                    } else {
-                        for table in unnotified {
-                            do {
-                                try db.notifyChanges(in: Table(table))
-                            } catch {
-                                // The table was dropped since: nothing observes it.
-                            }
+                        // Table by table, not GRDB's whole-database region:
+                        // that one fails as a whole on a table this process
+                        // cannot open (a virtual table of a module it lacks).
+                        tables.formUnion(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
+                    }
+                    for table in tables {
+                        do {
+                            try db.notifyChanges(in: Table(table))
+                        } catch {
+                            // Dropped since, or a table this process cannot
+                            // open: nothing here observes it.
                         }
                     }
                     try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
