@@ -76,9 +76,8 @@ final class Merger: @unchecked Sendable {
     /// succeeds.
     private var unnotified = Set<String>()
     private var unnotifiedEverything = false
-    /// `PRAGMA schema_version` as the last read found it, and as it was when
-    /// GRDB's schema cache of the writer connection was last cleared.
-    private var schemaVersionRead: Int64 = -1
+    /// `PRAGMA schema_version` when GRDB's schema cache of the writer
+    /// connection was last cleared.
     private var schemaVersionOfGRDBCache: Int64 = -1
     /// Transactions the last merge read.
     private(set) var lastMergeCount = 0
@@ -175,7 +174,6 @@ final class Merger: @unchecked Sendable {
             do {
                 (batch, group, historyReadAt) = try read(traced: trace != nil)
                 dataVersion = group.dataVersion
-                schemaVersionRead = group.schemaVersion
             } catch {
                 logger.info("cannot read the history; will retry", metadata: ["error": "\(error)"])
                 return foundAny
@@ -245,8 +243,6 @@ final class Merger: @unchecked Sendable {
         /// The schema changed since the library last tracked it, or its
         /// triggers are of an older format than this code's.
         var schemaChanged: Bool
-        /// `PRAGMA schema_version`.
-        var schemaVersion: Int64
         /// `PRAGMA data_version` of the connection that read it.
         var dataVersion: Int64?
     }
@@ -267,13 +263,23 @@ final class Merger: @unchecked Sendable {
                 _ = try row.next()
                 let schemaVersion = Int64(try HistorySchema.schemaVersion(db))
                 let dataVersion = try Self.dataVersion(db)
+                if schemaVersion != schemaVersionOfGRDBCache {
+                    // GRDB clears a connection's schema cache after that
+                    // connection's own schema changes only: after another
+                    // process's (a table a peer created), the writer
+                    // connection would not know the new table, so its
+                    // observers would not be notified, and an observation
+                    // registered there would drop it from its region. Cleared
+                    // here, before the saves that announce it are handed over.
+                    db.clearSchemaCache()
+                    schemaVersionOfGRDBCache = schemaVersion
+                }
                 // A member of older code that tracked a schema change put its
                 // own triggers back: put this code's back in turn.
                 let olderTriggers = SchemaTracker.triggersAreOlder(recordedFormat: row.int64OrNil(6))
                 let group = GroupState(
                     head: row.int64(0), epoch: row.text(1) ?? "",
-                    schemaChanged: schemaVersion != (row.int64OrNil(2) ?? -1) || olderTriggers, schemaVersion: schemaVersion,
-                    dataVersion: dataVersion)
+                    schemaChanged: schemaVersion != (row.int64OrNil(2) ?? -1) || olderTriggers, dataVersion: dataVersion)
                 let known = HistoryReader.Known(prunedThrough: row.int64(3), newestChange: row.int64(4), registryVersion: row.int64(5))
                 let batch = try HistoryReader.read(
                     db, after: cursor, cursorLastChange: cursorLastChange, limit: settings.batchSize, names: &names, known: known)
@@ -299,14 +305,6 @@ final class Merger: @unchecked Sendable {
         guard unnotifiedEverything || !unnotified.isEmpty else { return }
         do {
             try pool.writeWithoutTransaction { db in
-                if schemaVersionRead != schemaVersionOfGRDBCache {
-                    // GRDB clears the writer connection's schema cache after
-                    // that connection's own schema changes only; another
-                    // process's (a table a peer created) would leave the
-                    // new table unknown to it, and its observers unnotified.
-                    db.clearSchemaCache()
-                    schemaVersionOfGRDBCache = schemaVersionRead
-                }
                 try db.cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
                 do {
                     var tables = unnotified
