@@ -254,9 +254,7 @@ final class Merger: @unchecked Sendable {
     ///   trace; else that time is 0.
     private func read(traced: Bool) throws -> (HistoryBatch, GroupState, historyReadAt: Double) {
         try pool.writeWithoutTransaction { db in
-            var result: (HistoryBatch, GroupState)?
-            try db.cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
-            do {
+            let (batch, group) = try Self.inDeferredTransaction(db) { () throws -> (HistoryBatch, GroupState) in
                 // Everything the merge needs to know of the group, in one
                 // statement and the two pragmas (read in its snapshot).
                 let row = try RawRows(db, sql: Self.groupStateSQL)
@@ -283,13 +281,9 @@ final class Merger: @unchecked Sendable {
                 let known = HistoryReader.Known(prunedThrough: row.int64(3), newestChange: row.int64(4), registryVersion: row.int64(5))
                 let batch = try HistoryReader.read(
                     db, after: cursor, cursorLastChange: cursorLastChange, limit: settings.batchSize, names: &names, known: known)
-                result = (batch, group)
-                try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
-            } catch {
-                try? db.rollback()
-                throw error
+                return (batch, group)
             }
-            return (result!.0, result!.1, traced ? DeliveryTrace.now() : 0)
+            return (batch, group, traced ? DeliveryTrace.now() : 0)
         }
     }
 
@@ -305,8 +299,7 @@ final class Merger: @unchecked Sendable {
         guard unnotifiedEverything || !unnotified.isEmpty else { return }
         do {
             try pool.writeWithoutTransaction { db in
-                try db.cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
-                do {
+                try Self.inDeferredTransaction(db) {
                     var tables = unnotified
                     if unnotifiedEverything {
                         // Table by table, not GRDB's whole-database region:
@@ -322,16 +315,27 @@ final class Merger: @unchecked Sendable {
                             // open: nothing here observes it.
                         }
                     }
-                    try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
-                } catch {
-                    try? db.rollback()
-                    throw error
                 }
             }
             unnotified.removeAll()
             unnotifiedEverything = false
         } catch {
             logger.info("cannot notify this process's GRDB observers; will retry", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Runs `body` in a deferred transaction on `db` (the pool's writer
+    /// connection), committed when it returns and rolled back when it
+    /// throws; its statements are cached.
+    private static func inDeferredTransaction<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        try db.cachedStatement(sql: "BEGIN DEFERRED TRANSACTION").execute()
+        do {
+            let value = try body()
+            try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+            return value
+        } catch {
+            try? db.rollback()
+            throw error
         }
     }
 
