@@ -79,9 +79,23 @@ public final class FolderWatcher: Sendable {
     /// change to the same file) into one, so a busy file costs one handler
     /// call per interval instead of one per change. Does nothing if already
     /// paused, or before ``start()``.
-    public func pause(for interval: Double) {
-        guard started.value else { return }
-        thread.pause(for: interval)
+    ///
+    /// The kernel still queues (and merges) an event for every change made
+    /// during the pause, and it does that work in the changing process's own
+    /// system calls. For a file written many times a second by another
+    /// process, pass it in `unwatching`: its watch is taken off for the
+    /// pause and put back at its end, when the batch read then carries one
+    /// ``Event/Kind/modified`` event for it (it may have changed unseen), or
+    /// ``Event/Kind/watchEnded`` if it can no longer be watched.
+    ///
+    /// - Parameters:
+    ///   - interval: seconds, at most an hour.
+    ///   - unwatching: watched paths to take off for the pause.
+    /// - Returns: whether this call started a pause.
+    @discardableResult
+    public func pause(for interval: Double, unwatching: [String] = []) -> Bool {
+        guard started.value else { return false }
+        return thread.pause(for: interval, unwatching: unwatching)
     }
 
     /// Stops delivering events; the descriptor closes once the watcher is

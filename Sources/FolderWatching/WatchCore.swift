@@ -18,6 +18,9 @@ final class WatchCore: @unchecked Sendable {
     struct Watches {
         var pathByDescriptor: [CInt: String] = [:]
         var descriptorByPath: [String: CInt] = [:]
+        var maskByPath: [String: UInt32] = [:]
+        /// Watches taken off for a pause, with their masks (see ``suspend(paths:)``).
+        var suspended: [String: UInt32] = [:]
     }
 
     let descriptor: InotifyDescriptor
@@ -45,27 +48,75 @@ final class WatchCore: @unchecked Sendable {
                 // The same inode under another name (a hard link or a rename):
                 // the kernel reuses the descriptor; keep the newest name.
                 table.descriptorByPath[old] = nil
+                table.maskByPath[old] = nil
             }
             table.pathByDescriptor[wd] = path
             table.descriptorByPath[path] = wd
+            table.maskByPath[path] = mask
+            // Watched anew: a suspension of it ends here.
+            table.suspended[path] = nil
         }
     }
 
     func remove(path: String) {
         let wd = watches.withLock { table -> CInt? in
+            table.suspended[path] = nil
             guard let wd = table.descriptorByPath.removeValue(forKey: path) else { return nil }
             table.pathByDescriptor[wd] = nil
+            table.maskByPath[path] = nil
             return wd
         }
         if let wd { descriptor.removeWatch(wd) }
     }
 
     func isWatching(_ path: String) -> Bool {
-        watches.withLock { $0.descriptorByPath[path] != nil }
+        watches.withLock { $0.descriptorByPath[path] != nil || $0.suspended[path] != nil }
     }
 
     var paths: [String] {
-        watches.withLock { Array($0.descriptorByPath.keys) }
+        watches.withLock { Array(Set($0.descriptorByPath.keys).union($0.suspended.keys)) }
+    }
+
+    /// Takes the watches of `paths` off (the kernel queues nothing for them),
+    /// keeping their masks for ``resumeSuspended()``. Paths not watched are
+    /// skipped.
+    func suspend(paths: [String]) {
+        var removed: [CInt] = []
+        watches.withLock { table in
+            for path in paths {
+                guard let wd = table.descriptorByPath.removeValue(forKey: path) else { continue }
+                table.pathByDescriptor[wd] = nil
+                table.suspended[path] = table.maskByPath.removeValue(forKey: path) ?? 0
+                removed.append(wd)
+            }
+        }
+        // Its IN_IGNORED event names a descriptor no longer in the table: dropped.
+        for wd in removed { descriptor.removeWatch(wd) }
+    }
+
+    /// Puts the suspended watches back. Each path gets one ``FolderWatcher/Event/Kind/modified``
+    /// event (it may have changed meanwhile, unseen), or ``FolderWatcher/Event/Kind/watchEnded``
+    /// if it cannot be watched any more.
+    func resumeSuspended() -> [FolderWatcher.Event] {
+        let suspended = watches.withLock { table in
+            defer { table.suspended = [:] }
+            return table.suspended
+        }
+        var events: [FolderWatcher.Event] = []
+        for (path, mask) in suspended.sorted(by: { $0.key < $1.key }) {
+            do {
+                try add(path: path, mask: mask)
+                events.append(FolderWatcher.Event(kind: .modified, path: path))
+            } catch {
+                events.append(FolderWatcher.Event(kind: .watchEnded, path: path))
+            }
+        }
+        return events
+    }
+
+    /// Whether watches are suspended.
+    var hasSuspended: Bool {
+        watches.withLock { !$0.suspended.isEmpty }
     }
 
     /// Reads everything queued (up to a bound). Called by the watcher's
@@ -125,7 +176,10 @@ final class WatchCore: @unchecked Sendable {
             guard let path = table.pathByDescriptor[wd] else { return nil }
             if kind == .watchEnded {
                 table.pathByDescriptor[wd] = nil
-                if table.descriptorByPath[path] == wd { table.descriptorByPath[path] = nil }
+                if table.descriptorByPath[path] == wd {
+                    table.descriptorByPath[path] = nil
+                    table.maskByPath[path] = nil
+                }
             }
             return path
         }

@@ -65,14 +65,21 @@ final class WatchThread: Sendable {
         _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
     }
 
-    /// Stops reading for `interval` seconds (at most an hour). Does nothing
-    /// if already paused.
-    func pause(for interval: Double) {
+    /// Stops reading for `interval` seconds (at most an hour), with the
+    /// watches of `unwatching` taken off meanwhile. Does nothing if already
+    /// paused.
+    /// - Returns: whether this call started a pause.
+    func pause(for interval: Double, unwatching paths: [String]) -> Bool {
         let now = Self.now()
         let current = pausedUntil.load(ordering: .acquiring)
-        guard current <= now else { return }
+        guard current <= now else { return false }
         let nanoseconds = interval.isNaN ? 0 : UInt64(min(max(0, interval), 3600) * 1e9)
-        _ = pausedUntil.compareExchange(expected: current, desired: now + nanoseconds, ordering: .acquiringAndReleasing)
+        guard pausedUntil.compareExchange(expected: current, desired: now + nanoseconds, ordering: .acquiringAndReleasing).exchanged
+        else { return false }
+        // After the pause is set: this thread puts them back only once it
+        // sees the pause over, so never before they are off.
+        if !paths.isEmpty { core.suspend(paths: paths) }
+        return true
     }
 
     private func run() {
@@ -94,6 +101,13 @@ final class WatchThread: Sendable {
                 descriptors[0].revents = 0
                 _ = poll(&descriptors, 1, CInt((resumeAt - now + 999_999) / 1_000_000))
                 if descriptors[0].revents & unusable != 0 { return endUnusable() }
+                continue
+            }
+            if core.hasSuspended {
+                // The pause is over: watches taken off for it go back on
+                // before anything is read, with an event each for what
+                // they may have missed.
+                deliver(core.resumeSuspended() + core.drain())
                 continue
             }
             descriptors[0].revents = 0

@@ -111,7 +111,7 @@ final class FolderWatcherTests: XCTestCase {
         let seenBefore = events.all.count
 
         let pausedAt = Date()
-        watcher.queue.sync { watcher.pause(for: 0.3) }
+        XCTAssertTrue(watcher.queue.sync { watcher.pause(for: 0.3) })
         let handle = try XCTUnwrap(FileHandle(forWritingAtPath: file))
         for _ in 0..<50 { handle.write(Data("x".utf8)) }
         try handle.close()
@@ -125,6 +125,91 @@ final class FolderWatcherTests: XCTestCase {
         again.write(Data("y".utf8))
         try again.close()
         _ = try events.waitFor("a change after the pause") { $0.count > before ? true : nil }
+    }
+
+    func testPauseUnwatching_takesTheWatchOffInTheKernel_thenPutsItBackWithOneModifiedEvent() throws {
+        let file = root + "/wal"
+        XCTAssertTrue(FileManager.default.createFile(atPath: file, contents: nil))
+        let other = try makeFolder("other")
+        let events = EventLog()
+        let watcher = try FolderWatcher(handler: events.record)
+        try watcher.watch(file, for: .modified, target: .file)
+        try watcher.watch(other, for: .created)
+        watcher.start()
+        XCTAssertEqual(try kernelWatches(of: file), 1)
+
+        let pausedAt = Date()
+        let started = watcher.queue.sync { watcher.pause(for: 0.3, unwatching: [file]) }
+        XCTAssertTrue(started)
+        XCTAssertFalse(watcher.queue.sync { watcher.pause(for: 0.3, unwatching: [file]) }, "a second pause started")
+        // Off in the kernel (writers to it queue nothing), on for the caller.
+        XCTAssertEqual(try kernelWatches(of: file), 0, "the watch is still in the kernel during the pause")
+        XCTAssertTrue(watcher.isWatching(file))
+        XCTAssertTrue(watcher.watchedPaths.contains(file))
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: file))
+        for _ in 0..<50 { handle.write(Data("x".utf8)) }
+        try handle.close()
+        // The other watch stays on (its event is held back by the pause).
+        XCTAssertEqual(close(open(other + "/new", O_CREAT | O_WRONLY, 0o644)), 0)
+
+        _ = try events.waitFor("the batch after the pause") { $0.count >= 2 ? true : nil }
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(pausedAt), 0.3, "an event was delivered while paused")
+        XCTAssertEqual(events.all.filter { $0.path == file }, [FolderWatcher.Event(kind: .modified, path: file)])
+        XCTAssertEqual(events.all.filter { $0.path == other }, [FolderWatcher.Event(kind: .created, path: other, name: "new")])
+        XCTAssertEqual(try kernelWatches(of: file), 1, "the watch was not put back")
+
+        // Put back with its mask: a change after the pause is reported.
+        let before = events.all.count
+        let again = try XCTUnwrap(FileHandle(forWritingAtPath: file))
+        again.write(Data("y".utf8))
+        try again.close()
+        let next = try events.waitFor("a change after the pause") { $0.count > before ? Array($0.dropFirst(before)) : nil }
+        XCTAssertEqual(next.first, FolderWatcher.Event(kind: .modified, path: file))
+    }
+
+    func testPauseUnwatching_aFileRemovedMeanwhile_endsItsWatch_andAnUnwatchMeanwhileIsKept() throws {
+        let gone = root + "/gone"
+        let dropped = root + "/dropped"
+        for file in [gone, dropped] { XCTAssertTrue(FileManager.default.createFile(atPath: file, contents: nil)) }
+        let events = EventLog()
+        let watcher = try FolderWatcher(handler: events.record)
+        try watcher.watch(gone, for: .modified, target: .file)
+        try watcher.watch(dropped, for: .modified, target: .file)
+        watcher.start()
+        XCTAssertTrue(watcher.queue.sync { watcher.pause(for: 0.2, unwatching: [gone, dropped]) })
+        try FileManager.default.removeItem(atPath: gone)
+        watcher.unwatch(dropped)
+        XCTAssertFalse(watcher.isWatching(dropped))
+        _ = try events.waitFor("the end of the removed file's watch") { $0.first { $0.path == gone } }
+        XCTAssertEqual(events.all.filter { $0.path == gone }, [FolderWatcher.Event(kind: .watchEnded, path: gone)])
+        XCTAssertFalse(watcher.isWatching(gone))
+        XCTAssertFalse(watcher.isWatching(dropped))
+        XCTAssertEqual(try kernelWatches(of: dropped), 0, "an unwatched path was watched again")
+        // Nothing for the unwatched path, even after it changes.
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: dropped))
+        handle.write(Data("x".utf8))
+        try handle.close()
+        let probe = try makeFolder("probe")
+        try watcher.watch(probe, for: .created)
+        XCTAssertEqual(close(open(probe + "/p", O_CREAT | O_WRONLY, 0o644)), 0)
+        _ = try events.waitFor("the probe's event") { $0.first { $0.path == probe } }
+        XCTAssertEqual(events.all.filter { $0.path == dropped }, [])
+    }
+
+    /// How many inotify watches of this process are on `path`'s inode, as the
+    /// kernel lists them in `/proc/self/fdinfo`.
+    private func kernelWatches(of path: String) throws -> Int {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw CocoaError(.fileNoSuchFile) }
+        let inode = "ino:" + String(status.st_ino, radix: 16) + " "
+        var count = 0
+        for fd in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+            guard (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + fd)) == "anon_inode:inotify",
+                let info = try? String(contentsOfFile: "/proc/self/fdinfo/" + fd, encoding: .utf8)
+            else { continue }
+            count += info.split(separator: "\n").filter { $0.hasPrefix("inotify wd:") && $0.contains(inode) }.count
+        }
+        return count
     }
 
     func testRefusesToWatchASymbolicLink() throws {

@@ -70,4 +70,46 @@ final class MetricsTests: StoreTestCase {
         XCTAssertGreaterThanOrEqual(
             try metrics.expectCounter("groupstore_history_fallbacks_total", dimensions("reader")).totalValue, 1)
     }
+
+    func testUnderLoad_aReaderCoalesces_andTheWALWatchItTookOffWakesItForTheNextOutsideCommit() async throws {
+        let metrics = Self.metrics
+        let writer = try open("writer") { $0.writesOnly = true }
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        let reader = try open("reader")
+        let wakes = Mutex<[Int64: DeliveryTrace.Wake]>([:])
+        reader.traceDeliveries { trace in wakes.withLock { $0[trace.seq] = trace.wake } }
+        let saves = reader.saves()
+        try reader.start()  // joins at seq 1, the table's
+        // Ten commits while the reader's queue is held: its next merge finds
+        // them all, so it coalesces (the -wal file unwatched for a moment).
+        // (From a thread of its own: holding the queue blocks.)
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            Thread.detachNewThread {
+                done.resume(
+                    with: Result {
+                        try reader.merger.queue.sync {
+                            for id in 1...10 {
+                                try writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (?)", arguments: [id]) }
+                            }
+                        }
+                    })
+            }
+        }
+        let burst = try await first(10, of: saves)
+        XCTAssertEqual(burst.map(\.seq), Array(2...11))
+        // Counted once the merge that delivered them returned.
+        let coalescings = try metrics.expectCounter("groupstore_coalescing_intervals_total", dimensions("reader"))
+        try await waitUntil("the reader to coalesce") { coalescings.totalValue >= 1 }
+
+        // A writer outside the library publishes no payload: only the -wal
+        // watch, put back after the interval, wakes the reader at once (else
+        // the safety tick would, a second later).
+        let outside = try DatabaseQueue(path: group + "/store.sqlite")
+        try await outside.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (11)") }
+        let last = try await first(1, of: saves)
+        XCTAssertEqual(last.map(\.seq), [12])
+        // Traced once the merge that delivered it returned.
+        try await waitUntil("the trace of seq 12") { wakes.withLock { $0[12] != nil } }
+        XCTAssertEqual(wakes.withLock { $0[12] }, .wal, "what woke the reader for the outside commit: \(wakes.withLock { $0 })")
+    }
 }

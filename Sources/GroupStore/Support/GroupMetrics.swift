@@ -14,6 +14,7 @@ import Metrics
 /// | `groupstore_history_fallbacks_total` | counter | times a subscriber behind the in-memory buffer read the history instead |
 /// | `groupstore_wakeups_total` | counter | wake-ups that found nothing new (`found="false"`) and that delivered (`found="true"`) |
 /// | `groupstore_inotify_overflows_total` | counter | inotify queue overflows (each followed by a rescan) |
+/// | `groupstore_coalescing_intervals_total` | counter | intervals in which this member, behind commits coming faster than it merged them, read at most once, with the `-wal` file unwatched |
 /// | `groupstore_member_lag` | gauge | transactions committed and not yet merged by this member (head − cursor), after each merge |
 /// | `groupstore_merge_seconds` | timer | one merge: history read, observers notified, saves handed over |
 struct GroupMetrics: Sendable {
@@ -26,6 +27,7 @@ struct GroupMetrics: Sendable {
     private let emptyWakeups: Counter
     private let fruitfulWakeups: Counter
     private let overflows: Counter
+    private let coalescings: Counter
     private let lag: Gauge
     private let merge: Timer
 
@@ -40,6 +42,7 @@ struct GroupMetrics: Sendable {
         emptyWakeups = Counter(label: "groupstore_wakeups_total", dimensions: dimensions + [("found", "false")])
         fruitfulWakeups = Counter(label: "groupstore_wakeups_total", dimensions: dimensions + [("found", "true")])
         overflows = Counter(label: "groupstore_inotify_overflows_total", dimensions: dimensions)
+        coalescings = Counter(label: "groupstore_coalescing_intervals_total", dimensions: dimensions)
         lag = Gauge(label: "groupstore_member_lag", dimensions: dimensions)
         merge = Timer(label: "groupstore_merge_seconds", dimensions: dimensions)
     }
@@ -49,6 +52,9 @@ struct GroupMetrics: Sendable {
     func payloadSkipped() { skipped.increment() }
     func fellBackToHistory() { historyFallbacks.increment() }
     func overflowed() { overflows.increment() }
+    /// Commits came faster than the member merged them: it started reading
+    /// at most once per interval, with the `-wal` file unwatched meanwhile.
+    func coalesced() { coalescings.increment() }
 
     /// A wake-up that this process's own commit explained: nothing was read.
     func wokeForOwnCommit() { emptyWakeups.increment() }
