@@ -30,6 +30,9 @@ final class WatchCore: @unchecked Sendable {
     /// At most this many bytes are read before the handler is called, so one
     /// storm cannot hold the queue forever.
     private let maximumBatchBytes = 1 << 20
+    /// The largest event the kernel queues: a header and a name of up to
+    /// `NAME_MAX` bytes with its terminating zero.
+    private static let largestEvent = MemoryLayout<inotify_event>.size + Int(NAME_MAX) + 1
 
     init(handler: @escaping FolderWatcher.Handler) throws(FolderWatcherError) {
         descriptor = try InotifyDescriptor()
@@ -43,19 +46,21 @@ final class WatchCore: @unchecked Sendable {
 
     func add(path: String, mask: UInt32) throws(FolderWatcherError) {
         let wd = try descriptor.addWatch(path: path, mask: mask)
-        watches.withLock { table in
-            if let old = table.pathByDescriptor[wd], old != path {
-                // The same inode under another name (a hard link or a rename):
-                // the kernel reuses the descriptor; keep the newest name.
-                table.descriptorByPath[old] = nil
-                table.maskByPath[old] = nil
-            }
-            table.pathByDescriptor[wd] = path
-            table.descriptorByPath[path] = wd
-            table.maskByPath[path] = mask
-            // Watched anew: a suspension of it ends here.
-            table.suspended[path] = nil
+        watches.withLock { table in Self.record(wd: wd, path: path, mask: mask, in: &table) }
+    }
+
+    private static func record(wd: CInt, path: String, mask: UInt32, in table: inout Watches) {
+        if let old = table.pathByDescriptor[wd], old != path {
+            // The same inode under another name (a hard link or a rename):
+            // the kernel reuses the descriptor; keep the newest name.
+            table.descriptorByPath[old] = nil
+            table.maskByPath[old] = nil
         }
+        table.pathByDescriptor[wd] = path
+        table.descriptorByPath[path] = wd
+        table.maskByPath[path] = mask
+        // Watched anew: a suspension of it ends here.
+        table.suspended[path] = nil
     }
 
     func remove(path: String) {
@@ -98,20 +103,22 @@ final class WatchCore: @unchecked Sendable {
     /// event (it may have changed meanwhile, unseen), or ``FolderWatcher/Event/Kind/watchEnded``
     /// if it cannot be watched any more.
     func resumeSuspended() -> [FolderWatcher.Event] {
-        let suspended = watches.withLock { table in
-            defer { table.suspended = [:] }
-            return table.suspended
-        }
-        var events: [FolderWatcher.Event] = []
-        for (path, mask) in suspended.sorted(by: { $0.key < $1.key }) {
-            do {
-                try add(path: path, mask: mask)
-                events.append(FolderWatcher.Event(kind: .modified, path: path))
-            } catch {
-                events.append(FolderWatcher.Event(kind: .watchEnded, path: path))
+        // Under the lock throughout, so an `unwatch` or another pause from
+        // another thread comes wholly before or after.
+        watches.withLock { table in
+            var events: [FolderWatcher.Event] = []
+            for (path, mask) in table.suspended.sorted(by: { $0.key < $1.key }) {
+                do {
+                    let wd = try descriptor.addWatch(path: path, mask: mask)
+                    Self.record(wd: wd, path: path, mask: mask, in: &table)
+                    events.append(FolderWatcher.Event(kind: .modified, path: path))
+                } catch {
+                    events.append(FolderWatcher.Event(kind: .watchEnded, path: path))
+                }
             }
+            table.suspended = [:]
+            return events
         }
-        return events
     }
 
     /// Whether watches are suspended.
@@ -137,6 +144,9 @@ final class WatchCore: @unchecked Sendable {
             if count == 0 { break }
             total += count
             parse(count: count, into: &events)
+            // Room was left for the largest event: the queue was empty (a
+            // read more would only say so). Later events wake `poll` again.
+            if count < buffer.count - Self.largestEvent { break }
         }
         return events
     }
