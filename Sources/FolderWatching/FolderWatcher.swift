@@ -84,9 +84,12 @@ public final class FolderWatcher: Sendable {
     /// during the pause, and it does that work in the changing process's own
     /// system calls. For a file written many times a second by another
     /// process, pass it in `unwatching`: its watch is taken off for the
-    /// pause and put back at its end, when the batch read then carries one
-    /// ``Event/Kind/modified`` event for it (it may have changed unseen), or
-    /// ``Event/Kind/watchEnded`` if it can no longer be watched.
+    /// pause and put back at its end, when the batch read then carries a
+    /// ``Event/Kind/modified`` event for it (it may have changed unseen; real
+    /// events may follow it), or ``Event/Kind/watchEnded`` if it can no
+    /// longer be watched. ``watch(_:for:target:)`` of such a path during the
+    /// pause puts it back at once, without that event; ``unwatch(_:)`` ends
+    /// it for good.
     ///
     /// - Parameters:
     ///   - interval: seconds, at most an hour.

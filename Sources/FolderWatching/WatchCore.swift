@@ -11,7 +11,9 @@ import Synchronization
 /// Kept apart from the watcher so the reading thread can keep it (and so the
 /// descriptor) alive until it ends, without a reference cycle.
 ///
-/// `@unchecked Sendable`: the watch table lives in a `Mutex`; `buffer` is only
+/// `@unchecked Sendable`: the watch table lives in a `Mutex`, held across the
+/// inotify calls that change watches (so the table and the kernel agree);
+/// `buffer` is only
 /// touched by `drain()`, which the watcher's one reading thread calls; the
 /// descriptor is immutable and inotify calls on it are thread-safe.
 final class WatchCore: @unchecked Sendable {
@@ -45,8 +47,12 @@ final class WatchCore: @unchecked Sendable {
     }
 
     func add(path: String, mask: UInt32) throws(FolderWatcherError) {
-        let wd = try descriptor.addWatch(path: path, mask: mask)
-        watches.withLock { table in Self.record(wd: wd, path: path, mask: mask, in: &table) }
+        // Under the lock, as every change of watches: the table never
+        // holds a descriptor the kernel has removed.
+        try watches.withLock { (table) throws(FolderWatcherError) in
+            let wd = try descriptor.addWatch(path: path, mask: mask)
+            Self.record(wd: wd, path: path, mask: mask, in: &table)
+        }
     }
 
     private static func record(wd: CInt, path: String, mask: UInt32, in table: inout Watches) {
@@ -64,14 +70,13 @@ final class WatchCore: @unchecked Sendable {
     }
 
     func remove(path: String) {
-        let wd = watches.withLock { table -> CInt? in
+        watches.withLock { table in
             table.suspended[path] = nil
-            guard let wd = table.descriptorByPath.removeValue(forKey: path) else { return nil }
+            guard let wd = table.descriptorByPath.removeValue(forKey: path) else { return }
             table.pathByDescriptor[wd] = nil
             table.maskByPath[path] = nil
-            return wd
+            descriptor.removeWatch(wd)
         }
-        if let wd { descriptor.removeWatch(wd) }
     }
 
     func isWatching(_ path: String) -> Bool {
@@ -86,25 +91,22 @@ final class WatchCore: @unchecked Sendable {
     /// keeping their masks for ``resumeSuspended()``. Paths not watched are
     /// skipped.
     func suspend(paths: [String]) {
-        var removed: [CInt] = []
         watches.withLock { table in
             for path in paths {
                 guard let wd = table.descriptorByPath.removeValue(forKey: path) else { continue }
                 table.pathByDescriptor[wd] = nil
                 table.suspended[path] = table.maskByPath.removeValue(forKey: path) ?? 0
-                removed.append(wd)
+                // Its IN_IGNORED event names a descriptor no longer in the
+                // table: dropped.
+                descriptor.removeWatch(wd)
             }
         }
-        // Its IN_IGNORED event names a descriptor no longer in the table: dropped.
-        for wd in removed { descriptor.removeWatch(wd) }
     }
 
     /// Puts the suspended watches back. Each path gets one ``FolderWatcher/Event/Kind/modified``
     /// event (it may have changed meanwhile, unseen), or ``FolderWatcher/Event/Kind/watchEnded``
     /// if it cannot be watched any more.
     func resumeSuspended() -> [FolderWatcher.Event] {
-        // Under the lock throughout, so an `unwatch` or another pause from
-        // another thread comes wholly before or after.
         watches.withLock { table in
             var events: [FolderWatcher.Event] = []
             for (path, mask) in table.suspended.sorted(by: { $0.key < $1.key }) {

@@ -76,8 +76,12 @@ final class WatchThread: Sendable {
         let nanoseconds = interval.isNaN ? 0 : UInt64(min(max(0, interval), 3600) * 1e9)
         guard pausedUntil.compareExchange(expected: current, desired: now + nanoseconds, ordering: .acquiringAndReleasing).exchanged
         else { return false }
-        // After the pause is set: this thread puts them back only once it
-        // sees the pause over, so never before they are off.
+        // After the pause is set, so this thread (which puts them back once
+        // it sees the pause over) does not find them off and put them back
+        // at once. From another thread, a caller held up past the pause's
+        // end takes them off after this thread saw it over; the removal's
+        // IN_IGNORED event then wakes this thread's poll, which puts them
+        // back.
         if !paths.isEmpty { core.suspend(paths: paths) }
         return true
     }

@@ -138,10 +138,12 @@ final class FolderWatcherTests: XCTestCase {
         watcher.start()
         XCTAssertEqual(try kernelWatches(of: file), 1)
 
+        // Long enough for what the test does meanwhile on a loaded machine.
+        let pause = 3.0
         let pausedAt = Date()
-        let started = watcher.queue.sync { watcher.pause(for: 0.3, unwatching: [file]) }
+        let started = watcher.queue.sync { watcher.pause(for: pause, unwatching: [file]) }
         XCTAssertTrue(started)
-        XCTAssertFalse(watcher.queue.sync { watcher.pause(for: 0.3, unwatching: [file]) }, "a second pause started")
+        XCTAssertFalse(watcher.queue.sync { watcher.pause(for: pause, unwatching: [file]) }, "a second pause started")
         // Off in the kernel (writers to it queue nothing), on for the caller.
         XCTAssertEqual(try kernelWatches(of: file), 0, "the watch is still in the kernel during the pause")
         XCTAssertTrue(watcher.isWatching(file))
@@ -153,7 +155,7 @@ final class FolderWatcherTests: XCTestCase {
         XCTAssertEqual(close(open(other + "/new", O_CREAT | O_WRONLY, 0o644)), 0)
 
         _ = try events.waitFor("the batch after the pause") { $0.count >= 2 ? true : nil }
-        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(pausedAt), 0.3, "an event was delivered while paused")
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(pausedAt), pause, "an event was delivered while paused")
         XCTAssertEqual(events.all.filter { $0.path == file }, [FolderWatcher.Event(kind: .modified, path: file)])
         XCTAssertEqual(events.all.filter { $0.path == other }, [FolderWatcher.Event(kind: .created, path: other, name: "new")])
         XCTAssertEqual(try kernelWatches(of: file), 1, "the watch was not put back")
@@ -176,7 +178,8 @@ final class FolderWatcherTests: XCTestCase {
         try watcher.watch(gone, for: .modified, target: .file)
         try watcher.watch(dropped, for: .modified, target: .file)
         watcher.start()
-        XCTAssertTrue(watcher.queue.sync { watcher.pause(for: 0.2, unwatching: [gone, dropped]) })
+        // Long enough for what the test does meanwhile on a loaded machine.
+        XCTAssertTrue(watcher.queue.sync { watcher.pause(for: 2, unwatching: [gone, dropped]) })
         try FileManager.default.removeItem(atPath: gone)
         watcher.unwatch(dropped)
         XCTAssertFalse(watcher.isWatching(dropped))

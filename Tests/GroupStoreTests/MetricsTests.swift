@@ -76,8 +76,8 @@ final class MetricsTests: StoreTestCase {
         let writer = try open("writer") { $0.writesOnly = true }
         try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
         let reader = try open("reader")
-        let wakes = Mutex<[Int64: DeliveryTrace.Wake]>([:])
-        reader.traceDeliveries { trace in wakes.withLock { $0[trace.seq] = trace.wake } }
+        let traces = Mutex<[Int64: DeliveryTrace]>([:])
+        reader.traceDeliveries { trace in traces.withLock { $0[trace.seq] = trace } }
         let saves = reader.saves()
         try reader.start()  // joins at seq 1, the table's
         // Ten commits while the reader's queue is held: its next merge finds
@@ -101,15 +101,23 @@ final class MetricsTests: StoreTestCase {
         let coalescings = try metrics.expectCounter("groupstore_coalescing_intervals_total", dimensions("reader"))
         try await waitUntil("the reader to coalesce") { coalescings.totalValue >= 1 }
 
+        // The interval over, its -wal wake-up and rechecks done (they found
+        // nothing, so the trace forgot them).
+        try await waitUntil("the reader to settle") {
+            reader.merger.queue.sync { reader.watch.isIdle && !reader.merger.hasPendingWake }
+        }
         // A writer outside the library publishes no payload: only the -wal
         // watch, put back after the interval, wakes the reader at once (else
-        // the safety tick would, a second later).
+        // the safety tick would, up to a second later).
+        let committing = DeliveryTrace.now()
         let outside = try DatabaseQueue(path: group + "/store.sqlite")
         try await outside.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (11)") }
         let last = try await first(1, of: saves)
         XCTAssertEqual(last.map(\.seq), [12])
         // Traced once the merge that delivered it returned.
-        try await waitUntil("the trace of seq 12") { wakes.withLock { $0[12] != nil } }
-        XCTAssertEqual(wakes.withLock { $0[12] }, .wal, "what woke the reader for the outside commit: \(wakes.withLock { $0 })")
+        try await waitUntil("the trace of seq 12") { traces.withLock { $0[12] != nil } }
+        let trace = try XCTUnwrap(traces.withLock { $0[12] })
+        XCTAssertEqual(trace.wake, .wal, "what woke the reader for the outside commit")
+        XCTAssertGreaterThanOrEqual(trace.wokeAt, committing, "the reader was woken before the commit")
     }
 }

@@ -54,7 +54,7 @@ public final class GroupStore: Sendable {
     private let notifier: SaveNotifier
     private let pruner: Pruner
     private let membership: Membership
-    private var watch: GroupWatch { membership.watch }
+    var watch: GroupWatch { membership.watch }
     private let phase = Mutex(Phase.opened)
     /// Serialises ``start()`` (which may fail and be called again).
     private let startLock = Mutex(())

@@ -14,7 +14,7 @@ import Metrics
 /// | `groupstore_history_fallbacks_total` | counter | times a subscriber behind the in-memory buffer read the history instead |
 /// | `groupstore_wakeups_total` | counter | wake-ups that found nothing new (`found="false"`) and that delivered (`found="true"`) |
 /// | `groupstore_inotify_overflows_total` | counter | inotify queue overflows (each followed by a rescan) |
-/// | `groupstore_coalescing_intervals_total` | counter | intervals in which this member, behind commits coming faster than it merged them, read at most once, with the `-wal` file unwatched |
+/// | `groupstore_coalescing_intervals_total` | counter | intervals in which this member, behind commits coming faster than it merged them, read events at most once (its `-wal` watch taken off meanwhile) |
 /// | `groupstore_member_lag` | gauge | transactions committed and not yet merged by this member (head − cursor), after each merge |
 /// | `groupstore_merge_seconds` | timer | one merge: history read, observers notified, saves handed over |
 struct GroupMetrics: Sendable {
@@ -52,8 +52,8 @@ struct GroupMetrics: Sendable {
     func payloadSkipped() { skipped.increment() }
     func fellBackToHistory() { historyFallbacks.increment() }
     func overflowed() { overflows.increment() }
-    /// Commits came faster than the member merged them: it started reading
-    /// at most once per interval, with the `-wal` file unwatched meanwhile.
+    /// Commits came faster than the member merged them: it reads events at
+    /// most once in the next interval, its `-wal` watch taken off meanwhile.
     func coalesced() { coalescings.increment() }
 
     /// A wake-up that this process's own commit explained: nothing was read.

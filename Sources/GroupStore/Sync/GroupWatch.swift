@@ -39,6 +39,8 @@ final class GroupWatch: @unchecked Sendable {
     /// When the pending rechecks run.
     private var pendingRechecks: [DispatchTime] = []
     private var reportedForeignFiles = Set<String>()
+    /// A coalescing pause is under way: its `-wal` event is not handled yet.
+    private var coalescing = false
     /// Where changes to the group's own structure are reported (the
     /// ``Membership`` that owns this watch), on the merger's queue.
     private let report: @Sendable (Membership.Event) -> Void
@@ -76,11 +78,21 @@ final class GroupWatch: @unchecked Sendable {
         queue.async { self.merger.merge() }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + Self.safetyInterval, repeating: Self.safetyInterval, leeway: .milliseconds(100))
-        timer.setEventHandler { [weak self] in self?.merger.merge() }
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            // A -wal watch lost without an event (it could not be put
+            // back, nor the file's creation seen) comes back here.
+            if self.watcher?.isWatching(self.directory.walPath) == false { self.watchWAL() }
+            self.merger.merge()
+        }
         timer.activate()
         safetyTimer = timer
         watcher.start()
     }
+
+    /// Nothing is pending: no coalescing pause, no recheck. On the merger's
+    /// queue (for tests).
+    var isIdle: Bool { !coalescing && pendingRechecks.isEmpty }
 
     /// Stops watching. Runs on the merger's queue.
     func stop() {
@@ -165,6 +177,15 @@ final class GroupWatch: @unchecked Sendable {
                     report(.ownFolderRemoved)
                 } else if event.path == membersPath {
                     logger.info("the members folder was removed", metadata: ["path": "\(event.path)"])
+                } else if event.path == directory.walPath {
+                    coalescing = false
+                    // Removed, or not put back after a coalescing pause: watch
+                    // it again if it exists (else its creation is reported),
+                    // and read what may have come meanwhile.
+                    watchWAL()
+                    wake = .group
+                    needsMerge = true
+                    walOnly = false
                 }
             case .deleted, .movedOut:
                 if event.path == directory.path, event.name == GroupDirectory.databaseFileName, databaseWasReplaced() {
@@ -174,6 +195,7 @@ final class GroupWatch: @unchecked Sendable {
                     report(.ownFolderRemoved)
                 }
             case .modified where event.path == directory.walPath:
+                coalescing = false
                 needsMerge = true
             case .created, .movedIn:
                 guard let name = event.name else { continue }
@@ -233,6 +255,7 @@ final class GroupWatch: @unchecked Sendable {
         if merger.lastMergeCount > 1,
             watcher?.pause(for: Self.coalesceInterval, unwatching: [directory.walPath]) == true
         {
+            coalescing = true
             merger.metrics.coalesced()
         }
     }
@@ -257,7 +280,11 @@ final class GroupWatch: @unchecked Sendable {
     /// for another's last stage, and that stage still runs (a merge that
     /// finds an earlier commit says nothing of a later one being written).
     private func scheduleRecheck(stage: Int = 0) {
-        guard stage < Self.recheckDelays.count else { return }
+        guard stage < Self.recheckDelays.count else {
+            // Nothing came of the wake-up: the trace forgets it.
+            merger.forgetWake()
+            return
+        }
         let due = DispatchTime.now() + Self.recheckDelays[stage]
         if pendingRechecks.contains(where: { $0 <= due }) { return }
         pendingRechecks.append(due)

@@ -66,7 +66,7 @@ final class Merger: @unchecked Sendable {
     private var fingerprints: [Int64: Double] = [:]
     private var names = TableNames()
     /// The first wake-up since the last delivery: what woke this member for
-    /// the saves the next delivery hands over.
+    /// the saves the next delivery hands over (for the trace).
     private var firstWake: (kind: DeliveryTrace.Wake, at: Double)?
     /// `PRAGMA data_version` of the pool's writer connection at the last read:
     /// it moves only when another connection (another process) commits.
@@ -147,8 +147,21 @@ final class Merger: @unchecked Sendable {
         let trace = tracer.withLock { $0 }
         if trace != nil && firstWake == nil { firstWake = (wake, DeliveryTrace.now()) }
         let found = mergeRounds(trace: trace)
+        // A wake-up that found nothing is kept as the first only if it came
+        // from the -wal file: the commit that woke it may not be visible
+        // yet, and a recheck finds it (see ``forgetWake()``).
+        if !found, let first = firstWake, first.kind != .wal { firstWake = nil }
         metrics.merged(found: found, nanoseconds: Int64(DispatchTime.now().uptimeNanoseconds - started))
         return found
+    }
+
+    /// A wake-up is kept for the next delivery's trace. On `queue` (for tests).
+    var hasPendingWake: Bool { firstWake != nil }
+
+    /// The rechecks after a `-wal` wake-up found nothing either: that
+    /// wake-up was not for a commit still to come. Runs on `queue`.
+    func forgetWake() {
+        firstWake = nil
     }
 
     /// This process committed transaction `seq` (any thread).

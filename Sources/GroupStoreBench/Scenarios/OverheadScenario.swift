@@ -1,4 +1,5 @@
 import Foundation
+import GRDBSQLite
 import GRDB
 import GroupStore
 import Logging
@@ -52,19 +53,36 @@ struct OverheadScenario {
     /// GRDB, no Swift layer), into a plain table and into the group's
     /// tracked table, whose triggers record each row, with the one statement
     /// that seals the transaction (what any writer outside the library runs,
-    /// plus the seal). Interleaved in blocks, as above.
+    /// plus the seal). Interleaved in blocks, as above. Two more layouts
+    /// bound what a change of design could give, on copies of the schema:
+    /// the history's triggers with a marker row in `groupstore_change`
+    /// instead of the seal's row in a table of its own (the marker-row
+    /// layout, not built: one page fewer per commit), and one change row by
+    /// one trigger with nothing else (the least any history kept in the
+    /// database, in the writer's transaction, costs).
     private func floor(directory: String, section: String) throws -> [TableRow] {
         let plain = try RawSQLite(path: directory + "/raw-plain.sqlite")
         try plain.execute(BenchSchema.createSQL)
         let tracked = try RawSQLite(path: directory + "/group/store.sqlite")
+        var schema: [String] = []
+        try tracked.run(
+            "SELECT sql FROM sqlite_master WHERE name = 'items' OR name LIKE 'groupstore\\_change%' ESCAPE '\\' OR (type = 'trigger' AND tbl_name = 'items') ORDER BY type = 'trigger', rowid"
+        ) { schema.append(String(cString: sqlite3_column_text($0, 0))) }
+        let marker = try RawSQLite(path: directory + "/raw-marker.sqlite")
+        for sql in schema { try marker.execute(sql) }
+        let minimal = try RawSQLite(path: directory + "/raw-minimal.sqlite")
+        try minimal.execute(BenchSchema.createSQL)
+        try minimal.execute("CREATE TABLE groupstore_change(id INTEGER PRIMARY KEY, entity INTEGER NOT NULL, op INTEGER NOT NULL, key, rid INTEGER)")
+        try minimal.execute("CREATE TRIGGER change_ai AFTER INSERT ON items BEGIN INSERT INTO groupstore_change(entity, op, key) VALUES (1, 1, NEW.id); END")
         let insert = "INSERT INTO items(author, n, committed_at) VALUES ('raw', ?, ?)"
         let seal = "INSERT INTO groupstore_transaction(author, committed_at, last_change) SELECT 'raw', ?, max(id) FROM groupstore_change"
+        let markerRow = "INSERT INTO groupstore_change(entity, op, key) VALUES (0, 6, ?)"
         var rows: [TableRow] = []
         var n = 20_000_000
         for (size, count) in [(1, bench.quick ? 1000 : 10_000), (1000, bench.quick ? 50 : 300)] {
-            var plainTimes: [Double] = []
-            var trackedTimes: [Double] = []
-            func commit(_ database: RawSQLite, sealed: Bool) throws -> Double {
+            // plain, the design's triggers and seal, the marker layout, one trigger only.
+            var times: [[Double]] = [[], [], [], []]
+            func commit(_ database: RawSQLite, closing: String?) throws -> Double {
                 let start = monotonicSeconds()
                 try database.run("BEGIN IMMEDIATE")
                 let now = Date().timeIntervalSince1970
@@ -72,24 +90,36 @@ struct OverheadScenario {
                     n += 1
                     try database.run(insert, [Double(n), now])
                 }
-                if sealed { try database.run(seal, [now]) }
+                if let closing { try database.run(closing, [now]) }
                 try database.run("COMMIT")
                 return (monotonicSeconds() - start) * 1e6
             }
-            while plainTimes.count < count {
+            while times[0].count < count {
                 for _ in 0..<50 {
-                    plainTimes.append(try commit(plain, sealed: false))
-                    trackedTimes.append(try commit(tracked, sealed: true))
+                    times[0].append(try commit(plain, closing: nil))
+                    times[1].append(try commit(tracked, closing: seal))
+                    if size == 1 {
+                        times[2].append(try commit(marker, closing: markerRow))
+                        times[3].append(try commit(minimal, closing: nil))
+                    }
                 }
             }
-            let plainDistribution = Distribution(plainTimes)
-            let trackedDistribution = Distribution(trackedTimes)
-            rows.append(
-                TableRow(
-                    section: section, what: "floor: \(size)-row commit through SQLite's C API, with the history's triggers and seal", unit: "µs",
-                    distribution: trackedDistribution,
-                    reference: String(format: "the same with no triggers %.1f / p99 %.1f µs", plainDistribution.median, plainDistribution.p99),
-                    ratio: trackedDistribution.median / plainDistribution.median, target: size == 1 ? "≤ 1.3×" : "≤ 1.5×"))
+            let plainDistribution = Distribution(times[0])
+            let reference = String(format: "the same with no triggers %.1f / p99 %.1f µs", plainDistribution.median, plainDistribution.p99)
+            let target = size == 1 ? "≤ 1.3×" : "≤ 1.5×"
+            let layouts = [
+                (1, "with the history's triggers and seal"),
+                (2, "with the history's triggers and a marker row instead of the seal (a layout not built: one page fewer)"),
+                (3, "with one trigger writing one change row, nothing else (the least any history in the database costs)"),
+            ]
+            for (index, what) in layouts where !times[index].isEmpty {
+                let distribution = Distribution(times[index])
+                rows.append(
+                    TableRow(
+                        section: section, what: "floor: \(size)-row commit through SQLite's C API, \(what)", unit: "µs",
+                        distribution: distribution, reference: reference, ratio: distribution.median / plainDistribution.median,
+                        target: target))
+            }
         }
         return rows
     }
