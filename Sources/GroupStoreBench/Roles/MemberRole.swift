@@ -28,6 +28,9 @@ struct MemberRole: AsyncParsableCommand {
     /// Time each save in `GroupConfiguration.synchronousDelivery` (on the
     /// merge queue) instead of in the `for await` loop; R lines come at the end.
     @Flag var synchronous = false
+    /// Post `.groupStoreDidSave` too (the library's default; off unless
+    /// asked, as a member that uses streams only would).
+    @Flag var postsNotifications = false
     /// Finish once a save inserts this key of `items` (or a higher one).
     @Option var untilKey: Int64?
     /// Finish once a save inserts the key of `items` that a line
@@ -39,8 +42,9 @@ struct MemberRole: AsyncParsableCommand {
         var configuration = GroupConfiguration(directory: group, member: try MemberName(member), logger: Logger(label: member))
         configuration.migrator = BenchSchema.migrator
         configuration.pruneInterval = 5
-        // Saves are handled by the stream (or the synchronous handler) only.
-        configuration.postsNotifications = false
+        // Saves are handled by the stream (or the synchronous handler) only,
+        // unless the default's notifications are asked for (nobody observes them).
+        configuration.postsNotifications = postsNotifications
         if mmapBytes > 0 {
             let bytes = mmapBytes
             configuration.prepareDatabase = { db in try db.execute(sql: "PRAGMA mmap_size = \(bytes)") }

@@ -61,6 +61,15 @@ struct LatencyScenario {
                 unit: "µs", distribution: synchronous,
                 reference: String(format: "for await %.0f µs", reference?.median ?? .nan), ratio: reference.map { synchronous.median / $0.median },
                 target: "≤ 100 µs / ≤ 1 ms"))
+        // The library's default: each save also posted as a notification
+        // (one more queue hop per save), with nobody observing it.
+        let notifying = try groupStore(members: 2, .tmpfs, samples: samples, memberArguments: ["--posts-notifications"]).latency
+        rows.append(
+            TableRow(
+                section: "1. propagation latency, 1 commit/ms",
+                what: "GroupStore, 2 members, also posting .groupStoreDidSave (the default; the rows above do not) (tmpfs)",
+                unit: "µs", distribution: notifying,
+                reference: String(format: "without %.0f µs", reference?.median ?? .nan), ratio: reference.map { notifying.median / $0.median }))
         // The floor: the same wake-up and reads with no Swift layer above
         // SQLite (one thread, inotify and the C API), with 2 and 8 members.
         for members in [2, 8] {
