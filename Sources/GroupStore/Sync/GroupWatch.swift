@@ -82,7 +82,7 @@ final class GroupWatch: @unchecked Sendable {
             guard let self else { return }
             // A -wal watch lost without an event (it could not be put
             // back, nor the file's creation seen) comes back here.
-            if self.watcher?.isWatching(self.directory.walPath) == false { self.watchWAL() }
+            if self.watcher?.isWatching(self.directory.walPath) == false { self.watchWAL(quietly: true) }
             self.merger.merge()
         }
         timer.activate()
@@ -102,13 +102,15 @@ final class GroupWatch: @unchecked Sendable {
         watcher = nil
     }
 
-    private func watchWAL() {
+    /// Watches the `-wal` file. A failure other than its absence is logged
+    /// unless `quietly` (the safety tick's retries: logged once already).
+    private func watchWAL(quietly: Bool = false) {
         do {
             try watcher?.watch(directory.walPath, for: .modified, target: .file)
-        } catch  where error.code == .pathNotFound {
+        } catch where error.code == .pathNotFound {
             // Not there yet; the group directory watch reports its creation.
         } catch {
-            logger.info("cannot watch the database's -wal file", metadata: ["error": "\(error)"])
+            if !quietly { logger.info("cannot watch the database's -wal file", metadata: ["error": "\(error)"]) }
         }
     }
 
