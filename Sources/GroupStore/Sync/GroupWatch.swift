@@ -37,7 +37,7 @@ final class GroupWatch: @unchecked Sendable {
     private var watcher: FolderWatcher?
     private var safetyTimer: (any DispatchSourceTimer)?
     /// When the pending rechecks run.
-    private var pendingRechecks: [DispatchTime] = []
+    private var pendingRechecks: [(due: DispatchTime, stage: Int)] = []
     private var reportedForeignFiles = Set<String>()
     /// A coalescing pause is under way: its `-wal` event is not handled yet.
     private var coalescing = false
@@ -157,6 +157,7 @@ final class GroupWatch: @unchecked Sendable {
     }
 
     private func handle(_ events: [FolderWatcher.Event]) {
+        var pauseEnded = false
         var needsMerge = false
         var walOnly = true
         var wake = DeliveryTrace.Wake.wal
@@ -181,6 +182,7 @@ final class GroupWatch: @unchecked Sendable {
                     logger.info("the members folder was removed", metadata: ["path": "\(event.path)"])
                 } else if event.path == directory.walPath {
                     coalescing = false
+                    if databaseWasReplaced() { return }
                     // Removed, or not put back after a coalescing pause: watch
                     // it again if it exists (else its creation is reported),
                     // and read what may have come meanwhile.
@@ -197,6 +199,10 @@ final class GroupWatch: @unchecked Sendable {
                     report(.ownFolderRemoved)
                 }
             case .modified where event.path == directory.walPath:
+                // The first after a coalescing pause is the watcher's own
+                // (said whether anything came or not): for the trace, the
+                // end of an interval, not a wake-up by a commit.
+                if coalescing { pauseEnded = true }
                 coalescing = false
                 needsMerge = true
             case .created, .movedIn:
@@ -238,6 +244,7 @@ final class GroupWatch: @unchecked Sendable {
             }
         }
         guard needsMerge else { return }
+        if pauseEnded && wake == .wal { wake = .timer }
         let found = merger.merge(wake: wake)
         if merger.skippedOwnCommit {
             // Only this process's own commit: move the cursor past it later,
@@ -254,11 +261,13 @@ final class GroupWatch: @unchecked Sendable {
         // watching member (15 % of a writer's time with 3 peers following).
         // It is watched again at the end, with one event for it in the
         // batch read then, so the merge that follows reads what came meanwhile.
-        if merger.lastMergeCount > 1,
-            watcher?.pause(for: Self.coalesceInterval, unwatching: [directory.walPath]) == true
-        {
-            coalescing = true
-            merger.metrics.coalesced()
+        if merger.lastMergeCount > 1, let watcher {
+            // With no -wal watch to take off, no event ends the pause.
+            let walWatched = watcher.isWatching(directory.walPath)
+            if watcher.pause(for: Self.coalesceInterval, unwatching: [directory.walPath]) {
+                coalescing = walWatched
+                merger.metrics.coalesced()
+            }
         }
     }
 
@@ -283,16 +292,21 @@ final class GroupWatch: @unchecked Sendable {
     /// finds an earlier commit says nothing of a later one being written).
     private func scheduleRecheck(stage: Int = 0) {
         guard stage < Self.recheckDelays.count else {
-            // Nothing came of the wake-up: the trace forgets it.
-            merger.forgetWake()
+            // Nothing came of the wake-ups: the trace forgets them.
+            if pendingRechecks.isEmpty { merger.forgetWake() }
             return
         }
         let due = DispatchTime.now() + Self.recheckDelays[stage]
-        if pendingRechecks.contains(where: { $0 <= due }) { return }
-        pendingRechecks.append(due)
+        // Covered only by one that runs no later and looks again itself if
+        // it finds nothing (not a last stage).
+        let last = Self.recheckDelays.count - 1
+        if pendingRechecks.contains(where: { $0.due <= due && $0.stage < last }) { return }
+        pendingRechecks.append((due, stage))
         queue.asyncAfter(deadline: due) { [weak self] in
             guard let self else { return }
-            if let index = self.pendingRechecks.firstIndex(of: due) { self.pendingRechecks.remove(at: index) }
+            if let index = self.pendingRechecks.firstIndex(where: { $0.due == due && $0.stage == stage }) {
+                self.pendingRechecks.remove(at: index)
+            }
             if !self.merger.merge() { self.scheduleRecheck(stage: stage + 1) }
         }
     }

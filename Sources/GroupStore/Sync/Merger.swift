@@ -180,6 +180,9 @@ final class Merger: @unchecked Sendable {
         var closedOpenTransaction = false
         var refreshed = false
         for _ in 0..<Self.roundsPerWake {
+            // A later round of the same merge: its saves were read because
+            // the round before had more to read than one round takes.
+            if trace != nil && firstWake == nil { firstWake = (.backlog, DeliveryTrace.now()) }
             let batch: HistoryBatch
             let group: GroupState
             let historyReadAt: Double
