@@ -259,8 +259,9 @@ final class GroupWatch: @unchecked Sendable {
         // queue an event for each of its writes (SQLite writes each page of
         // a commit apart), in the writer's own write(2) calls, once per
         // watching member (15 % of a writer's time with 3 peers following).
-        // It is watched again at the end, with one event for it in the
-        // batch read then, so the merge that follows reads what came meanwhile.
+        // It is watched again at the end, with a .modified event for it in
+        // the batch read then, so the merge that follows reads what came
+        // meanwhile.
         if merger.lastMergeCount > 1, let watcher {
             // With no -wal watch to take off, no event ends the pause.
             let walWatched = watcher.isWatching(directory.walPath)
@@ -284,12 +285,14 @@ final class GroupWatch: @unchecked Sendable {
     }
 
     /// A `-wal` change may be seen before the commit is: look again shortly,
-    /// then a little later. A recheck already pending that runs no later
-    /// covers this one. One that runs later (the last stage of an earlier
-    /// wake-up, such as a commit that changed no tracked table) does not:
-    /// this one is added before it, so a commit seen early does not wait
-    /// for another's last stage, and that stage still runs (a merge that
-    /// finds an earlier commit says nothing of a later one being written).
+    /// then a little later. A recheck already pending covers this one if
+    /// it runs no later and is not a last stage (so it looks again itself
+    /// if it finds nothing). One that runs later (the last stage of an
+    /// earlier wake-up, such as a commit that changed no tracked table), or
+    /// a last stage, does not: this one is added beside it, so a commit seen
+    /// early does not wait for the safety tick, and that stage still runs (a
+    /// merge that finds an earlier commit says nothing of a later one being
+    /// written).
     private func scheduleRecheck(stage: Int = 0) {
         guard stage < Self.recheckDelays.count else {
             // Nothing came of the wake-ups: the trace forgets them.
