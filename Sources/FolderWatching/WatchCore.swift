@@ -18,9 +18,14 @@ import Synchronization
 /// descriptor is immutable and inotify calls on it are thread-safe.
 final class WatchCore: @unchecked Sendable {
     struct Watches {
+        /// One watch: its descriptor, and its mask (to put it back after a pause).
+        struct Watch {
+            var descriptor: CInt
+            var mask: UInt32
+        }
+
         var pathByDescriptor: [CInt: String] = [:]
-        var descriptorByPath: [String: CInt] = [:]
-        var maskByPath: [String: UInt32] = [:]
+        var watchByPath: [String: Watch] = [:]
         /// Watches taken off for a pause, with their masks (see ``suspend(paths:)``).
         var suspended: [String: UInt32] = [:]
     }
@@ -59,12 +64,10 @@ final class WatchCore: @unchecked Sendable {
         if let old = table.pathByDescriptor[wd], old != path {
             // The same inode under another name (a hard link or a rename):
             // the kernel reuses the descriptor; keep the newest name.
-            table.descriptorByPath[old] = nil
-            table.maskByPath[old] = nil
+            table.watchByPath[old] = nil
         }
         table.pathByDescriptor[wd] = path
-        table.descriptorByPath[path] = wd
-        table.maskByPath[path] = mask
+        table.watchByPath[path] = Watches.Watch(descriptor: wd, mask: mask)
         // Watched anew: a suspension of it ends here.
         table.suspended[path] = nil
     }
@@ -72,19 +75,18 @@ final class WatchCore: @unchecked Sendable {
     func remove(path: String) {
         watches.withLock { table in
             table.suspended[path] = nil
-            guard let wd = table.descriptorByPath.removeValue(forKey: path) else { return }
-            table.pathByDescriptor[wd] = nil
-            table.maskByPath[path] = nil
-            descriptor.removeWatch(wd)
+            guard let watch = table.watchByPath.removeValue(forKey: path) else { return }
+            table.pathByDescriptor[watch.descriptor] = nil
+            descriptor.removeWatch(watch.descriptor)
         }
     }
 
     func isWatching(_ path: String) -> Bool {
-        watches.withLock { $0.descriptorByPath[path] != nil || $0.suspended[path] != nil }
+        watches.withLock { $0.watchByPath[path] != nil || $0.suspended[path] != nil }
     }
 
     var paths: [String] {
-        watches.withLock { Array(Set($0.descriptorByPath.keys).union($0.suspended.keys)) }
+        watches.withLock { Array(Set($0.watchByPath.keys).union($0.suspended.keys)) }
     }
 
     /// Takes the watches of `paths` off (the kernel queues nothing for them),
@@ -93,12 +95,12 @@ final class WatchCore: @unchecked Sendable {
     func suspend(paths: [String]) {
         watches.withLock { table in
             for path in paths {
-                guard let wd = table.descriptorByPath.removeValue(forKey: path) else { continue }
-                table.pathByDescriptor[wd] = nil
-                table.suspended[path] = table.maskByPath.removeValue(forKey: path) ?? 0
+                guard let watch = table.watchByPath.removeValue(forKey: path) else { continue }
+                table.pathByDescriptor[watch.descriptor] = nil
+                table.suspended[path] = watch.mask
                 // Its IN_IGNORED event names a descriptor no longer in the
                 // table: dropped.
-                descriptor.removeWatch(wd)
+                descriptor.removeWatch(watch.descriptor)
             }
         }
     }
@@ -188,10 +190,7 @@ final class WatchCore: @unchecked Sendable {
             guard let path = table.pathByDescriptor[wd] else { return nil }
             if kind == .watchEnded {
                 table.pathByDescriptor[wd] = nil
-                if table.descriptorByPath[path] == wd {
-                    table.descriptorByPath[path] = nil
-                    table.maskByPath[path] = nil
-                }
+                if table.watchByPath[path]?.descriptor == wd { table.watchByPath[path] = nil }
             }
             return path
         }

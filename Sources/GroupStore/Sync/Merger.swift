@@ -145,8 +145,7 @@ final class Merger: @unchecked Sendable {
         }
         let started = DispatchTime.now().uptimeNanoseconds
         let trace = tracer.withLock { $0 }
-        if trace != nil && firstWake == nil { firstWake = (wake, DeliveryTrace.now()) }
-        let found = mergeRounds(trace: trace)
+        let found = mergeRounds(wake: wake, trace: trace)
         // A wake-up that found nothing is kept as the first only if it came
         // from the -wal file: the commit that woke it may not be visible
         // yet, and a recheck finds it (see ``forgetWake()``).
@@ -175,14 +174,14 @@ final class Merger: @unchecked Sendable {
         try? pool.writeWithoutTransaction { db in try Self.dataVersion(db) }
     }
 
-    private func mergeRounds(trace: (@Sendable (DeliveryTrace) -> Void)?) -> Bool {
+    private func mergeRounds(wake: DeliveryTrace.Wake, trace: (@Sendable (DeliveryTrace) -> Void)?) -> Bool {
         var foundAny = false
         var closedOpenTransaction = false
         var refreshed = false
-        for _ in 0..<Self.roundsPerWake {
-            // A later round of the same merge: its saves were read because
-            // the round before had more to read than one round takes.
-            if trace != nil && firstWake == nil { firstWake = (.backlog, DeliveryTrace.now()) }
+        for round in 0..<Self.roundsPerWake {
+            // After a delivery, a later round's saves were read because the
+            // round before had more to read than one round takes.
+            if trace != nil && firstWake == nil { firstWake = (round == 0 ? wake : .backlog, DeliveryTrace.now()) }
             let batch: HistoryBatch
             let group: GroupState
             let historyReadAt: Double
