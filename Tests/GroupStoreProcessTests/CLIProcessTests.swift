@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import XCTest
 
 /// The `groupstore` command-line contract, run as child processes.
@@ -7,13 +8,14 @@ final class CLIProcessTests: ProcessTestCase {
         try exec("tool", "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes VALUES (1, 'a'), (2, 'b')")
         let watchers = try ["left", "right"].map { try watch($0) }
         let before = Date().timeIntervalSince1970
-        let printed = try exec(
+        let first = try XCTUnwrap(try read { try Int.fetchOne($0, sql: "SELECT seq FROM groupstore_transaction ORDER BY seq DESC LIMIT 1") })
+        let seq = try execSeq(
             "tool", "INSERT INTO notes VALUES (3, 'c'); UPDATE notes SET body = 'A' WHERE id = 1; DELETE FROM notes WHERE id = 2")
-        XCTAssertEqual(printed, "seq 2")
+        XCTAssertGreaterThan(seq, first)
         for watcher in watchers {
             let line = try watcher.waitForLines(1)[0]
             let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            XCTAssertEqual(object["seq"] as? Int, 2)
+            XCTAssertEqual(object["seq"] as? Int, seq)
             XCTAssertEqual(object["author"] as? String, "tool")
             let committedAt = try XCTUnwrap(object["committedAt"] as? Double)
             let receivedAt = try XCTUnwrap(object["receivedAt"] as? Double)
@@ -29,50 +31,51 @@ final class CLIProcessTests: ProcessTestCase {
     }
 
     func testStatusJson_listsLiveAndDeadMembersWithCursors() throws {
-        try exec("tool", "CREATE TABLE t(id INTEGER PRIMARY KEY)")
+        let created = try execSeq("tool", "CREATE TABLE t(id INTEGER PRIMARY KEY)")
         let gone = try watch("gone")
         gone.send(SIGTERM)
         XCTAssertEqual(try gone.waitForExit(), 0)
         let live = try watch("live")
         try exec("tool", "INSERT INTO t VALUES (1)")
-        try exec("tool", "INSERT INTO t VALUES (2)")
+        let last = try execSeq("tool", "INSERT INTO t VALUES (2)")
         try live.waitForLines(2)
 
         let status = try spawn("groupstore", ["status", "--group", group, "--format", "json"])
         XCTAssertEqual(try status.waitForExit(), 0, "\(status.errors)")
         XCTAssertEqual(status.output.count, 1, "one JSON object expected")
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(status.output[0].utf8)) as? [String: Any])
-        XCTAssertEqual(object["head"] as? Int, 3, "the table's creation, then two inserts")
+        XCTAssertEqual(object["head"] as? Int, last, "the second insert is the newest transaction")
+        XCTAssertEqual(object["historyTransactions"] as? Int, 3, "the table's creation, then two inserts")
         let members = try XCTUnwrap(object["members"] as? [[String: Any]])
         let byName = Dictionary(uniqueKeysWithValues: members.map { ($0["name"] as! String, $0) })
         XCTAssertEqual(Set(byName.keys), ["gone", "live", "tool"])
         XCTAssertEqual(byName["live"]?["live"] as? Bool, true)
         XCTAssertEqual(byName["gone"]?["live"] as? Bool, false)
         XCTAssertEqual(byName["tool"]?["live"] as? Bool, false)
-        XCTAssertEqual(byName["gone"]?["cursor"] as? Int, 1, "the dead member's cursor is where it left")
+        XCTAssertEqual(byName["gone"]?["cursor"] as? Int, created, "the dead member's cursor is where it left")
+        XCTAssertEqual(byName["gone"]?["behind"] as? Int, 2, "the dead member is two transactions behind")
         XCTAssertNotNil(byName["live"]?["cursor"] as? Int)
     }
 
     func testHistory_printsTheTransactionsAfterSince_inTheWatchShapeWithoutReceivedAt() throws {
         try exec("tool", "CREATE TABLE t(id INTEGER PRIMARY KEY)")
-        for id in 1...3 { try exec("tool", "INSERT INTO t VALUES (\(id))") }
-        // Seq 1 announced the table; 2-4 are the inserts.
-        let history = try spawn("groupstore", ["history", "--group", group, "--since", "2", "--format", "jsonl"])
+        let seqs = try (1...3).map { id in try execSeq("tool", "INSERT INTO t VALUES (\(id))") }
+        let history = try spawn("groupstore", ["history", "--group", group, "--since", "\(seqs[0])", "--format", "jsonl"])
         XCTAssertEqual(try history.waitForExit(), 0, "\(history.errors)")
         let printed = try saves(history.output)
-        XCTAssertEqual(printed.map(\.seq), [3, 4])
+        XCTAssertEqual(printed.map(\.seq), seqs.dropFirst().map(Int64.init))
         XCTAssertEqual(printed.map { $0.inserted["t"] ?? [] }, [[2], [3]])
         XCTAssertTrue(printed.allSatisfy { $0.receivedAt == nil })
     }
 
     func testGC_withZeroRetention_removesHistoryAndPayloads_andSaysSo() throws {
         try exec("tool", "CREATE TABLE t(id INTEGER PRIMARY KEY)")
-        for id in 1...3 { try exec("tool", "INSERT INTO t VALUES (\(id))") }
+        let seqs = try (1...3).map { id in try execSeq("tool", "INSERT INTO t VALUES (\(id))") }
         let gc = try spawn("groupstore", ["gc", "--group", group, "--retention", "0", "--format", "json"])
         XCTAssertEqual(try gc.waitForExit(), 0, "\(gc.errors)")
         let report = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(gc.output.joined().utf8)) as? [String: Any])
-        // Seq 1 announced the table; 2-4 are the inserts.
-        XCTAssertEqual(report["prunedThrough"] as? Int, 4)
+        // The table's creation, then the inserts.
+        XCTAssertEqual(report["prunedThrough"] as? Int, seqs.last)
         XCTAssertEqual(report["transactionsRemoved"] as? Int, 3, "the newest row stays as the high-water mark")
         XCTAssertEqual(report["payloadFilesRemoved"] as? Int, 4)
         let payloads = try FileManager.default.contentsOfDirectory(atPath: group + "/members/tool").filter { $0.hasSuffix(".json") }

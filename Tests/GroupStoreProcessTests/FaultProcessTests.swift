@@ -110,10 +110,10 @@ final class FaultProcessTests: ProcessTestCase {
         let sleeper = try watch("sleeper")
         sleeper.send(SIGTERM)
         XCTAssertEqual(try sleeper.waitForExit(), 0)
-        // Creating the table is one transaction (seq 1, before the sleeper
-        // joined); each insert is one more.
+        // Creating the table is one transaction (before the sleeper joined);
+        // each insert is one more.
         let written: Int64 = 5
-        for n in 1...written { try exec("writer", "INSERT INTO notes(id) VALUES (\(n))") }
+        let seqs = try (1...written).map { n in Int64(try execSeq("writer", "INSERT INTO notes(id) VALUES (\(n))")) }
         let payloads = {
             try FileManager.default.contentsOfDirectory(atPath: self.group + "/members/writer").filter { $0.hasSuffix(".json") }
         }
@@ -126,7 +126,7 @@ final class FaultProcessTests: ProcessTestCase {
         defer { janitor.close() }
 
         // The dead sleeper has consumed nothing since it left (its cursor is
-        // the table's creation, seq 1; the writer only writes and pins
+        // the table's creation; the writer only writes and pins
         // nothing): within the retention it pins the rest of the history.
         let early = try janitor.prune()
         XCTAssertEqual(early.transactionsRemoved, 1)
@@ -135,7 +135,7 @@ final class FaultProcessTests: ProcessTestCase {
 
         // Past the retention it does not.
         let late = try janitor.prune(now: Date().addingTimeInterval(3600 + 60))
-        XCTAssertEqual(late.prunedThrough, written + 1)
+        XCTAssertEqual(late.prunedThrough, seqs.last)
         // The newest transaction and change rows stay as the high-water marks of their ids.
         XCTAssertEqual(late.transactionsRemoved, Int(written) - 1)
         XCTAssertEqual(try payloads().count, 0, "payload files outlived the retention")
@@ -145,10 +145,10 @@ final class FaultProcessTests: ProcessTestCase {
         let back = try watch("sleeper")
         let first = try saves(back.waitForLines(1))[0]
         XCTAssertTrue(first.resync, "expected a resync save, got \(back.output)")
-        XCTAssertEqual(first.seq, written + 1)
-        try exec("writer", "INSERT INTO notes(id) VALUES (100)")
+        XCTAssertEqual(first.seq, seqs.last)
+        let hundred = try execSeq("writer", "INSERT INTO notes(id) VALUES (100)")
         let next = try saves(back.waitForLines(2))[1]
-        XCTAssertEqual(next.seq, written + 2)
+        XCTAssertEqual(next.seq, Int64(hundred))
         XCTAssertEqual(next.inserted["notes"], [100])
     }
 

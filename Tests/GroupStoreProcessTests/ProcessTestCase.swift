@@ -85,6 +85,18 @@ class ProcessTestCase: XCTestCase {
         return child.output.joined(separator: "\n")
     }
 
+    /// `groupstore exec` of SQL that changes a tracked table; returns the
+    /// sequence number it printed last (`seq N`).
+    @discardableResult
+    func execSeq(_ member: String, _ sql: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+        let printed = try exec(member, sql, file: file, line: line)
+        let last = printed.components(separatedBy: "\n").last ?? ""
+        guard last.hasPrefix("seq "), let seq = Int(last.dropFirst(4)) else {
+            throw HarnessError(message: "exec printed no sequence number: \(printed.debugDescription)")
+        }
+        return seq
+    }
+
     /// `groupstore-peer`, returned once it is ready.
     func peer(_ member: String, _ arguments: [String]) throws -> ChildProcess {
         let child = try spawn(

@@ -48,6 +48,18 @@ class StoreTestCase: XCTestCase {
         }
     }
 
+    /// Runs `sql` through `store.write` and returns its transaction's
+    /// sequence number (failing when it changed no tracked table).
+    @discardableResult
+    func writeSeq(_ store: GroupStore, _ sql: String, arguments: StatementArguments = StatementArguments()) async throws -> Int64 {
+        let written = try await store.writeWithSequence { db in try db.execute(sql: sql, arguments: arguments) }
+        guard let seq = written.seq else {
+            XCTFail("no tracked table changed: \(sql)")
+            throw CancellationError()
+        }
+        return seq
+    }
+
     /// The text of `member`'s cursor file once it names `seq`, or a failure after 20 s.
     @discardableResult
     func waitForCursorFile(of member: String, at seq: Int64) async throws -> String {

@@ -96,23 +96,22 @@ final class StoreTests: StoreTestCase {
         }
     }
 
-    func testPayloadFile_followsTheDocumentedFormat() throws {
+    func testPayloadFile_followsTheDocumentedFormat() async throws {
         let store = try open("writer")
-        try store.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v)") }
-        try store.write { db in try db.execute(sql: "INSERT INTO t(id, v) VALUES (7, 'x')") }
-        store.flushPublications()
-        // Seq 1 announced the new table; seq 2 is the insert.
-        let path = group + "/members/writer/00000000000000000002.v2.json"
+        try await store.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v)") }
+        let seq = try await writeSeq(store, "INSERT INTO t(id, v) VALUES (7, 'x')")
+        await store.flushPublications()
+        let path = group + "/members/writer/" + String(format: "%020lld.v2.json", seq)
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
         XCTAssertEqual(object?["format"] as? Int, 2)
-        XCTAssertEqual(object?["seq"] as? Int, 2)
+        XCTAssertEqual(object?["seq"] as? Int64, seq)
         XCTAssertEqual(object?["author"] as? String, "writer")
         XCTAssertEqual(object?["truncated"] as? Bool, false)
         XCTAssertNotNil(object?["committedAt"] as? Double)
         let changes = object?["changes"] as? [[String: Any]]
         XCTAssertEqual(changes?.first?["entity"] as? String, "t")
         XCTAssertEqual(changes?.first?["inserted"] as? [Int], [7])
-        XCTAssertFalse(FileManager.default.fileExists(atPath: group + "/tmp/writer.2.\(getpid()).tmp"), "temp file left behind")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: group + "/tmp/writer.\(seq).\(getpid()).tmp"), "temp file left behind")
     }
 
     func testLargeTransaction_payloadIsTruncated_butEveryKeyIsDelivered() async throws {
@@ -121,14 +120,11 @@ final class StoreTests: StoreTestCase {
         let reader = try open("reader")
         let saves = reader.saves()
         try reader.start()
-        try await writer.write { db in
-            try db.execute(
-                sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO t SELECT i FROM n")
-        }
+        let seq = try await writeSeq(writer, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO t SELECT i FROM n")
         await writer.flushPublications()
         let save = try await first(1, of: saves)[0]
         XCTAssertEqual(save.change(of: "t")?.inserted.count, 20_000)
-        let payload = try String(contentsOfFile: group + "/members/writer/00000000000000000002.v2.json", encoding: .utf8)
+        let payload = try String(contentsOfFile: group + "/members/writer/" + String(format: "%020lld.v2.json", seq), encoding: .utf8)
         XCTAssertTrue(payload.contains(#""truncated":true"#))
         // Past the limit the payload lists no keys (a prefix of the rows could
         // misstate a row that a later change in the transaction undid).
@@ -159,8 +155,9 @@ final class StoreTests: StoreTestCase {
         let reader = try open("reader") { $0.cursorFlushInterval = 0 }
         let saves = reader.saves()
         try reader.start()
+        var seqs: [Int64] = []
         for id in 1...4 {
-            try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (\(id))") }
+            seqs.append(try await writeSeq(writer, "INSERT INTO t(id) VALUES (\(id))"))
             await writer.flushPublications()  // one payload each (back-to-back writes may share one)
         }
         _ = try await first(4, of: saves)
@@ -168,17 +165,19 @@ final class StoreTests: StoreTestCase {
         await writer.close()
         let janitor = try open("janitor")
         // The writer only wrote (it never started): it pins nothing, so what
-        // the reader processed goes (seq 1 announced the table, 2-5 are the
-        // inserts; the reader's cursor is 4 or 5, as it may still have held
-        // the last save when it closed).
+        // the reader processed goes (the table's creation, then the inserts;
+        // the reader's cursor is the third or the fourth insert, as it may
+        // still have held the last save when it closed).
         let readerCursor = try XCTUnwrap(
             Int64(String(contentsOfFile: group + "/members/reader/cursor", encoding: .utf8).split(separator: " ")[0]))
-        XCTAssertTrue([4, 5].contains(readerCursor), "\(readerCursor)")
+        let processed = try XCTUnwrap(seqs.firstIndex(of: readerCursor), "cursor \(readerCursor) is none of \(seqs)") + 2
+        XCTAssertTrue([4, 5].contains(processed), "\(readerCursor) of \(seqs)")
+        let atHead = readerCursor == seqs.last
         let report = try janitor.prune()
         XCTAssertEqual(report.prunedThrough, readerCursor)
-        XCTAssertEqual(report.transactionsRemoved, Int(readerCursor) - (readerCursor == 5 ? 1 : 0), "the newest row stays as the high-water mark")
-        XCTAssertEqual(report.payloadFilesRemoved, Int(readerCursor))
-        XCTAssertEqual(report.heldBackBy.map(\.member), readerCursor < 5 ? ["reader"] : [])
+        XCTAssertEqual(report.transactionsRemoved, processed - (atHead ? 1 : 0), "the newest row stays as the high-water mark")
+        XCTAssertEqual(report.payloadFilesRemoved, processed)
+        XCTAssertEqual(report.heldBackBy.map(\.member), atHead ? [] : ["reader"])
     }
 
     func testPrune_removesPayloadsWhileReadingALargeFolder_andKeepsEveryNewerOne() async throws {
@@ -234,20 +233,25 @@ final class StoreTests: StoreTestCase {
         let saves = reader.saves()
         try reader.start()
         let count = 2_000
-        for id in 1...count { try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (\(id))") } }
+        var written: Set<Int64> = []
+        for id in 1...count {
+            written.insert(try await writeSeq(writer, "INSERT INTO t(id) VALUES (\(id))"))
+        }
         await writer.flushPublications()
         let received = try await first(count, of: saves)
         XCTAssertEqual(received.flatMap { $0.change(of: "t")?.inserted ?? [] }, (1...count).map { KeyValue.integer(Int64($0)) })
+        XCTAssertEqual(Set(received.map(\.seq)), written)
         let payloads = try FileManager.default.contentsOfDirectory(atPath: group + "/members/writer").filter { $0.hasSuffix(".json") }
-        XCTAssertTrue(payloads.contains("\(String(repeating: "0", count: 16))\(count + 1).v2.json"), "the newest payload was not published")
-        // Each payload is one of the transactions written (seq 1 created the
-        // table, 2…count+1 the inserts), named in the documented format.
-        let seqs = payloads.compactMap { name -> Int? in
+        XCTAssertTrue(payloads.contains(String(format: "%020lld.v2.json", written.max()!)), "the newest payload was not published")
+        // Each payload is one of the transactions written (the table's
+        // creation, or an insert), named in the documented format.
+        let seqs = payloads.compactMap { name -> Int64? in
             guard name.hasSuffix(".v2.json"), name.count == 28 else { return nil }
-            return Int(name.prefix(20))
+            return Int64(name.prefix(20))
         }
         XCTAssertEqual(seqs.count, payloads.count, "payload files not in the documented format: \(payloads)")
-        XCTAssertTrue(seqs.allSatisfy { (1...(count + 1)).contains($0) }, "a payload for no transaction written: \(seqs.sorted().suffix(5))")
+        XCTAssertTrue(seqs.allSatisfy { $0 <= written.max()! }, "a payload for no transaction written: \(seqs.sorted().suffix(5))")
+        XCTAssertLessThanOrEqual(seqs.filter { !written.contains($0) }.count, 1, "only the table's creation is not an insert")
     }
 
     func testSaveInHandWhenTheStoreCloses_isDeliveredAgainAfterReopening() async throws {
@@ -256,21 +260,22 @@ final class StoreTests: StoreTestCase {
         let reader = try open("reader")
         var iterator = reader.saves().makeAsyncIterator()
         try reader.start()
-        for id in 1...3 { try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (\(id))") } }
+        var seqs: [Int64?] = []
+        for id in 1...3 { seqs.append(try await writer.writeWithSequence { db in try db.execute(sql: "INSERT INTO t(id) VALUES (\(id))") }.seq) }
         // Take the first save and the second, and stop in the middle of the second.
         let firstSave = await iterator.next()
         let secondSave = await iterator.next()
-        // Seq 1 announced the table (before the reader joined).
-        XCTAssertEqual([firstSave?.seq, secondSave?.seq], [2, 3])
+        // The table's creation came before the reader joined.
+        XCTAssertEqual([firstSave?.seq, secondSave?.seq], Array(seqs.prefix(2)))
         // The process "dies" now: everything was delivered to the stream, but
         // only the first save was processed.
         await reader.close()
-        XCTAssertEqual(try String(contentsOfFile: group + "/members/reader/cursor", encoding: .utf8).split(separator: " ").first, "2")
+        XCTAssertEqual(try String(contentsOfFile: group + "/members/reader/cursor", encoding: .utf8).split(separator: " ").first, "\(seqs[0]!)")
 
         let again = try open("reader")
         let saves = again.saves()
         try again.start()
         let redelivered = try await first(2, of: saves)
-        XCTAssertEqual(redelivered.map(\.seq), [3, 4], "the save in hand and the one after must come again, and only those")
+        XCTAssertEqual(redelivered.map(\.seq), Array(seqs.suffix(2)), "the save in hand and the one after must come again, and only those")
     }
 }

@@ -12,8 +12,6 @@ struct HistoryBatch: Sendable {
     var hasOpenChanges = false
     /// Transactions up to here were pruned.
     var prunedThrough: Int64 = 0
-    /// The last change id of the last transaction read (or of the cursor's).
-    var lastChange: Int64 = 0
     /// More transactions follow the ones read.
     var hasMore = false
 }
@@ -29,52 +27,44 @@ enum HistoryReader {
 
     /// Reads up to `limit` transactions after `cursor`, with their changes.
     ///
-    /// - Parameter cursorLastChange: the last change id of the cursor's
-    ///   transaction, when the caller knows it (saves a query).
     /// - Parameter names: the table registry as last read (reloaded here if
     ///   it changed).
     /// - Parameter known: the history's figures, when the caller read them in
-    ///   this snapshot already (saves three queries).
+    ///   this snapshot already (saves two queries).
     static func read(
-        _ db: Database, after cursor: Int64, cursorLastChange: Int64? = nil, limit: Int, names: inout TableNames,
-        known: Known? = nil
+        _ db: Database, after cursor: Int64, limit: Int, names: inout TableNames, known: Known? = nil
     ) throws -> HistoryBatch {
         var batch = HistoryBatch()
-        // The cursor's transaction ends where the next one's changes start.
-        var sealedUpTo: Int64
-        if let cursorLastChange {
-            sealedUpTo = cursorLastChange
-        } else {
-            let row = try RawRows(
-                db, sql: "SELECT last_change FROM \(HistorySchema.transactionTable) WHERE seq <= ? ORDER BY seq DESC LIMIT 1",
-                cursor)
-            sealedUpTo = try row.next() ? row.int64(0) : 0
-        }
-        var transactions: [(seq: Int64, author: String, committedAt: Date, lastChange: Int64)] = []
+        // A transaction's changes are the rows after the previous marker, up
+        // to its own. The cursor says every transaction up to it is handled:
+        // it is mostly a marker's id, but need not be (a subscriber's position
+        // just before the next save), so the changes start after the newest
+        // marker at or before it (found at once when it is one).
+        let lowerBound: Int64
         do {
-            let heads = try RawRows(
+            let row = try RawRows(db, sql: previousMarkerSQL, cursor)
+            lowerBound = try row.next() ? row.int64(0) : 0
+        }
+        var transactions: [(seq: Int64, author: String, committedAt: Date)] = []
+        do {
+            let markers = try RawRows(
                 db,
-                sql: """
-                    SELECT seq, author, committed_at, last_change FROM \(HistorySchema.transactionTable)
-                    WHERE seq > ? ORDER BY seq LIMIT ?
-                    """,
+                sql: "SELECT id, key, rid FROM \(HistorySchema.changeTable) WHERE id > ? AND op = \(HistorySchema.markerOperation) ORDER BY id LIMIT ?",
                 cursor, Int64(limit) + 1)
-            while try heads.next() {
+            while try markers.next() {
                 if transactions.count == limit {
                     batch.hasMore = true
                     break
                 }
                 transactions.append(
-                    (heads.int64(0), heads.text(1) ?? Save.externalAuthor, Date(timeIntervalSince1970: heads.double(2)), heads.int64(3)))
+                    (markers.int64(0), markers.text(1) ?? Save.externalAuthor, HistorySchema.date(microseconds: markers.int64(2))))
             }
         }
-        // Read every time (one lookup): pruning, or an upgrade from format 1
-        // that dropped unreadable history, may leave transactions whose changes
-        // are gone, so consecutive numbers do not prove nothing was lost.
+        // Read every time (one lookup): pruning, or an upgrade of the format
+        // that dropped unreadable history, may leave transactions whose
+        // changes are gone, so that nothing was lost is not seen otherwise.
         batch.prunedThrough = try known?.prunedThrough ?? HistorySchema.prunedThrough(db)
-        let lowerBound = sealedUpTo
-        if let last = transactions.last { sealedUpTo = last.lastChange }
-        batch.lastChange = sealedUpTo
+        let sealedUpTo = transactions.last?.seq ?? cursor
         if !batch.hasMore {
             let newestChange: Int64
             if let known {
@@ -88,14 +78,14 @@ enum HistoryReader {
         guard !transactions.isEmpty else { return batch }
 
         names = try known.map { try names.current(db, version: $0.registryVersion) } ?? names.current(db)
-        var previousLast = lowerBound
+        var previous = lowerBound
         var accumulators = transactions.map { transaction in
-            defer { previousLast = transaction.lastChange }
-            return ChangeAccumulator(expectedRows: Int(clamping: transaction.lastChange - previousLast))
+            defer { previous = transaction.seq }
+            return ChangeAccumulator(expectedRows: Int(clamping: transaction.seq - previous - 1))
         }
         var index = 0
         try forEachChange(db, after: lowerBound, through: sealedUpTo, names: names) { id, entity, operation, key in
-            while index < transactions.count - 1 && id > transactions[index].lastChange { index += 1 }
+            while index < transactions.count - 1 && id > transactions[index].seq { index += 1 }
             if operation == .reset {
                 accumulators[index].reset(entity: entity)
             } else {
@@ -107,6 +97,10 @@ enum HistoryReader {
         }
         return batch
     }
+
+    private static let previousMarkerSQL = """
+        SELECT coalesce((SELECT id FROM \(HistorySchema.changeTable) WHERE id <= ? AND op = \(HistorySchema.markerOperation) ORDER BY id DESC LIMIT 1), 0)
+        """
 
     /// Calls `body` with each change (a reset with the table's name and a
     /// `.null` key) whose id is in `(after, through]`, in id order.
@@ -121,7 +115,7 @@ enum HistoryReader {
             after, through)
         while try changes.next() {
             let id = changes.int64(0)
-            // Pending (5) and placeholder (0) rows are not changes.
+            // Pending (5), retired or placeholder (0) and marker (6) rows are not changes.
             guard let operation = HistorySchema.Operation(rawValue: Int(changes.int64(2))) else { continue }
             if operation == .reset {
                 if changes.type(3) == SQLITE_TEXT || changes.type(3) == SQLITE_BLOB {

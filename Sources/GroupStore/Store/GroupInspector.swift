@@ -30,7 +30,7 @@ public final class GroupInspector: Sendable {
                     path: directory.databasePath,
                     configuration: GroupConfiguration.sharedDatabaseConfiguration(label: "GroupInspector", busyTimeout: 10))
             }
-            let hasHistory = try pool.read { db in try db.tableExists(HistorySchema.transactionTable) }
+            let hasHistory = try pool.read { db in try HistorySchema.status(db) != .missing }
             guard hasHistory else {
                 throw GroupStoreError(.groupNotFound, "\(directory.databasePath) has no GroupStore history", path: directory.databasePath)
             }
@@ -46,8 +46,10 @@ public final class GroupInspector: Sendable {
         let (head, pruned, transactions, changes) = try pool.read { db in
             (
                 try HistorySchema.lastSeq(db), try HistorySchema.prunedThrough(db),
-                try Int.fetchOne(db, sql: "SELECT count(*) FROM \(HistorySchema.transactionTable)") ?? 0,
-                try Int.fetchOne(db, sql: "SELECT count(*) FROM \(HistorySchema.changeTable)") ?? 0
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM \(HistorySchema.changeTable) WHERE op = \(HistorySchema.markerOperation)") ?? 0,
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM \(HistorySchema.changeTable) WHERE op <> \(HistorySchema.markerOperation)") ?? 0
             )
         }
         var members: [GroupStatus.Member] = []
@@ -59,10 +61,19 @@ public final class GroupInspector: Sendable {
                     return false
                 }.count ?? 0
             let cursor = CursorFile.read(in: folder)?.seq
+            // Sequence numbers are the markers' row ids, so not consecutive:
+            // the transactions after the cursor are counted.
+            let behind = try cursor.map { cursor in
+                try pool.read { db in
+                    try Int64.fetchOne(
+                        db,
+                        sql: "SELECT count(*) FROM \(HistorySchema.changeTable) WHERE id > ? AND id <= ? AND op = \(HistorySchema.markerOperation)",
+                        arguments: [cursor, head]) ?? 0
+                }
+            }
             members.append(
                 GroupStatus.Member(
-                    name: name.rawValue, live: MemberLock.isHeld(in: folder), cursor: cursor,
-                    behind: cursor.map { max(0, head - $0) }, payloadFiles: payloads))
+                    name: name.rawValue, live: MemberLock.isHeld(in: folder), cursor: cursor, behind: behind, payloadFiles: payloads))
         }
         var bytes: Int64 = 0
         for name in [GroupDirectory.databaseFileName, GroupDirectory.databaseFileName + "-wal"] {

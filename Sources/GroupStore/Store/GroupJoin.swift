@@ -72,8 +72,7 @@ enum GroupJoin {
             let seq = file?.seq ?? last
             return (
                 try HistorySchema.lastSeq(db), try String.fetchOne(db, sql: "SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'epoch'") ?? "",
-                try Double.fetchOne(
-                    db, sql: "SELECT committed_at FROM \(HistorySchema.transactionTable) WHERE seq = ?", arguments: [seq])
+                try HistorySchema.committedAt(db, seq: seq)?.timeIntervalSince1970
             )
         }
         guard let file else {

@@ -42,8 +42,8 @@ extension GroupStore {
             before = try HistorySchema.state(db)
         }
         if before.unsealedChanges {
-            _ = try HistorySchema.insertTransaction(db, author: nil, committedAt: Date(), lastChange: before.newestChange)
-            before.sealedChange = before.newestChange
+            before.sealedChange = try HistorySchema.insertMarker(db, author: nil, committedAt: Date())
+            before.newestChange = before.sealedChange
         }
         let value = try updates(db)
         var after = try HistorySchema.state(db, after: before)

@@ -320,7 +320,7 @@ final class GroupWatch: @unchecked Sendable {
     private func noteEntry(_ name: String, in folder: String) -> Bool {
         switch PayloadFileName.parse(name) {
         case .payload(let seq, let format):
-            if format != HistorySchema.formatVersion {
+            if format != Payload.formatVersion {
                 logger.info("skipping payload of unknown format version", metadata: ["path": "\(folder)/\(name)", "format": "\(format)"])
                 return false
             }

@@ -51,8 +51,6 @@ final class Merger: @unchecked Sendable {
     /// Whether this member consumes saves (it is not ``GroupConfiguration/writesOnly``):
     /// only then is its cursor persisted, and so only then does it hold back pruning.
     let persistsCursor: Bool
-    /// The last change id of the cursor's transaction, once known.
-    private var cursorLastChange: Int64?
     private var persistedCursor: Int64
     private var cursorFlushScheduled = false
     private var closed = false
@@ -227,7 +225,6 @@ final class Merger: @unchecked Sendable {
             foundAny = true
             lastMergeCount += batch.saves.count
             deliver(batch.saves, head: group.head)
-            cursorLastChange = batch.lastChange
             let handedOverAt = trace != nil ? DeliveryTrace.now() : 0
             for save in batch.saves where save.author != settings.member.rawValue {
                 unnotified.formUnion(save.entityNames)
@@ -294,8 +291,7 @@ final class Merger: @unchecked Sendable {
                     head: row.int64(0), epoch: row.text(1) ?? "",
                     schemaChanged: schemaVersion != (row.int64OrNil(2) ?? -1) || olderTriggers, dataVersion: dataVersion)
                 let known = HistoryReader.Known(prunedThrough: row.int64(3), newestChange: row.int64(4), registryVersion: row.int64(5))
-                let batch = try HistoryReader.read(
-                    db, after: cursor, cursorLastChange: cursorLastChange, limit: settings.batchSize, names: &names, known: known)
+                let batch = try HistoryReader.read(db, after: cursor, limit: settings.batchSize, names: &names, known: known)
                 return (batch, group)
             }
             return (batch, group, traced ? DeliveryTrace.now() : 0)
@@ -357,7 +353,7 @@ final class Merger: @unchecked Sendable {
     /// The pragmas are read apart, by cached statements: a table-valued
     /// `pragma_…` prepares a statement of its own each time it is read.
     private static let groupStateSQL = """
-        SELECT (SELECT max(seq) FROM \(HistorySchema.transactionTable)),
+        SELECT (\(HistorySchema.lastSeqSQL)),
                (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'epoch'),
                (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'schema_version'),
                (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'pruned_through'),
@@ -421,7 +417,6 @@ final class Merger: @unchecked Sendable {
         // are not the ones known.
         names = TableNames()
         ownNewest.withLock { $0 = 0 }
-        cursorLastChange = nil
         fingerprints = [:]
         persistedCursor = -1
         scheduleCursorFlush()
@@ -472,8 +467,12 @@ final class Merger: @unchecked Sendable {
     /// processed (see ``SaveStream``). Runs on `queue`.
     func flushCursor() {
         guard persistsCursor else { return }
-        let safe = feed.safeCursor()
+        var safe = feed.safeCursor()
         if safe < cursor && !closed { scheduleCursorFlush() }
+        // Sequence numbers are not consecutive: a position just before the
+        // next save is kept as the transaction merged last before it (the
+        // same position, none lies between), whose fingerprint is known.
+        if fingerprints[safe] == nil, let merged = fingerprints.keys.filter({ $0 <= safe }).max() { safe = merged }
         guard safe != persistedCursor else { return }
         do {
             try CursorFile(seq: safe, epoch: epoch, fingerprint: fingerprints[safe])

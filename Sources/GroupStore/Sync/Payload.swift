@@ -15,8 +15,12 @@ struct Payload: Sendable {
 
     var seq: Int64 { save.seq }
 
-    /// Seals the changes after the newest transaction as one transaction by
-    /// `author`, and builds its payload. Runs inside the write transaction;
+    /// The payload format (in the file's name and its `format` member), apart
+    /// from the history's: format 3 of the history publishes the same files.
+    static let formatVersion = 2
+
+    /// Ends the changes after the newest marker as one transaction by
+    /// `author` (its marker), and builds its payload. Runs inside the write transaction;
     /// `state` is the history's state read in it.
     ///
     /// - Parameter names: the registry as last read (reloaded here if it changed).
@@ -33,16 +37,17 @@ struct Payload: Sendable {
             names = try names.current(db, version: state.registryVersion)
             changes = try HistoryReader.folded(db, after: state.sealedChange, through: state.newestChange, names: names)
         }
-        // The commit time, as late as the transaction allows: its last statement.
-        let committedAt = Date()
-        let seq = try HistorySchema.insertTransaction(db, author: author, committedAt: committedAt, lastChange: state.newestChange)
+        // The commit time, as late as the transaction allows: its last
+        // statement (to the microsecond, as the marker keeps it).
+        let committedAt = HistorySchema.date(microseconds: HistorySchema.microseconds(Date()))
+        let seq = try HistorySchema.insertMarker(db, author: author, committedAt: committedAt)
         return Payload(
             save: Save(seq: seq, author: author.rawValue, committedAt: committedAt, changes: changes), truncated: truncated)
     }
 
     /// The payload file's bytes (see `docs/PAYLOAD-FORMAT.md`).
     var json: String {
-        "{\"format\":\(HistorySchema.formatVersion),\"seq\":\(save.seq),\"author\":\(JSONText.string(save.author)),"
+        "{\"format\":\(Payload.formatVersion),\"seq\":\(save.seq),\"author\":\(JSONText.string(save.author)),"
             + "\"committedAt\":\(Save.seconds(save.committedAt)),\"truncated\":\(truncated),\"changes\":\(save.changesJSON)}\n"
     }
 }

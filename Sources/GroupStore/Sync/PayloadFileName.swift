@@ -12,7 +12,7 @@ enum PayloadFileName {
         case foreign
     }
 
-    static func name(seq: Int64, format: Int = HistorySchema.formatVersion) -> String {
+    static func name(seq: Int64, format: Int = Payload.formatVersion) -> String {
         let digits = String(seq)
         return String(repeating: "0", count: max(0, 20 - digits.count)) + digits + ".v\(format).json"
     }

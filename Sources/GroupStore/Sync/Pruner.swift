@@ -57,11 +57,20 @@ struct Pruner: Sendable {
         let consumed = cursors.map(\.1).min() ?? Int64.max
         let cutoff = now.timeIntervalSince1970 - retention
         let report = try pool.write { db -> PruneReport in
+            let previous = try HistorySchema.prunedThrough(db)
+            // The newest transaction committed before the cutoff: the marker
+            // before the first one after it (walking on from what was pruned,
+            // so each row is looked at about once in its life).
             let expired =
                 try Int64.fetchOne(
-                    db, sql: "SELECT max(seq) FROM \(HistorySchema.transactionTable) WHERE committed_at < ?",
-                    arguments: [cutoff]) ?? 0
-            let previous = try HistorySchema.prunedThrough(db)
+                    db,
+                    sql: """
+                        SELECT coalesce(max(id), 0) FROM \(HistorySchema.changeTable) WHERE op = \(HistorySchema.markerOperation)
+                        AND id > ? AND id < coalesce((
+                          SELECT id FROM \(HistorySchema.changeTable) WHERE id > ? AND op = \(HistorySchema.markerOperation) AND rid >= ?
+                          ORDER BY id LIMIT 1), 9223372036854775807)
+                        """,
+                    arguments: [previous, previous, HistorySchema.microseconds(Date(timeIntervalSince1970: cutoff))]) ?? 0
             let head = try HistorySchema.lastSeq(db)
             let horizon = min(max(consumed, expired), head)
             var report = PruneReport(
@@ -71,23 +80,18 @@ struct Pruner: Sendable {
                 report.heldBackBy = cursors.filter { $0.1 == consumed }.map { PruneReport.Holder(member: $0.0, cursor: $0.1) }
             }
             guard horizon > previous else { return report }
-            // Changes are stored in commit order: everything up to the last
-            // change of the horizon's transaction goes, but for the newest row
-            // (ids continue from the largest one left, and must never go back).
-            try db.execute(
-                sql: """
-                    DELETE FROM \(HistorySchema.changeTable) WHERE id <= (
-                      SELECT last_change FROM \(HistorySchema.transactionTable) WHERE seq <= ? ORDER BY seq DESC LIMIT 1)
-                    AND id < (SELECT max(id) FROM \(HistorySchema.changeTable))
-                    """, arguments: [horizon])
-            report.changesRemoved = db.changesCount
-            // The newest row stays, as the high-water mark of sequence numbers
-            // (rowids continue from the largest one left).
-            try db.execute(
-                sql:
-                    "DELETE FROM \(HistorySchema.transactionTable) WHERE seq <= ? AND seq < (SELECT max(seq) FROM \(HistorySchema.transactionTable))",
-                arguments: [horizon])
-            report.transactionsRemoved = db.changesCount
+            // Changes are stored in commit order, each transaction's ending
+            // with its marker: everything up to the horizon's marker goes, but
+            // for the newest row (ids, so sequence numbers, continue from the
+            // largest one left, and must never go back).
+            let removing = "FROM \(HistorySchema.changeTable) WHERE id <= ? AND id < (SELECT max(id) FROM \(HistorySchema.changeTable))"
+            if let counts = try Row.fetchOne(
+                db, sql: "SELECT count(*) FILTER (WHERE op = \(HistorySchema.markerOperation)), count(*) \(removing)", arguments: [horizon])
+            {
+                report.transactionsRemoved = counts[0]
+                report.changesRemoved = counts[1] - report.transactionsRemoved
+            }
+            try db.execute(sql: "DELETE \(removing)", arguments: [horizon])
             try HistorySchema.setPrunedThrough(db, horizon)
             return report
         }

@@ -22,10 +22,8 @@ struct RawMemberRole: ParsableCommand {
     func run() throws {
         let database = try RawSQLite(path: group + "/store.sqlite")
         var cursor: Int64 = 0
-        var lastChange: Int64 = 0
-        try database.run("SELECT seq, last_change FROM groupstore_transaction ORDER BY seq DESC LIMIT 1") { row in
+        try database.run("SELECT id FROM groupstore_change WHERE op = 6 ORDER BY id DESC LIMIT 1") { row in
             cursor = sqlite3_column_int64(row, 0)
-            lastChange = sqlite3_column_int64(row, 1)
         }
         let fd = inotify_init1(CInt(IN_CLOEXEC))
         guard fd >= 0, inotify_add_watch(fd, group + "/store.sqlite-wal", UInt32(IN_MODIFY)) >= 0 else {
@@ -43,21 +41,21 @@ struct RawMemberRole: ParsableCommand {
             // a commit's later writes finds nothing and waits again).
             let giveUpAt = ProcessFacts.nowMicros + 150
             while ProcessFacts.nowMicros < giveUpAt {
-                var found: [(seq: Int64, committed: Double, last: Int64)] = []
+                var found: [(seq: Int64, committed: Double)] = []
                 try database.run("BEGIN")
                 try database.run(Self.stateSQL)
                 try database.run("PRAGMA schema_version")
                 try database.run("PRAGMA data_version")
                 try database.run(
-                    "SELECT seq, committed_at, last_change FROM groupstore_transaction WHERE seq > ? ORDER BY seq LIMIT 513",
+                    "SELECT id, rid FROM groupstore_change WHERE id > ? AND op = 6 ORDER BY id LIMIT 513",
                     [Double(cursor)]
                 ) { row in
-                    found.append((sqlite3_column_int64(row, 0), sqlite3_column_double(row, 1), sqlite3_column_int64(row, 2)))
+                    found.append((sqlite3_column_int64(row, 0), Double(sqlite3_column_int64(row, 1)) / 1e6))
                 }
                 if let last = found.last {
                     try database.run(
                         "SELECT id, entity, op, key, rid FROM groupstore_change WHERE id > ? AND id <= ? ORDER BY id",
-                        [Double(lastChange), Double(last.last)])
+                        [Double(cursor), Double(last.seq)])
                 }
                 try database.run("COMMIT")
                 guard let last = found.last else {
@@ -67,7 +65,6 @@ struct RawMemberRole: ParsableCommand {
                 let now = ProcessFacts.nowMicros
                 for transaction in found { received.append((transaction.seq, now, transaction.committed * 1e6, wokeAt)) }
                 cursor = last.seq
-                lastChange = last.last
                 break
             }
         }
@@ -77,7 +74,7 @@ struct RawMemberRole: ParsableCommand {
     /// The state row every merge of the library reads first (then the two
     /// pragmas, as it does).
     static let stateSQL = """
-        SELECT (SELECT max(seq) FROM groupstore_transaction), (SELECT value FROM groupstore_meta WHERE key = 'epoch'),
+        SELECT (SELECT id FROM groupstore_change WHERE op = 6 ORDER BY id DESC LIMIT 1), (SELECT value FROM groupstore_meta WHERE key = 'epoch'),
                (SELECT value FROM groupstore_meta WHERE key = 'schema_version'),
                (SELECT value FROM groupstore_meta WHERE key = 'pruned_through'), (SELECT max(id) FROM groupstore_change),
                (SELECT value FROM groupstore_meta WHERE key = 'registry_version'),

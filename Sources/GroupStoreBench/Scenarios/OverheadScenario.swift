@@ -51,15 +51,14 @@ struct OverheadScenario {
 
     /// The floor of tracking: the same commits through SQLite's C API (no
     /// GRDB, no Swift layer), into a plain table and into the group's
-    /// tracked table, whose triggers record each row, with the one statement
-    /// that seals the transaction (what any writer outside the library runs,
-    /// plus the seal). Interleaved in blocks, as above. Two more layouts
-    /// bound what a change of design could give, on copies of the schema:
-    /// the history's triggers with a marker row in `groupstore_change`
-    /// instead of the seal's row in a table of its own (the marker-row
-    /// layout, not built: one page fewer per commit), and one change row by
-    /// one trigger with nothing else (the least any history kept in the
-    /// database, in the writer's transaction, costs).
+    /// tracked table, whose triggers record each row, with the marker row
+    /// that ends the transaction (what any writer outside the library runs,
+    /// plus the marker). Interleaved in blocks, as above. Two more layouts,
+    /// on copies of the schema: format 2's, whose transactions had a table
+    /// of their own beside the changes (one page more per commit: the
+    /// layout before this one, for comparison in the same run), and one
+    /// change row by one trigger with nothing else (the least any history
+    /// kept in the database, in the writer's transaction, costs).
     private func floor(directory: String, section: String) throws -> [TableRow] {
         let plain = try RawSQLite(path: directory + "/raw-plain.sqlite")
         try plain.execute(BenchSchema.createSQL)
@@ -68,19 +67,21 @@ struct OverheadScenario {
         try tracked.run(
             "SELECT sql FROM sqlite_master WHERE name = 'items' OR name LIKE 'groupstore\\_change%' ESCAPE '\\' OR (type = 'trigger' AND tbl_name = 'items') ORDER BY type = 'trigger', rowid"
         ) { schema.append(String(cString: sqlite3_column_text($0, 0))) }
-        let marker = try RawSQLite(path: directory + "/raw-marker.sqlite")
-        for sql in schema { try marker.execute(sql) }
+        let format2 = try RawSQLite(path: directory + "/raw-format2.sqlite")
+        for sql in schema { try format2.execute(sql) }
+        try format2.execute(
+            "CREATE TABLE groupstore_transaction(seq INTEGER PRIMARY KEY, author TEXT, committed_at REAL NOT NULL, last_change INTEGER NOT NULL)")
         let minimal = try RawSQLite(path: directory + "/raw-minimal.sqlite")
         try minimal.execute(BenchSchema.createSQL)
         try minimal.execute("CREATE TABLE groupstore_change(id INTEGER PRIMARY KEY, entity INTEGER NOT NULL, op INTEGER NOT NULL, key, rid INTEGER)")
         try minimal.execute("CREATE TRIGGER change_ai AFTER INSERT ON items BEGIN INSERT INTO groupstore_change(entity, op, key) VALUES (1, 1, NEW.id); END")
         let insert = "INSERT INTO items(author, n, committed_at) VALUES ('raw', ?, ?)"
-        let seal = "INSERT INTO groupstore_transaction(author, committed_at, last_change) SELECT 'raw', ?, max(id) FROM groupstore_change"
-        let markerRow = "INSERT INTO groupstore_change(entity, op, key) VALUES (0, 6, ?)"
+        let marker = "INSERT INTO groupstore_change(entity, op, key, rid) VALUES (0, 6, 'raw', CAST(? * 1e6 AS INTEGER))"
+        let format2Seal = "INSERT INTO groupstore_transaction(author, committed_at, last_change) SELECT 'raw', ?, max(id) FROM groupstore_change"
         // The layouts timed against the plain commit; the last two for 1-row commits only.
         let layouts: [(database: RawSQLite, closing: String?, what: String, oneRowOnly: Bool)] = [
-            (tracked, seal, "with the history's triggers and seal", false),
-            (marker, markerRow, "with the history's triggers and a marker row instead of the seal (a layout not built: one page fewer)", true),
+            (tracked, marker, "with the history's triggers and marker row", false),
+            (format2, format2Seal, "with the history's triggers and format 2's table of transactions instead of the marker (one page more)", true),
             (minimal, nil, "with one trigger writing one change row, nothing else (the least any history in the database costs)", true),
         ]
         var rows: [TableRow] = []

@@ -226,7 +226,7 @@ actor SyncEngine {
             }
             if known == nil {
                 // First start: what is in the tables now is covered by the diff.
-                let head = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM groupstore_transaction") ?? 0
+                let head = try Int64.fetchOne(db, sql: "SELECT seq FROM groupstore_transaction ORDER BY seq DESC LIMIT 1") ?? 0
                 try SyncState.setValue(db, "intake_seq", head)
             }
             try SyncState.setValue(db, "tables", configured)
