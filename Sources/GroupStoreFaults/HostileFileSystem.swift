@@ -59,7 +59,7 @@ struct HostileFileSystem {
         let outside = try outsideDirectory() + "/secret"
         try "secret\n".write(toFile: outside, atomically: false, encoding: .utf8)
         try FileManager.default.createSymbolicLink(atPath: group + "/tmp/link", withDestinationPath: outside)
-        guard rename(group + "/tmp/link", group + "/members/writer/00000000000000099999.v2.json") == 0 else {
+        guard rename(group + "/tmp/link", group + "/members/writer/00001000000000000000.v2.json") == 0 else {
             throw FaultFailure("cannot plant the link: errno \(errno)")
         }
         _ = writer.waitForExit(timeout: 60)
@@ -67,7 +67,7 @@ struct HostileFileSystem {
         guard try String(contentsOfFile: outside, encoding: .utf8) == "secret\n" else { throw FaultFailure("the outside file changed") }
         // Members never open payload files (a name is a wake-up), so the link
         // is never followed, and a seq beyond the history is not delivered.
-        guard !FaultSuite.saves(watcher.output).contains(where: { $0.seq == 99_999 }) else {
+        guard !FaultSuite.saves(watcher.output).contains(where: { $0.seq == 1_000_000_000_000_000 }) else {
             throw FaultFailure("a save was delivered for the planted name")
         }
         return "not followed (payloads are never opened); the outside file untouched; \(count) transactions delivered"

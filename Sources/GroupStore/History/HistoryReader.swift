@@ -39,12 +39,12 @@ enum HistoryReader {
         // to its own. The cursor says every transaction up to it is handled:
         // it is mostly a marker's id, but need not be (a subscriber's position
         // just before the next save), so the changes start after the newest
-        // marker at or before it (found at once when it is one).
-        let lowerBound: Int64
-        do {
-            let row = try RawRows(db, sql: previousMarkerSQL, cursor)
-            lowerBound = try row.next() ? row.int64(0) : 0
-        }
+        // marker at or before it (found at once when it is one), or after
+        // what was pruned (the cursor's marker itself may be gone; read every
+        // time, so the caller sees a cursor behind it).
+        batch.prunedThrough = try known?.prunedThrough ?? HistorySchema.prunedThrough(db)
+        var lowerBound = try HistorySchema.markerAtOrBefore(db, cursor)
+        if batch.prunedThrough <= cursor { lowerBound = max(lowerBound, batch.prunedThrough) }
         var transactions: [(seq: Int64, author: String, committedAt: Date)] = []
         do {
             let markers = try RawRows(
@@ -60,10 +60,6 @@ enum HistoryReader {
                     (markers.int64(0), markers.text(1) ?? Save.externalAuthor, HistorySchema.date(microseconds: markers.int64(2))))
             }
         }
-        // Read every time (one lookup): pruning, or an upgrade of the format
-        // that dropped unreadable history, may leave transactions whose
-        // changes are gone, so that nothing was lost is not seen otherwise.
-        batch.prunedThrough = try known?.prunedThrough ?? HistorySchema.prunedThrough(db)
         let sealedUpTo = transactions.last?.seq ?? cursor
         if !batch.hasMore {
             let newestChange: Int64
@@ -97,10 +93,6 @@ enum HistoryReader {
         }
         return batch
     }
-
-    private static let previousMarkerSQL = """
-        SELECT coalesce((SELECT id FROM \(HistorySchema.changeTable) WHERE id <= ? AND op = \(HistorySchema.markerOperation) ORDER BY id DESC LIMIT 1), 0)
-        """
 
     /// Calls `body` with each change (a reset with the table's name and a
     /// `.null` key) whose id is in `(after, through]`, in id order.

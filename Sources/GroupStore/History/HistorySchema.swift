@@ -89,10 +89,7 @@ enum HistorySchema {
         switch try status(db) {
         case .current: return false
         case .newer(let format):
-            let path = sqlite3_db_filename(db.sqliteConnection, "main").map { String(cString: $0) } ?? "the database"
-            throw GroupStoreError(
-                .database, "\(path): the GroupStore history is of format \(format), newer than this code's (\(formatVersion))",
-                path: path)
+            throw newerFormat(format, path: sqlite3_db_filename(db.sqliteConnection, "main").map { String(cString: $0) } ?? "the database")
         case .outdated(let format) where format >= 2:
             try upgradeFromFormat2(db)
             try setMeta(db, "format", formatVersion)
@@ -128,6 +125,11 @@ enum HistorySchema {
                 INSERT OR REPLACE INTO \(metaTable)(key, value) VALUES ('format', \(formatVersion)), ('epoch', '\(epoch)');
                 """)
         return true
+    }
+
+    /// The error for a history of a format newer than this code's: left alone.
+    static func newerFormat(_ format: Int, path: String) -> GroupStoreError {
+        GroupStoreError(.database, "\(path): the GroupStore history is of format \(format), newer than this code's (\(formatVersion))", path: path)
     }
 
     /// The transactions as a view of the markers, for readers in other
@@ -166,25 +168,28 @@ enum HistorySchema {
 
     /// Format 2 kept transactions in a table of their own. A marker cannot
     /// be put between two of its transactions' changes (their ids follow
-    /// each other), so the history is dropped and counted as pruned: a
+    /// each other), so its transactions are dropped and counted as pruned: a
     /// member behind gets a resync, while one that had read everything goes
     /// on (its cursor stays of this history: the epoch is kept). One marker
     /// above every old sequence number and change id keeps both from going
-    /// back. The triggers stay (they write the same change rows).
+    /// back; it closes the changes an outside writer committed after the
+    /// newest transaction (kept: they are delivered as a transaction of
+    /// their own). The triggers stay (they write the same change rows).
     private static func upgradeFromFormat2(_ db: Database) throws {
         let newestSeq = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM \(transactionTable)") ?? 0
         let sealedChange =
             try Int64.fetchOne(db, sql: "SELECT last_change FROM \(transactionTable) ORDER BY seq DESC LIMIT 1") ?? 0
         let newestChange = try Int64.fetchOne(db, sql: "SELECT max(id) FROM \(changeTable)") ?? 0
-        let marker = max(newestSeq, newestChange) + 1
-        // Changes no transaction closed yet are lost with the history: then
-        // everyone's cursor is behind it.
-        let prunedThrough = newestChange > sealedChange ? marker : newestSeq
         try db.execute(sql: "DROP TABLE \(transactionTable)")
-        try db.execute(sql: "DELETE FROM \(changeTable)")
+        try db.execute(sql: "DELETE FROM \(changeTable) WHERE id <= ?", arguments: [sealedChange])
         try db.execute(sql: transactionViewSQL)
-        try insertMarker(db, id: marker, author: nil, committedAt: Date())
-        try setPrunedThrough(db, prunedThrough)
+        let marker = try insertMarker(db, id: max(newestSeq, newestChange) + 1, author: nil, committedAt: Date())
+        // A reader at the newest sequence number reads the rows after it, so
+        // kept rows must lie above it. They do: each transaction wrote one row
+        // at least, so a sequence number is never above its last change. If a
+        // hand-edited history broke that, everyone resyncs instead.
+        let keptBelowCursor = newestChange > sealedChange && sealedChange < newestSeq
+        try setPrunedThrough(db, keptBelowCursor ? marker : newestSeq)
     }
 
     /// Closes the changes a writer outside the library committed into a
@@ -289,6 +294,16 @@ enum HistorySchema {
         let row = try RawRows(db, sql: lastSeqSQL)
         return try row.next() ? row.int64(0) : 0
     }
+
+    /// The newest marker at or before `position` (0 if none is left).
+    static func markerAtOrBefore(_ db: Database, _ position: Int64) throws -> Int64 {
+        let row = try RawRows(db, sql: markerAtOrBeforeSQL, position)
+        return try row.next() ? row.int64(0) : 0
+    }
+
+    static let markerAtOrBeforeSQL = """
+        SELECT coalesce((SELECT id FROM \(changeTable) WHERE id <= ? AND op = \(markerOperation) ORDER BY id DESC LIMIT 1), 0)
+        """
 
     /// The commit time of transaction `seq`, if it is in the history.
     static func committedAt(_ db: Database, seq: Int64) throws -> Date? {

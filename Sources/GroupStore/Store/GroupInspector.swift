@@ -30,9 +30,17 @@ public final class GroupInspector: Sendable {
                     path: directory.databasePath,
                     configuration: GroupConfiguration.sharedDatabaseConfiguration(label: "GroupInspector", busyTimeout: 10))
             }
-            let hasHistory = try pool.read { db in try HistorySchema.status(db) != .missing }
-            guard hasHistory else {
+            switch try pool.read({ db in try HistorySchema.status(db) }) {
+            case .current: break
+            case .missing:
                 throw GroupStoreError(.groupNotFound, "\(directory.databasePath) has no GroupStore history", path: directory.databasePath)
+            case .outdated(let format):
+                throw GroupStoreError(
+                    .database,
+                    "\(directory.databasePath): the GroupStore history is of format \(format); a member of this version upgrades it to format \(HistorySchema.formatVersion) when it joins (for example groupstore exec)",
+                    path: directory.databasePath)
+            case .newer(let format):
+                throw HistorySchema.newerFormat(format, path: directory.databasePath)
             }
         } catch let error as GroupStoreError {
             throw error

@@ -67,12 +67,11 @@ enum GroupJoin {
         logger: Logger
     ) throws -> Merger.Start {
         let file = CursorFile.read(in: folder)
-        let (head, epoch, fingerprint) = try pool.read { db -> (Int64, String, Double?) in
-            let last = try HistorySchema.lastSeq(db)
-            let seq = file?.seq ?? last
+        let (head, epoch, fingerprint, prunedThrough) = try pool.read { db -> (Int64, String, Double?, Int64) in
+            let head = try HistorySchema.lastSeq(db)
             return (
-                try HistorySchema.lastSeq(db), try String.fetchOne(db, sql: "SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'epoch'") ?? "",
-                try HistorySchema.committedAt(db, seq: seq)?.timeIntervalSince1970
+                head, try String.fetchOne(db, sql: "SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'epoch'") ?? "",
+                try HistorySchema.committedAt(db, seq: file?.seq ?? head)?.timeIntervalSince1970, try HistorySchema.prunedThrough(db)
             )
         }
         guard let file else {
@@ -96,6 +95,10 @@ enum GroupJoin {
             problem = "the cursor \(file.seq) is past the newest transaction \(head) (a restored or reset database)"
         } else if let expected = file.fingerprint, let found = fingerprint, abs(expected - found) > CursorFile.fingerprintTolerance {
             problem = "transaction \(file.seq) is not the one this member saw (a restored database)"
+        } else if file.fingerprint != nil, fingerprint == nil, file.seq > prunedThrough {
+            // The cursor named a transaction (it has its time), and no
+            // transaction has that number here: another history's row.
+            problem = "transaction \(file.seq) is not in the history (a restored database)"
         }
         if let problem {
             logger.info("member will resync: \(problem)", metadata: ["member": "\(member)"])

@@ -15,7 +15,7 @@ import Metrics
 /// | `groupstore_wakeups_total` | counter | wake-ups that found nothing new (`found="false"`) and that delivered (`found="true"`) |
 /// | `groupstore_inotify_overflows_total` | counter | inotify queue overflows (each followed by a rescan) |
 /// | `groupstore_coalescing_intervals_total` | counter | intervals in which this member, behind commits coming faster than it merged them, read events at most once (its `-wal` watch taken off meanwhile) |
-/// | `groupstore_member_lag` | gauge | how far this member is behind the group's head, in sequence numbers (head − cursor: a transaction's number is one more than the rows it changed past the last one's), after each merge; 0 when caught up |
+/// | `groupstore_member_lag` | gauge | how far this member is behind the group's head, in sequence numbers (head − cursor; numbers grow by the rows each transaction wrote, plus one), after each merge; 0 when caught up |
 /// | `groupstore_merge_seconds` | timer | one merge: history read, observers notified, saves handed over |
 struct GroupMetrics: Sendable {
     private let published: Counter

@@ -62,6 +62,9 @@ final class Merger: @unchecked Sendable {
     /// `committed_at` of delivered transactions not yet persisted, by seq:
     /// the fingerprint written with the cursor.
     private var fingerprints: [Int64: Double] = [:]
+    /// Where this member started, or resynced to: a position between two
+    /// transactions, like each merged save's.
+    private var basePosition: Int64
     private var names = TableNames()
     /// The first wake-up since the last delivery: what woke this member for
     /// the saves the next delivery hands over (for the trace).
@@ -115,6 +118,7 @@ final class Merger: @unchecked Sendable {
         self.epoch = start.cursor.epoch ?? ""
         self.resyncPending = start.resync
         if let fingerprint = start.cursor.fingerprint { fingerprints[start.cursor.seq] = fingerprint }
+        basePosition = start.cursor.seq
         self.logger = logger
     }
 
@@ -418,6 +422,7 @@ final class Merger: @unchecked Sendable {
         names = TableNames()
         ownNewest.withLock { $0 = 0 }
         fingerprints = [:]
+        basePosition = seq
         persistedCursor = -1
         scheduleCursorFlush()
     }
@@ -471,8 +476,12 @@ final class Merger: @unchecked Sendable {
         if safe < cursor && !closed { scheduleCursorFlush() }
         // Sequence numbers are not consecutive: a position just before the
         // next save is kept as the transaction merged last before it (the
-        // same position, none lies between), whose fingerprint is known.
-        if fingerprints[safe] == nil, let merged = fingerprints.keys.filter({ $0 <= safe }).max() { safe = merged }
+        // same position, none lies between; its fingerprint is known), or
+        // where the member started or resynced to if none was merged since.
+        if fingerprints[safe] == nil {
+            let merged = fingerprints.keys.filter { $0 <= safe }.max()
+            if let position = [merged, basePosition <= safe ? basePosition : nil].compactMap({ $0 }).max() { safe = position }
+        }
         guard safe != persistedCursor else { return }
         do {
             try CursorFile(seq: safe, epoch: epoch, fingerprint: fingerprints[safe])

@@ -72,7 +72,10 @@ struct Pruner: Sendable {
                         """,
                     arguments: [previous, previous, HistorySchema.microseconds(Date(timeIntervalSince1970: cutoff))]) ?? 0
             let head = try HistorySchema.lastSeq(db)
-            let horizon = min(max(consumed, expired), head)
+            // A transaction is pruned whole: a cursor need not be a marker's
+            // id (a position just before the next save), so the horizon is
+            // the newest marker at or before it.
+            let horizon = try HistorySchema.markerAtOrBefore(db, min(max(consumed, expired), head))
             var report = PruneReport(
                 prunedThrough: max(previous, horizon), transactionsRemoved: 0, changesRemoved: 0, payloadFilesRemoved: 0,
                 temporaryFilesRemoved: 0)
