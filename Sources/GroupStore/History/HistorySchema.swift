@@ -188,7 +188,9 @@ enum HistorySchema {
         // kept rows must lie above it. They do: each transaction wrote one row
         // at least, so a sequence number is never above its last change. If a
         // hand-edited history broke that, everyone resyncs instead.
-        let keptBelowCursor = newestChange > sealedChange && sealedChange < newestSeq
+        let keptBelowCursor =
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(changeTable) WHERE id > ? AND id <= ?)", arguments: [sealedChange, newestSeq])
+            ?? false
         try setPrunedThrough(db, keptBelowCursor ? marker : newestSeq)
     }
 

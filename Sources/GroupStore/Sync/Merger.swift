@@ -65,6 +65,13 @@ final class Merger: @unchecked Sendable {
     /// Where this member started, or resynced to: a position between two
     /// transactions, like each merged save's.
     private var basePosition: Int64
+    /// The cursor last written in this history (or the one it started
+    /// from): everything up to it was processed, so the cursor kept never
+    /// goes below it. -1 after a resync.
+    private var durableFloor: Int64
+    /// A resync handed over and not processed yet: until it is, the cursor
+    /// on disk stays the one before it, so a restart delivers it again.
+    private var unprocessedResync: Int64?
     private var names = TableNames()
     /// The first wake-up since the last delivery: what woke this member for
     /// the saves the next delivery hands over (for the trace).
@@ -119,6 +126,7 @@ final class Merger: @unchecked Sendable {
         self.resyncPending = start.resync
         if let fingerprint = start.cursor.fingerprint { fingerprints[start.cursor.seq] = fingerprint }
         basePosition = start.cursor.seq
+        durableFloor = start.resync ? -1 : start.cursor.seq
         self.logger = logger
     }
 
@@ -423,6 +431,8 @@ final class Merger: @unchecked Sendable {
         ownNewest.withLock { $0 = 0 }
         fingerprints = [:]
         basePosition = seq
+        durableFloor = -1
+        unprocessedResync = seq
         persistedCursor = -1
         scheduleCursorFlush()
     }
@@ -471,9 +481,15 @@ final class Merger: @unchecked Sendable {
     /// Writes the cursor file if it moved: as far as every subscriber has
     /// processed (see ``SaveStream``). Runs on `queue`.
     func flushCursor() {
-        guard persistsCursor else { return }
+        // A cursor found not to belong to this history is not replaced
+        // before the resync it calls for is delivered and processed.
+        guard persistsCursor, !resyncPending else { return }
         var safe = feed.safeCursor()
         if safe < cursor && !closed { scheduleCursorFlush() }
+        if let resync = unprocessedResync {
+            guard safe >= resync else { return }
+            unprocessedResync = nil
+        }
         // Sequence numbers are not consecutive: a position just before the
         // next save is kept as the transaction merged last before it (the
         // same position, none lies between; its fingerprint is known), or
@@ -482,11 +498,15 @@ final class Merger: @unchecked Sendable {
             let merged = fingerprints.keys.filter { $0 <= safe }.max()
             if let position = [merged, basePosition <= safe ? basePosition : nil].compactMap({ $0 }).max() { safe = position }
         }
+        // A subscriber left behind the buffer's floor reports its own
+        // position, which may be below what was written already.
+        safe = max(safe, durableFloor)
         guard safe != persistedCursor else { return }
         do {
             try CursorFile(seq: safe, epoch: epoch, fingerprint: fingerprints[safe])
                 .write(member: settings.member, in: folder, staging: directory.staging)
             persistedCursor = safe
+            durableFloor = safe
             fingerprints = fingerprints.filter { $0.key >= safe }
         } catch {
             logger.info("cannot persist the cursor", metadata: ["error": "\(error.message)"])

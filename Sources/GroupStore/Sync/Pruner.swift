@@ -54,10 +54,13 @@ struct Pruner: Sendable {
             else { return nil }
             return (name.rawValue, cursor)
         }
-        let consumed = cursors.map(\.1).min() ?? Int64.max
         let cutoff = now.timeIntervalSince1970 - retention
         let report = try pool.write { db -> PruneReport in
             let previous = try HistorySchema.prunedThrough(db)
+            // A member behind what was pruned resyncs when it comes back,
+            // whatever is pruned meanwhile: it holds nothing back.
+            let pinning = cursors.filter { $0.1 >= previous }
+            let consumed = pinning.map(\.1).min() ?? Int64.max
             // The newest transaction committed before the cutoff: the marker
             // before the first one after it (walking on from what was pruned,
             // so each row is looked at about once in its life).
@@ -80,7 +83,7 @@ struct Pruner: Sendable {
                 prunedThrough: max(previous, horizon), transactionsRemoved: 0, changesRemoved: 0, payloadFilesRemoved: 0,
                 temporaryFilesRemoved: 0)
             if consumed < head && consumed >= expired {
-                report.heldBackBy = cursors.filter { $0.1 == consumed }.map { PruneReport.Holder(member: $0.0, cursor: $0.1) }
+                report.heldBackBy = pinning.filter { $0.1 == consumed }.map { PruneReport.Holder(member: $0.0, cursor: $0.1) }
             }
             guard horizon > previous else { return report }
             // Changes are stored in commit order, each transaction's ending
