@@ -75,10 +75,18 @@ final class WatchCore: @unchecked Sendable {
     func remove(path: String) {
         watches.withLock { table in
             table.suspended[path] = nil
-            guard let watch = table.watchByPath.removeValue(forKey: path) else { return }
-            table.pathByDescriptor[watch.descriptor] = nil
-            descriptor.removeWatch(watch.descriptor)
+            _ = takeOff(path, in: &table)
         }
+    }
+
+    /// Removes the watch of `path` from the table and the kernel (its
+    /// `IN_IGNORED` event then names a descriptor no longer in the table:
+    /// dropped). Returns it, if there was one.
+    private func takeOff(_ path: String, in table: inout Watches) -> Watches.Watch? {
+        guard let watch = table.watchByPath.removeValue(forKey: path) else { return nil }
+        table.pathByDescriptor[watch.descriptor] = nil
+        descriptor.removeWatch(watch.descriptor)
+        return watch
     }
 
     func isWatching(_ path: String) -> Bool {
@@ -95,12 +103,7 @@ final class WatchCore: @unchecked Sendable {
     func suspend(paths: [String]) {
         watches.withLock { table in
             for path in paths {
-                guard let watch = table.watchByPath.removeValue(forKey: path) else { continue }
-                table.pathByDescriptor[watch.descriptor] = nil
-                table.suspended[path] = watch.mask
-                // Its IN_IGNORED event names a descriptor no longer in the
-                // table: dropped.
-                descriptor.removeWatch(watch.descriptor)
+                if let watch = takeOff(path, in: &table) { table.suspended[path] = watch.mask }
             }
         }
     }

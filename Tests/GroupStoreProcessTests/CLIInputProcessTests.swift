@@ -48,14 +48,6 @@ final class CLIInputProcessTests: ProcessTestCase {
         return try DatabaseQueue(path: path + "/store.sqlite", configuration: configuration).read(body)
     }
 
-    /// The lines `exec` printed before its last, and the sequence number that
-    /// last line (`seq N`) gives (numbers grow, but are not consecutive).
-    private func rowsAndSeq(_ printed: String) -> (rows: [String], seq: Int?) {
-        var lines = printed.components(separatedBy: "\n")
-        let last = lines.popLast() ?? ""
-        return (lines, last.hasPrefix("seq ") ? Int(last.dropFirst(4)) : nil)
-    }
-
     /// The group's head sequence number, from `groupstore status --format json`.
     private func head() throws -> Int? {
         let status = try run(["status", "--group", group, "--format", "json"], name: "status")

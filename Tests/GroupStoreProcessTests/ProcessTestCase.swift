@@ -90,11 +90,18 @@ class ProcessTestCase: XCTestCase {
     @discardableResult
     func execSeq(_ member: String, _ sql: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
         let printed = try exec(member, sql, file: file, line: line)
-        let last = printed.components(separatedBy: "\n").last ?? ""
-        guard last.hasPrefix("seq "), let seq = Int(last.dropFirst(4)) else {
+        guard let seq = rowsAndSeq(printed).seq else {
             throw HarnessError(message: "exec printed no sequence number: \(printed.debugDescription)")
         }
         return seq
+    }
+
+    /// The lines `exec` printed before its last, and the sequence number that
+    /// last line (`seq N`) gives (numbers grow, but are not consecutive).
+    func rowsAndSeq(_ printed: String) -> (rows: [String], seq: Int?) {
+        var lines = printed.components(separatedBy: "\n")
+        let last = lines.popLast() ?? ""
+        return (lines, last.hasPrefix("seq ") ? Int(last.dropFirst(4)) : nil)
     }
 
     /// `groupstore-peer`, returned once it is ready.

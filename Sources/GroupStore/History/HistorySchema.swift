@@ -153,8 +153,6 @@ enum HistorySchema {
         try db.execute(sql: "DROP TABLE IF EXISTS \(changeTable)")
         try db.execute(
             sql: "CREATE TABLE \(changeTable) (id INTEGER PRIMARY KEY, entity INTEGER NOT NULL, op INTEGER NOT NULL, key, rid INTEGER)")
-        try db.execute(
-            sql: "CREATE INDEX IF NOT EXISTS \(reservedPrefix)change_pending ON \(changeTable)(entity) WHERE op = \(TriggerSQL.pendingOperation)")
         // A placeholder keeps ids above every old transaction's last_change.
         try db.execute(sql: "INSERT INTO \(changeTable)(id, entity, op) VALUES (?, 0, 0)", arguments: [newestChange])
         try db.execute(
@@ -239,7 +237,7 @@ enum HistorySchema {
     // newest row itself, unless a writer outside the library left changes.
     private static let stateSQL = """
         SELECT coalesce((SELECT max(id) FROM \(changeTable)), 0),
-               coalesce((SELECT id FROM \(changeTable) WHERE op = \(markerOperation) ORDER BY id DESC LIMIT 1), 0),
+               (\(lastSeqSQL)),
                (SELECT value FROM \(metaTable) WHERE key = 'schema_version'),
                (SELECT value FROM \(metaTable) WHERE key = 'registry_version')
         """
@@ -303,7 +301,7 @@ enum HistorySchema {
         return try row.next() ? row.int64(0) : 0
     }
 
-    static let markerAtOrBeforeSQL = """
+    private static let markerAtOrBeforeSQL = """
         SELECT coalesce((SELECT id FROM \(changeTable) WHERE id <= ? AND op = \(markerOperation) ORDER BY id DESC LIMIT 1), 0)
         """
 

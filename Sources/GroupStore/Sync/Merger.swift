@@ -495,8 +495,9 @@ final class Merger: @unchecked Sendable {
         // same position, none lies between; its fingerprint is known), or
         // where the member started or resynced to if none was merged since.
         if fingerprints[safe] == nil {
-            let merged = fingerprints.keys.filter { $0 <= safe }.max()
-            if let position = [merged, basePosition <= safe ? basePosition : nil].compactMap({ $0 }).max() { safe = position }
+            var positions = fingerprints.keys.filter { $0 <= safe }
+            if basePosition <= safe { positions.append(basePosition) }
+            if let position = positions.max() { safe = position }
         }
         // A subscriber left behind the buffer's floor reports its own
         // position, which may be below what was written already.
