@@ -95,17 +95,25 @@ enum HistoryReader {
     }
 
     /// Calls `body` with each change (a reset with the table's name and a
-    /// `.null` key) whose id is in `(after, through]`, in id order.
+    /// `.null` key) whose id is in `(after, through]`, in id order; or, with
+    /// no `through`, among the first `limit` rows after `after`.
+    /// - Returns: the rows read, changes or not (at most `limit`).
+    @discardableResult
     private static func forEachChange(
-        _ db: Database, after: Int64, through: Int64, names: TableNames,
+        _ db: Database, after: Int64, through: Int64?, limit: Int64 = -1, names: TableNames,
         _ body: (Int64, String, HistorySchema.Operation, KeyValue) throws -> Void
-    ) throws {
+    ) throws -> Int {
         // Keys are read as SQLite stores them: text as its bytes (so invalid
         // UTF-8 and NUL bytes survive), with its storage class.
-        let changes = try RawRows(
-            db, sql: "SELECT id, entity, op, key, rid FROM \(HistorySchema.changeTable) WHERE id > ? AND id <= ? ORDER BY id",
-            after, through)
+        let changes =
+            if let through {
+                try RawRows(db, sql: "\(changeColumnsSQL) WHERE id > ? AND id <= ? ORDER BY id", after, through)
+            } else {
+                try RawRows(db, sql: "\(changeColumnsSQL) WHERE id > ? ORDER BY id LIMIT ?", after, limit)
+            }
+        var rows = 0
         while try changes.next() {
+            rows += 1
             let id = changes.int64(0)
             // Pending (5), retired or placeholder (0) and marker (6) rows are not changes.
             guard let operation = HistorySchema.Operation(rawValue: Int(changes.int64(2))) else { continue }
@@ -124,7 +132,10 @@ enum HistoryReader {
             }
             try body(id, table.name, operation, key)
         }
+        return rows
     }
+
+    private static let changeColumnsSQL = "SELECT id, entity, op, key, rid FROM \(HistorySchema.changeTable)"
 
     /// The changes whose ids are in `(after, through]`, folded as one save.
     static func folded(_ db: Database, after: Int64, through: Int64, names: TableNames) throws -> [EntityChange] {
@@ -133,6 +144,19 @@ enum HistoryReader {
             if operation == .reset { accumulator.reset(entity: entity) } else { accumulator.add(entity: entity, operation: operation, key: key) }
         }
         return accumulator.changes
+    }
+
+    /// Every row after `after` (the newest marker), folded as one save, up
+    /// to `limit` rows: `rows` says how many there are, up to `limit + 1`
+    /// (then `changes` is incomplete).
+    static func foldedTail(
+        _ db: Database, after: Int64, limit: Int, names: TableNames, expectedRows: Int
+    ) throws -> (changes: [EntityChange], rows: Int) {
+        var accumulator = ChangeAccumulator(expectedRows: min(expectedRows, limit))
+        let rows = try forEachChange(db, after: after, through: nil, limit: Int64(limit) + 1, names: names) { _, entity, operation, key in
+            if operation == .reset { accumulator.reset(entity: entity) } else { accumulator.add(entity: entity, operation: operation, key: key) }
+        }
+        return (rows > limit ? [] : accumulator.changes, rows)
     }
 
     /// The stored key in `column` of the current row.

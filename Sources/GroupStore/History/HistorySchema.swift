@@ -221,13 +221,11 @@ enum HistorySchema {
     /// same transaction, its `sealedChange` moved by the write if it closed
     /// an outside writer's changes first): only the newest change and the
     /// schema version can have moved, unless the schema changed (then read
-    /// it all again).
+    /// it all again). The newest change is not read: the seal finds it,
+    /// reading the rows after `sealedChange`.
     static func state(_ db: Database, after before: State) throws -> State {
         var state = before
         state.schemaVersion = try schemaVersion(db)
-        let row = try RawRows(db, sql: newestChangeSQL)
-        _ = try row.next()
-        state.newestChange = row.int64(0)
         return state
     }
 
@@ -241,8 +239,6 @@ enum HistorySchema {
                (SELECT value FROM \(metaTable) WHERE key = 'schema_version'),
                (SELECT value FROM \(metaTable) WHERE key = 'registry_version')
         """
-
-    private static let newestChangeSQL = "SELECT coalesce(max(id), 0) FROM \(changeTable)"
 
     /// The newest marker's id: the newest transaction's sequence number.
     static let lastSeqSQL = "SELECT coalesce((SELECT id FROM \(changeTable) WHERE op = \(markerOperation) ORDER BY id DESC LIMIT 1), 0)"

@@ -18,7 +18,7 @@ extension GroupStore {
     @discardableResult
     public func write<T>(_ updates: (Database) throws -> T) throws -> T {
         try checkOpen()
-        let (value, payload) = try pool.write { db in try recordedTransaction(db, updates) }
+        let (value, payload) = try pool.writeWithoutTransaction { db in try recordedWrite(db, updates) }
         if let payload { committed(payload) }
         return value
     }
@@ -30,13 +30,47 @@ extension GroupStore {
         try await writeWithSequence(updates).value
     }
 
+    /// Every library write: `updates` in one `IMMEDIATE` write transaction
+    /// (as GRDB's `write`), recorded; then, with the connection still held,
+    /// the history's state it left is kept for the next write if this
+    /// commit was the connection's last change (see ``KnownHistoryState``).
+    fileprivate func recordedWrite<T>(_ db: Database, _ updates: (Database) throws -> T) throws -> (T, Payload?) {
+        var result: (value: T, payload: Payload?, state: HistorySchema.State, version: UInt32?, changes: Int64)?
+        do {
+            try db.inTransaction(.immediate) {
+                result = try recordedTransaction(db, updates)
+                return .commit
+            }
+        } catch {
+            knownState.withLock { $0.forget() }
+            throw error
+        }
+        let (value, payload, state, version, changes) = result!
+        // The commit moved the data version by one, and nothing changed a row
+        // since the seal (an observer of the commit could have).
+        if let version, KnownHistoryState.dataVersion(db) == version &+ 1, KnownHistoryState.totalChanges(db) == changes {
+            knownState.withLock { $0.keep(state, at: version &+ 1) }
+        } else {
+            knownState.withLock { $0.forget() }
+        }
+        return (value, payload)
+    }
+
     /// The body of every library write, inside the write transaction: the
-    /// history's state before and after `updates` (one statement each), and
-    /// the seal, which builds the payload from the rows just recorded.
-    fileprivate func recordedTransaction<T>(_ db: Database, _ updates: (Database) throws -> T) throws -> (T, Payload?) {
+    /// history's state before `updates` (kept from this process's previous
+    /// write while the database has not changed since, else one statement),
+    /// the schema version after them, and the seal, which builds the payload
+    /// from the rows just recorded.
+    /// - Returns: also the history's state the write leaves, the data version
+    ///   and the connection's changed rows at its end.
+    private func recordedTransaction<T>(
+        _ db: Database, _ updates: (Database) throws -> T
+    ) throws -> (T, Payload?, HistorySchema.State, UInt32?, Int64) {
+        let startVersion = KnownHistoryState.dataVersion(db)
+        let changesAtStart = KnownHistoryState.totalChanges(db)
+        var before = try knownState.withLock { $0.state(at: startVersion) } ?? HistorySchema.state(db)
         // A schema change made outside the library is tracked first, and with
         // the changes that writer committed it is a transaction of its own.
-        var before = try HistorySchema.state(db)
         if !before.schemaIsTracked {
             try tracker.refresh(db)
             before = try HistorySchema.state(db)
@@ -59,7 +93,7 @@ extension GroupStore {
                 // write's own statements may have changed the history's
                 // tables; the state read is then used).
                 let read = try HistorySchema.state(db)
-                if (read.newestChange, read.sealedChange, read.registryVersion) != (after.newestChange, after.sealedChange, after.registryVersion) {
+                if (read.sealedChange, read.registryVersion, read.schemaIsTracked) != (after.sealedChange, after.registryVersion, after.schemaIsTracked) {
                     logger.info(
                         "a write's derived history state differs from the state read; using the state read",
                         metadata: ["derived": "\(after)", "read": "\(read)"])
@@ -67,8 +101,17 @@ extension GroupStore {
                 }
             #endif
         }
-        let payload = try tableNames.withLock { names in try Payload.seal(db, state: after, author: member, names: &names) }
-        return (value, payload)
+        let payload = try tableNames.withLock { names in
+            // The rows the connection changed hint at the rows recorded.
+            try Payload.seal(
+                db, state: after, author: member, names: &names,
+                expectedRows: Int(clamping: KnownHistoryState.totalChanges(db) - changesAtStart))
+        }
+        // What the next write finds if nothing else commits: this one's
+        // marker is the newest row.
+        after.sealedChange = payload?.seq ?? after.sealedChange
+        after.newestChange = after.sealedChange
+        return (value, payload, after, KnownHistoryState.dataVersion(db), KnownHistoryState.totalChanges(db))
     }
 
     /// After a library write committed: the merger learns it (so the `-wal`
@@ -104,7 +147,7 @@ extension GroupStore {
         _ updates: @Sendable (Database) throws -> T
     ) async throws -> (value: T, seq: Int64?) {
         try checkOpen()
-        let (value, payload) = try await pool.write { db in try self.recordedTransaction(db, updates) }
+        let (value, payload) = try await pool.writeWithoutTransaction { db in try self.recordedWrite(db, updates) }
         if let payload { committed(payload) }
         return (value, payload?.seq)
     }

@@ -64,6 +64,9 @@ public final class GroupStore: Sendable {
     /// The registry of tracked tables as the last write read it (used inside
     /// write transactions only, so never contended).
     let tableNames = Mutex(TableNames())
+    /// The history's state as this process's last write left it (used
+    /// inside write transactions only, so never contended).
+    let knownState = Mutex(KnownHistoryState())
     /// The registry as the cloud bridge's reads of the history last read it
     /// (its intake and its apply run a read of the history each).
     let bridgeNames = Mutex(TableNames())

@@ -20,29 +20,31 @@ struct Payload: Sendable {
     static let formatVersion = 2
 
     /// Ends the changes after the newest marker as one transaction by
-    /// `author` (its marker), and builds its payload. Runs inside the write transaction;
-    /// `state` is the history's state read in it.
+    /// `author` (its marker), and builds its payload. Runs inside the write
+    /// transaction; `state` is the history's state read in it (its
+    /// `sealedChange` and `registryVersion`: the rows after the marker are
+    /// read here, so its `newestChange` is not used).
     ///
     /// - Parameter names: the registry as last read (reloaded here if it changed).
+    /// - Parameter expectedRows: about how many rows the transaction
+    ///   recorded (a hint for the fold's tables).
     /// - Returns: `nil` when no tracked row changed.
     static func seal(
-        _ db: Database, state: HistorySchema.State, author: MemberName, names: inout TableNames
+        _ db: Database, state: HistorySchema.State, author: MemberName, names: inout TableNames, expectedRows: Int = 0
     ) throws -> Payload? {
-        guard state.unsealedChanges else { return nil }
-        // Change ids of one transaction are consecutive (rows are only ever
-        // appended while it runs), so their count needs no query.
-        let truncated = state.newestChange - state.sealedChange > Int64(rowLimit)
-        var changes: [EntityChange] = []
-        if !truncated {
-            names = try names.current(db, version: state.registryVersion)
-            changes = try HistoryReader.folded(db, after: state.sealedChange, through: state.newestChange, names: names)
-        }
+        names = try names.current(db, version: state.registryVersion)
+        // One more row than a payload lists says it is truncated.
+        let tail = try HistoryReader.foldedTail(
+            db, after: state.sealedChange, limit: rowLimit, names: names, expectedRows: expectedRows)
+        guard tail.rows > 0 else { return nil }
         // The commit time, as late as the transaction allows: its last
         // statement (to the microsecond, as the marker keeps it).
         let committedAt = HistorySchema.date(microseconds: HistorySchema.microseconds(Date()))
         let seq = try HistorySchema.insertMarker(db, author: author, committedAt: committedAt)
+        let truncated = tail.rows > rowLimit
         return Payload(
-            save: Save(seq: seq, author: author.rawValue, committedAt: committedAt, changes: changes), truncated: truncated)
+            save: Save(seq: seq, author: author.rawValue, committedAt: committedAt, changes: truncated ? [] : tail.changes),
+            truncated: truncated)
     }
 
     /// The payload file's bytes (see `docs/PAYLOAD-FORMAT.md`).
