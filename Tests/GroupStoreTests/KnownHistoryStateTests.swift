@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GroupStore
+import Synchronization
 import XCTest
 
 /// A write skips reading the history's state when this process's previous
@@ -118,5 +119,92 @@ final class KnownHistoryStateTests: StoreTestCase {
         let received = try await first(3, of: saves)
         XCTAssertEqual(received.map(\.author), ["writer", Save.externalAuthor, "writer"])
         XCTAssertEqual(received[2].change(of: "u")?.inserted, [7])
+    }
+
+    /// SQL run on the store's writer connection, from now on.
+    private final class StatementLog: Sendable {
+        let lines = Mutex<[String]>([])
+
+        init(_ store: GroupStore) async throws {
+            try await store.pool.writeWithoutTransaction { [self] db in
+                db.trace { event in self.lines.withLock { $0.append(event.description) } }
+            }
+        }
+
+        /// The statements logged, cleared.
+        func take() -> [String] { lines.withLock { lines in defer { lines = [] }; return lines } }
+    }
+
+    /// Whether a write read the history's state before the app's statement
+    /// (`marker`), in the statements it ran.
+    private func readTheStateFirst(_ statements: [String], before marker: String) throws -> Bool {
+        let app = try XCTUnwrap(statements.firstIndex { $0.contains(marker) }, "\(statements)")
+        return statements[..<app].contains { $0.contains("schema_version") || $0.contains("registry_version") }
+    }
+
+    func testSecondOfTwoWrites_skipsTheStateRead_butNotAfterAnotherConnectionCommitted() async throws {
+        let writer = try open("writer")
+        try await makeTable(writer)
+        let log = try await StatementLog(writer)
+        try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (1)") }
+        _ = log.take()
+        try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (2)") }
+        XCTAssertFalse(try readTheStateFirst(log.take(), before: "VALUES (2)"), "nothing committed since the write before")
+        let outside = try DatabaseQueue(path: group + "/store.sqlite")
+        try await outside.write { db in try db.execute(sql: "CREATE TABLE other(x)") }
+        try outside.close()
+        try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (3)") }
+        XCTAssertTrue(try readTheStateFirst(log.take(), before: "VALUES (3)"), "another connection committed")
+    }
+
+    func testWritesOfTwoMembersInTurn_eachPayloadListsItsOwnRows() async throws {
+        let writer = try open("writer")
+        try await makeTable(writer)
+        let other = try open("other")
+        let start = try await writeSeq(writer, "INSERT INTO t(id) VALUES (1)")
+        try await writeSeq(other, "INSERT INTO t(id) VALUES (2)")
+        let seq = try await writeSeq(writer, "INSERT INTO t(id) VALUES (3)")
+        let transactions = try await history(writer, after: start)
+        XCTAssertEqual(transactions.map(\.author), ["other", "writer"])
+        XCTAssertEqual(transactions.map(\.keys), [[2], [3]])
+        await writer.flushPublications()
+        let text = try String(contentsOfFile: group + "/members/writer/" + String(format: "%020lld.v2.json", seq), encoding: .utf8)
+        XCTAssertTrue(text.contains(#""inserted":[3]"#), text)
+    }
+
+    func testOutsideCommitClosedByTheWritersOwnMerger_thenAWrite_staysATransactionOfItsOwn() async throws {
+        let writer = try open("writer")
+        try await makeTable(writer)
+        let saves = writer.saves()
+        try writer.start()
+        let start = try await writeSeq(writer, "INSERT INTO t(id) VALUES (1)")
+        let outside = try DatabaseQueue(path: group + "/store.sqlite")
+        try await outside.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (2)") }
+        try outside.close()
+        // The writer's merger reads (and closes) it on the writer connection.
+        let external = try await first(1, of: saves)[0]
+        XCTAssertEqual(external.change(of: "t")?.inserted, [2])
+        try await writeSeq(writer, "INSERT INTO t(id) VALUES (3)")
+        let transactions = try await history(writer, after: start)
+        XCTAssertEqual(transactions.map(\.author), [Save.externalAuthor, "writer"])
+        XCTAssertEqual(transactions.map(\.keys), [[2], [3]])
+    }
+
+    func testPayloadAtTheRowLimit_listsEveryKey_andOneRowMore_isTruncated() async throws {
+        let writer = try open("writer")
+        try await makeTable(writer)
+        func payload(rows: Int, from first: Int) async throws -> String {
+            let seq = try await writeSeq(
+                writer, "WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i < ?) INSERT INTO t SELECT i FROM n",
+                arguments: [first, first + rows - 1])
+            await writer.flushPublications()
+            return try String(contentsOfFile: group + "/members/writer/" + String(format: "%020lld.v2.json", seq), encoding: .utf8)
+        }
+        let atLimit = try await payload(rows: 10_000, from: 1)
+        XCTAssertTrue(atLimit.contains(#""truncated":false"#))
+        XCTAssertTrue(atLimit.contains(#""inserted":[1,2,3,"#) && atLimit.contains(#",9999,10000]"#))
+        let past = try await payload(rows: 10_001, from: 20_001)
+        XCTAssertTrue(past.contains(#""truncated":true"#))
+        XCTAssertTrue(past.contains(#""changes":[]"#))
     }
 }
