@@ -40,13 +40,14 @@ final class SaveFeed: Sendable {
         /// Handed out, not processed yet.
         var inHand: Int64?
         /// Read from the history for it, not handed out yet.
+        /// Newest first, so the next one is taken from the end.
         var pending: [Save] = []
         var waiter: CheckedContinuation<Void, Never>?
         var ended = false
     }
 
     private struct State {
-        var buffer: [Save] = []
+        var buffer = SaveBuffer()
         /// The buffer holds every deliverable save in (floor, merged].
         var floor: Int64
         var merged: Int64
@@ -83,7 +84,7 @@ final class SaveFeed: Sendable {
     func append(_ saves: [Save], merged: Int64) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard !state.finished else { return [] }
-            state.buffer += saves
+            state.buffer.append(contentsOf: saves)
             state.merged = merged
             Self.trim(&state)
             return Self.takeWaiters(&state)
@@ -97,7 +98,7 @@ final class SaveFeed: Sendable {
     func resync(_ save: Save) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard !state.finished else { return [] }
-            state.buffer = [save]
+            state.buffer.replace(with: [save])
             state.floor = save.seq - 1
             state.merged = save.seq
             state.processed = save.seq - 1
@@ -135,7 +136,7 @@ final class SaveFeed: Sendable {
         state.withLock { state in
             func upTo(after position: Int64) -> Int64 {
                 if position < state.floor { return position }
-                if let next = state.buffer.first(where: { $0.seq > position }) { return max(position, next.seq - 1) }
+                if let next = state.buffer.first(after: position) { return max(position, next.seq - 1) }
                 return state.merged
             }
             if state.subscribers.isEmpty { return upTo(after: state.processed) }
@@ -183,12 +184,12 @@ final class SaveFeed: Sendable {
                     state.processed = max(state.processed, seq)
                 }
                 if !subscriber.pending.isEmpty {
-                    let save = subscriber.pending.removeFirst()
+                    let save = subscriber.pending.removeLast()
                     subscriber.inHand = save.seq
                     return .deliver(save)
                 }
                 if subscriber.position < state.floor { return .read(after: subscriber.position, through: state.floor) }
-                if let save = state.buffer.first(where: { $0.seq > subscriber.position }) {
+                if let save = state.buffer.first(after: subscriber.position) {
                     subscriber.inHand = save.seq
                     return .deliver(save)
                 }
@@ -208,14 +209,14 @@ final class SaveFeed: Sendable {
                 }
                 state.withLock { state in
                     guard state.subscribers[id] != nil else { return }
-                    state.subscribers[id]!.pending = page.saves
+                    state.subscribers[id]!.pending = page.saves.reversed()
                     if page.saves.isEmpty { state.subscribers[id]!.position = max(after, page.through) }
                 }
             case .wait:
                 await withCheckedContinuation { continuation in
                     let ready = state.withLock { state -> Bool in
                         guard var subscriber = state.subscribers[id], !subscriber.ended, !state.finished else { return true }
-                        if subscriber.position < state.floor || state.buffer.contains(where: { $0.seq > subscriber.position }) {
+                        if subscriber.position < state.floor || state.buffer.first(after: subscriber.position) != nil {
                             return true
                         }
                         subscriber.waiter = continuation
@@ -231,15 +232,13 @@ final class SaveFeed: Sendable {
     /// Drops saves every subscriber (and, with none, the last processed
     /// position) is past, then the oldest beyond the limit.
     private static func trim(_ state: inout State) {
-        let low = state.subscribers.values.map(\.position).min().map { min($0, state.processed) } ?? state.processed
-        if let cut = state.buffer.lastIndex(where: { $0.seq <= low }) {
-            state.floor = max(state.floor, state.buffer[cut].seq)
-            state.buffer.removeFirst(cut + 1)
+        var low = state.processed
+        for subscriber in state.subscribers.values { low = min(low, subscriber.position) }
+        if let dropped = state.buffer.drop(through: low) {
+            state.floor = max(state.floor, dropped)
         }
-        if state.buffer.count > bufferLimit {
-            let excess = state.buffer.count - bufferLimit
-            state.floor = state.buffer[excess - 1].seq
-            state.buffer.removeFirst(excess)
+        if state.buffer.count > bufferLimit, let dropped = state.buffer.dropOldest(state.buffer.count - bufferLimit) {
+            state.floor = dropped
         }
     }
 
