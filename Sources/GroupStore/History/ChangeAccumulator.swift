@@ -62,13 +62,16 @@ struct ChangeAccumulator {
 
     private mutating func index(of name: String) -> Int {
         if let last, last.name == name { return last.index }
-        let key = EntityName.key(name)
+        // Names are matched ignoring case only once a second name comes:
+        // most transactions change one table, and a member folds each one.
+        if !entities.isEmpty && indexByName.isEmpty { indexByName[EntityName.key(entities[0].name)] = 0 }
+        let key = entities.isEmpty ? "" : EntityName.key(name)
         let index: Int
         if let existing = indexByName[key] {
             index = existing
         } else {
             index = entities.count
-            indexByName[key] = index
+            if index > 0 { indexByName[key] = index }
             var entity = Entity(name: name)
             if index == 0 && expectedRows > 0 {
                 entity.slots.reserveCapacity(expectedRows)

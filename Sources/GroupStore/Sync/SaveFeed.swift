@@ -176,8 +176,13 @@ final class SaveFeed: Sendable {
     func next(_ id: Int) async -> Save? {
         while true {
             let step = state.withLock { state -> Step in
-                guard var subscriber = state.subscribers[id], !subscriber.ended else { return .end }
+                // Taken out of the dictionary while it changes, so its
+                // pending saves are not copied (a copy per save made a
+                // subscriber that read the history slower the further it
+                // was behind).
+                guard var subscriber = state.subscribers.removeValue(forKey: id) else { return .end }
                 defer { state.subscribers[id] = subscriber }
+                guard !subscriber.ended else { return .end }
                 if let seq = subscriber.inHand {
                     subscriber.position = seq
                     subscriber.inHand = nil
