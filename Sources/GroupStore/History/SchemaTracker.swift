@@ -76,14 +76,19 @@ struct SchemaTracker: Sendable {
 
         // Our triggers, by table id: the table each is attached to (SQLite
         // moves triggers with a renamed table) and its text.
-        var triggers: [Int64: (table: String, sql: [String: String])] = [:]
-        for row in try Row.fetchAll(
-            db,
-            sql: "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'groupstore\\_%' ESCAPE '\\'")
-        {
+        var triggers: [Int64: (table: String, sql: [String: String], oldest: Int64)] = [:]
+        // Other triggers, by table: the newest one's place in the schema.
+        var newestOther: [String: Int64] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT name, tbl_name, sql, rowid FROM sqlite_master WHERE type = 'trigger'") {
             let name: String = row[0]
-            guard let id = TriggerSQL.id(fromTriggerName: name) else { continue }
-            triggers[id, default: (row[1], [:])].sql[name] = row[2]
+            let place: Int64 = row[3]
+            guard let id = TriggerSQL.id(fromTriggerName: name) else {
+                let table = EntityName.key(row[1])
+                newestOther[table] = max(newestOther[table] ?? place, place)
+                continue
+            }
+            triggers[id, default: (row[1], [:], place)].sql[name] = row[2]
+            triggers[id]!.oldest = min(triggers[id]!.oldest, place)
         }
         let live = try Row.fetchAll(db, sql: "SELECT id, name, sql FROM \(HistorySchema.tableRegistry) WHERE live").map {
             Entry(id: $0[0], name: $0[1], sql: $0[2])
@@ -106,7 +111,16 @@ struct SchemaTracker: Sendable {
                         arguments: [attached, table.sql, table.keyColumnCount, entry.id])
                     registryChanged = true
                 }
-                try install(table, id: entry.id, existing: triggers[entry.id]?.sql ?? [:], db)
+                // SQLite runs a table's triggers newest first. A trigger of
+                // the app's created after ours would run before ours, and
+                // the changes it makes to the same row would be recorded
+                // before the change that caused them (a row an update
+                // deletes recorded as deleted, then updated): ours are made
+                // again, newest.
+                let overtaken = triggers[entry.id].map { ours in
+                    (newestOther[EntityName.key(attached)] ?? Int64.min) > ours.oldest
+                } ?? false
+                try install(table, id: entry.id, existing: triggers[entry.id]?.sql ?? [:], recreate: overtaken, db)
             } else {
                 // Its triggers went with the table (or it is no longer tracked).
                 if tableByName[EntityName.key(entry.name)] != nil || triggers[entry.id] == nil {
@@ -166,14 +180,15 @@ struct SchemaTracker: Sendable {
         return report
     }
 
-    /// Creates missing triggers and replaces stale ones of a tracked table.
-    private func install(_ table: TrackedTable, id: Int64, existing: [String: String], _ db: Database) throws {
+    /// Creates missing triggers and replaces stale ones of a tracked table;
+    /// every one of them if `recreate` (so they are the newest, in order).
+    private func install(_ table: TrackedTable, id: Int64, existing: [String: String], recreate: Bool = false, _ db: Database) throws {
         let statements = TriggerSQL(table: table, id: id).statements
         let expected = Set(statements.map(\.name))
         for name in existing.keys where !expected.contains(name) {
             try db.execute(sql: "DROP TRIGGER IF EXISTS \(quoteIdentifier(name))")
         }
-        for statement in statements where existing[statement.name] != statement.sql {
+        for statement in statements where recreate || existing[statement.name] != statement.sql {
             if existing[statement.name] != nil { try db.execute(sql: "DROP TRIGGER \(quoteIdentifier(statement.name))") }
             try db.execute(sql: statement.sql)
         }
