@@ -21,15 +21,21 @@ final class AppTriggerCaptureTests: CaptureTestCase {
         return try XCTUnwrap(received.last?.change(of: "n"), "\(received)")
     }
 
-    func testARowTheAppsTriggerDeletesOnUpdate_isDeleted_throughTheLibrary() async throws {
+    /// The change of `n` delivered for `statement`, a library write after
+    /// the app's `trigger` was created (by a library write too).
+    private func delivered(afterTrigger trigger: String, _ statement: String) async throws -> EntityChange {
         let writer = try open("writer")
         try await tables(writer)
-        try await writer.write { db in
-            try db.execute(sql: "CREATE TRIGGER del_neg AFTER UPDATE ON n WHEN NEW.b < 0 BEGIN DELETE FROM n WHERE id = NEW.id; END")
-        }
+        try await writer.write { db in try db.execute(sql: trigger) }
         let (_, saves) = try reader()
-        try await writer.write { db in try db.execute(sql: "UPDATE n SET b = -1 WHERE id = 1; INSERT INTO mark VALUES (1)") }
-        let n = try await change(until: 1, of: saves)
+        try await writer.write { db in try db.execute(sql: statement + "; INSERT INTO mark VALUES (1)") }
+        return try await change(until: 1, of: saves)
+    }
+
+    func testARowTheAppsTriggerDeletesOnUpdate_isDeleted_throughTheLibrary() async throws {
+        let n = try await delivered(
+            afterTrigger: "CREATE TRIGGER del_neg AFTER UPDATE ON n WHEN NEW.b < 0 BEGIN DELETE FROM n WHERE id = NEW.id; END",
+            "UPDATE n SET b = -1 WHERE id = 1")
         XCTAssertEqual(n.deleted, [1])
         XCTAssertEqual(n.updated, [])
     }
@@ -51,14 +57,9 @@ final class AppTriggerCaptureTests: CaptureTestCase {
     }
 
     func testARowTheAppsTriggerUpdatesOnInsert_isInserted() async throws {
-        let writer = try open("writer")
-        try await tables(writer)
-        try await writer.write { db in
-            try db.execute(sql: "CREATE TRIGGER stamp AFTER INSERT ON n BEGIN UPDATE n SET b = 100 WHERE id = NEW.id; END")
-        }
-        let (_, saves) = try reader()
-        try await writer.write { db in try db.execute(sql: "INSERT INTO n(id, b) VALUES (3, 0); INSERT INTO mark VALUES (1)") }
-        let n = try await change(until: 1, of: saves)
+        let n = try await delivered(
+            afterTrigger: "CREATE TRIGGER stamp AFTER INSERT ON n BEGIN UPDATE n SET b = 100 WHERE id = NEW.id; END",
+            "INSERT INTO n(id, b) VALUES (3, 0)")
         XCTAssertEqual(n.inserted, [3])
         XCTAssertEqual(n.updated, [])
     }
