@@ -29,7 +29,7 @@ final class ChangeAccumulatorTests: XCTestCase {
         var accumulator = ChangeAccumulator()
         accumulator.add(entity: "t", operation: .insert, key: .integer(1))
         accumulator.add(entity: "T", operation: .update, key: .integer(1))
-        accumulator.reset(entity: "T")
+        accumulator.add(entity: "T", operation: .reset, key: .null)
         XCTAssertEqual(accumulator.changes, [EntityChange(entity: "t", inserted: [.integer(1)], reset: true)])
     }
 }

@@ -62,35 +62,42 @@ struct ChangeAccumulator {
 
     private mutating func index(of name: String) -> Int {
         if let last, last.name == name { return last.index }
-        // Names are matched ignoring case only once a second name comes:
-        // most transactions change one table, and a member folds each one.
-        if !entities.isEmpty && indexByName.isEmpty { indexByName[EntityName.key(entities[0].name)] = 0 }
-        let key = entities.isEmpty ? "" : EntityName.key(name)
         let index: Int
-        if let existing = indexByName[key] {
-            index = existing
-        } else {
-            index = entities.count
-            if index > 0 { indexByName[key] = index }
+        if entities.isEmpty {
+            // The first table needs no key: names are matched ignoring case
+            // only once a second name comes (most transactions change one
+            // table, and a member folds each one).
+            index = 0
             var entity = Entity(name: name)
-            if index == 0 && expectedRows > 0 {
+            if expectedRows > 0 {
                 entity.slots.reserveCapacity(expectedRows)
                 entity.positions.reserveCapacity(expectedRows)
             }
             entities.append(entity)
+        } else {
+            if indexByName.isEmpty { indexByName[EntityName.key(entities[0].name)] = 0 }
+            let key = EntityName.key(name)
+            if let existing = indexByName[key] {
+                index = existing
+            } else {
+                index = entities.count
+                indexByName[key] = index
+                entities.append(Entity(name: name))
+            }
         }
         last = (name, index)
         return index
     }
 
-    mutating func reset(entity name: String) {
-        entities[index(of: name)].reset = true
-    }
-
+    /// Folds one recorded row: a change of `key`, or with `.reset` the
+    /// table's reset.
     mutating func add(entity name: String, operation: HistorySchema.Operation, key: KeyValue) {
-        guard operation != .reset else { return }
         let index = index(of: name)
-        entities[index].add(operation, key: key)
+        if operation == .reset {
+            entities[index].reset = true
+        } else {
+            entities[index].add(operation, key: key)
+        }
     }
 
     var changes: [EntityChange] {

@@ -82,11 +82,7 @@ enum HistoryReader {
         var index = 0
         try forEachChange(db, after: lowerBound, through: sealedUpTo, names: names) { id, entity, operation, key in
             while index < transactions.count - 1 && id > transactions[index].seq { index += 1 }
-            if operation == .reset {
-                accumulators[index].reset(entity: entity)
-            } else {
-                accumulators[index].add(entity: entity, operation: operation, key: key)
-            }
+            accumulators[index].add(entity: entity, operation: operation, key: key)
         }
         batch.saves = zip(transactions, accumulators).map { head, accumulator in
             Save(seq: head.seq, author: head.author, committedAt: head.committedAt, changes: accumulator.changes)
@@ -139,24 +135,29 @@ enum HistoryReader {
 
     /// The changes whose ids are in `(after, through]`, folded as one save.
     static func folded(_ db: Database, after: Int64, through: Int64, names: TableNames) throws -> [EntityChange] {
-        var accumulator = ChangeAccumulator(expectedRows: Int(clamping: through - after))
-        try forEachChange(db, after: after, through: through, names: names) { _, entity, operation, key in
-            if operation == .reset { accumulator.reset(entity: entity) } else { accumulator.add(entity: entity, operation: operation, key: key) }
-        }
-        return accumulator.changes
+        try fold(db, after: after, through: through, names: names, expectedRows: Int(clamping: through - after)).changes
     }
 
     /// Every row after `after` (the newest marker), folded as one save, up
     /// to `limit` rows: `rows` says how many there are, up to `limit + 1`
-    /// (then `changes` is incomplete).
+    /// (then `changes` is empty: incomplete).
     static func foldedTail(
         _ db: Database, after: Int64, limit: Int, names: TableNames, expectedRows: Int
     ) throws -> (changes: [EntityChange], rows: Int) {
-        var accumulator = ChangeAccumulator(expectedRows: min(expectedRows, limit))
-        let rows = try forEachChange(db, after: after, through: nil, limit: Int64(limit) + 1, names: names) { _, entity, operation, key in
-            if operation == .reset { accumulator.reset(entity: entity) } else { accumulator.add(entity: entity, operation: operation, key: key) }
+        let tail = try fold(db, after: after, through: nil, limit: Int64(limit) + 1, names: names, expectedRows: min(expectedRows, limit))
+        return (tail.rows > limit ? [] : tail.changes, tail.rows)
+    }
+
+    /// The rows ``forEachChange(_:after:through:limit:names:_:)`` reads,
+    /// folded as one save, and how many there were.
+    private static func fold(
+        _ db: Database, after: Int64, through: Int64?, limit: Int64 = -1, names: TableNames, expectedRows: Int
+    ) throws -> (changes: [EntityChange], rows: Int) {
+        var accumulator = ChangeAccumulator(expectedRows: expectedRows)
+        let rows = try forEachChange(db, after: after, through: through, limit: limit, names: names) { _, entity, operation, key in
+            accumulator.add(entity: entity, operation: operation, key: key)
         }
-        return (rows > limit ? [] : accumulator.changes, rows)
+        return (accumulator.changes, rows)
     }
 
     /// The stored key in `column` of the current row.

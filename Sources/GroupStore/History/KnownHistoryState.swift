@@ -15,25 +15,22 @@ import GRDBSQLite
 /// commit wrote after the write's seal), and a value it never had again
 /// (the version only grows) can never match it by chance.
 struct KnownHistoryState: Sendable {
-    private var dataVersion: UInt32?
-    private var state: HistorySchema.State?
+    private var kept: (dataVersion: UInt32, state: HistorySchema.State)?
 
     /// The state kept, if the database is still at `version`.
     func state(at version: UInt32?) -> HistorySchema.State? {
-        guard let version, version == dataVersion else { return nil }
-        return state
+        guard let version, let kept, version == kept.dataVersion else { return nil }
+        return kept.state
     }
 
     /// Keeps `state` as the state at `version`.
     mutating func keep(_ state: HistorySchema.State, at version: UInt32) {
-        dataVersion = version
-        self.state = state
+        kept = (version, state)
     }
 
     /// Forgets what is kept (the next write reads the state).
     mutating func forget() {
-        dataVersion = nil
-        state = nil
+        kept = nil
     }
 
     /// The data version of `db`'s main database file, or `nil` if SQLite
