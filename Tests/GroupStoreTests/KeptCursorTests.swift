@@ -29,8 +29,8 @@ final class KeptCursorTests: CaptureTestCase {
         var newest: Int64 = 0
         for id in 100..<(100 + SaveFeed.bufferLimit + 50) { newest = try await writeSeq(writer, "INSERT INTO t VALUES (\(id))") }
         let last = newest
-        try await waitUntil("the reader to merge every transaction") { reader.merger.publicCursor.withLock { $0 } >= last }
-        reader.merger.queue.sync { reader.merger.flushCursor() }
+        try await waitUntil("the reader to merge every transaction") { reader.delivery.publicCursor.withLock { $0 } >= last }
+        reader.delivery.flushCursor()
         XCTAssertGreaterThanOrEqual(try cursorFile("reader").seq, own, "the kept cursor went back behind what was written")
         withExtendedLifetime(saves) {}
     }

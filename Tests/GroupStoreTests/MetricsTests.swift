@@ -67,7 +67,7 @@ final class MetricsTests: StoreTestCase {
         let count = SaveFeed.bufferLimit + 100
         let (_, reader, saves, seqs) = try await readerFollowingInserts(count)
         // Nobody consumed while the merger read them all: the oldest left the buffer.
-        try await waitUntil("the reader to merge every transaction") { reader.merger.publicCursor.withLock { $0 } >= seqs.last! }
+        try await waitUntil("the reader to merge every transaction") { reader.delivery.publicCursor.withLock { $0 } >= seqs.last! }
         let received = try await first(count + 1, of: saves)
         XCTAssertEqual(received.map(\.seq), seqs)
         XCTAssertGreaterThanOrEqual(
@@ -97,7 +97,7 @@ final class MetricsTests: StoreTestCase {
                 Thread.detachNewThread {
                     done.resume(
                         with: Result {
-                            try reader.merger.queue.sync {
+                            try reader.delivery.queue.sync {
                                 for id in ids {
                                     try writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (?)", arguments: [id]) }
                                 }
@@ -108,7 +108,7 @@ final class MetricsTests: StoreTestCase {
             let burst = try await first(10, of: saves)
             XCTAssertEqual(burst.map { $0.changes.first?.inserted }, ids.map { [KeyValue.integer(Int64($0))] })
             // The merge that delivered them has returned (and counted).
-            try await waitUntil("the reader's queue") { reader.merger.queue.sync { true } }
+            try await waitUntil("the reader's queue") { reader.delivery.queue.sync { true } }
             if coalescings.totalValue >= 1 { break }
         }
         XCTAssertGreaterThanOrEqual(coalescings.totalValue, 1, "no coalescing in three bursts")
@@ -117,13 +117,17 @@ final class MetricsTests: StoreTestCase {
         // The interval over, its -wal wake-up and rechecks done (they found
         // nothing, so the trace forgot them).
         try await waitUntil("the reader to settle") {
-            reader.merger.queue.sync { reader.watch.isIdle && !reader.merger.hasPendingWake }
+            reader.delivery.queue.sync { reader.delivery.isIdle }
         }
         // A writer outside the library publishes no payload: only the -wal
         // watch, put back after the interval, wakes the reader at once (else
         // the safety tick would, up to a second later).
         let committing = DeliveryTrace.now()
-        let outside = try DatabaseQueue(path: group + "/store.sqlite")
+        // Without an fsync per commit (a busy disk would delay its
+        // visibility past the rechecks: that is not what this test is about).
+        var outsideConfiguration = Configuration()
+        outsideConfiguration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        let outside = try DatabaseQueue(path: group + "/store.sqlite", configuration: outsideConfiguration)
         try await outside.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (?)", arguments: [outsideID]) }
         let last = try await first(1, of: saves)
         XCTAssertEqual(last.map { $0.change(of: "t")?.inserted }, [[KeyValue.integer(Int64(outsideID))]])

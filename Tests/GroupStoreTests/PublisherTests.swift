@@ -20,8 +20,10 @@ final class PublisherTests: XCTestCase {
         directory = try GroupDirectory(path: path, create: true)
         _ = try directory.members.makeDirectory("writer")
         let folder = try DirectoryHandle(name: "writer", in: directory.members)
+        let member = try MemberName("writer")
+        let lock = try MemberLock(member: member, folder: folder, group: path)
         publisher = Publisher(
-            member: try MemberName("writer"), directory: directory, folder: folder, logger: Logger(label: "test"),
+            member: member, folder: MemberFolder(member: member, directory: directory, folder: folder, lock: lock), logger: Logger(label: "test"),
             metrics: GroupMetrics(group: path, member: "writer"), minimumInterval: 60_000_000_000)
     }
 
@@ -32,7 +34,7 @@ final class PublisherTests: XCTestCase {
     }
 
     private func payload(_ seq: Int64) -> Payload {
-        Payload(save: Save(seq: seq, author: "writer", committedAt: Date(), changes: []), truncated: false)
+        Payload(save: Save(seq: seq, author: "writer", committedAt: Date(), changes: []), truncated: false, previous: seq - 1)
     }
 
     /// The sequence numbers of the payload files in the member's folder.

@@ -21,7 +21,7 @@ final class SynchronousDeliveryTests: StoreTestCase {
                 got.withLock { $0.append((save.seq, save.author, save.change(of: "t")?.inserted ?? [], onMergeQueue)) }
             }
         }
-        reader.merger.queue.setSpecific(key: key, value: 1)
+        reader.delivery.queue.setSpecific(key: key, value: 1)
         try reader.start()
         var seqs: [Int64?] = []
         for id in 1...3 {

@@ -31,8 +31,12 @@ enum HistoryReader {
     ///   it changed).
     /// - Parameter known: the history's figures, when the caller read them in
     ///   this snapshot already (saves two queries).
+    /// - Parameter skippingAuthor: transactions of this author are listed
+    ///   with no changes: their rows are not read (a member's own, which
+    ///   nothing it does with a merge needs).
     static func read(
-        _ db: Database, after cursor: Int64, limit: Int, names: inout TableNames, known: Known? = nil
+        _ db: Database, after cursor: Int64, limit: Int, names: inout TableNames, known: Known? = nil,
+        skippingAuthor: String? = nil
     ) throws -> HistoryBatch {
         var batch = HistoryBatch()
         // A transaction's changes are the rows after the previous marker, up
@@ -73,16 +77,30 @@ enum HistoryReader {
         }
         guard !transactions.isEmpty else { return batch }
 
-        names = try known.map { try names.current(db, version: $0.registryVersion) } ?? names.current(db)
+        let folded = transactions.map { $0.author != skippingAuthor }
+        if folded.contains(true) {
+            names = try known.map { try names.current(db, version: $0.registryVersion) } ?? names.current(db)
+        }
         var previous = lowerBound
         var accumulators = transactions.map { transaction in
             defer { previous = transaction.seq }
             return ChangeAccumulator(expectedRows: Int(clamping: transaction.seq - previous - 1))
         }
-        var index = 0
-        try forEachChange(db, after: lowerBound, through: sealedUpTo, names: names) { id, entity, operation, key in
-            while index < transactions.count - 1 && id > transactions[index].seq { index += 1 }
-            accumulators[index].add(entity: entity, operation: operation, key: key)
+        // The rows of each run of folded transactions, in one statement.
+        var runStart: Int?
+        for index in 0...transactions.count {
+            if index < transactions.count && folded[index] {
+                if runStart == nil { runStart = index }
+                continue
+            }
+            guard let start = runStart else { continue }
+            runStart = nil
+            var current = start
+            let after = start == 0 ? lowerBound : transactions[start - 1].seq
+            try forEachChange(db, after: after, through: transactions[index - 1].seq, names: names) { id, entity, operation, key in
+                while current < index - 1 && id > transactions[current].seq { current += 1 }
+                accumulators[current].add(entity: entity, operation: operation, key: key)
+            }
         }
         batch.saves = zip(transactions, accumulators).map { head, accumulator in
             Save(seq: head.seq, author: head.author, committedAt: head.committedAt, changes: accumulator.changes)

@@ -52,6 +52,14 @@ public struct Save: Hashable, Sendable, Identifiable {
         changes.first { EntityName.same($0.entity, entity) }
     }
 
+    /// What of this save `member` is given: not its own saves, only the
+    /// entities in `scope`, and nothing for a net-empty transaction (a row
+    /// inserted and deleted again).
+    func delivered(to member: MemberName, scope: EntityNameSet?) -> Save? {
+        guard author != member.rawValue, let visible = restricted(to: scope) else { return nil }
+        return visible.kind == .resync || !visible.changes.isEmpty ? visible : nil
+    }
+
     /// This save restricted to `entities` (SQLite's case-insensitive names),
     /// or `nil` if it touches none of them. A resync always passes.
     func restricted(to entities: EntityNameSet?) -> Save? {

@@ -45,9 +45,8 @@ public struct GroupConfiguration: Sendable {
     /// stream that subscribes later starts after it). Streams and
     /// notifications still get every save merged while they exist.
     ///
-    /// Keep it short: merging waits for it. It may read and write the store,
-    /// but must not call ``GroupStore/GroupStore/close()`` (which waits for the
-    /// merge queue, so it would trap).
+    /// Keep it short: merging waits for it. It may call any API of the
+    /// store, ``GroupStore/GroupStore/close()`` included.
     public var synchronousDelivery: (@Sendable (Save) -> Void)?
     /// The tables whose changes the history records.
     public var trackedTables: TrackedTables = .all

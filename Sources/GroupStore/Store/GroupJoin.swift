@@ -106,4 +106,15 @@ enum GroupJoin {
         return Merger.Start(
             cursor: CursorFile(seq: file.seq, epoch: epoch, fingerprint: file.fingerprint), resync: problem != nil, onDisk: true)
     }
+
+    /// Clears the writer connection's schema cache (its observers must know
+    /// every table the merges announce); the schema version it matches.
+    static func clearedWriterCache(pool: DatabasePool, directory: GroupDirectory) throws(GroupStoreError) -> Int64 {
+        do {
+            return try ObserverRefresh.clearedWriterCache(pool: pool)
+        } catch {
+            throw GroupStoreError(
+                .database, "cannot read the schema of \(directory.databasePath): \(error)", path: directory.databasePath, underlying: error)
+        }
+    }
 }

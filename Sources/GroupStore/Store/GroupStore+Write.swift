@@ -114,10 +114,11 @@ extension GroupStore {
         return (value, payload, after, KnownHistoryState.dataVersion(db), KnownHistoryState.totalChanges(db))
     }
 
-    /// After a library write committed: the merger learns it (so the `-wal`
-    /// wake-up of its own commit costs no read), and the payload is published.
+    /// After a library write committed: the delivery learns it (so this
+    /// member's cursor moves past it without reading it back), and the
+    /// payload is published.
     func committed(_ payload: Payload) {
-        merger.noteOwnCommit(payload.seq)
+        delivery.ownCommit(payload)
         publisher.publish(payload)
     }
 

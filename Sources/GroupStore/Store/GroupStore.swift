@@ -49,15 +49,12 @@ public final class GroupStore: Sendable {
     let configuration: GroupConfiguration
     let directory: GroupDirectory
     let publisher: Publisher
-    let merger: Merger
+    let delivery: Delivery
     private let feed: SaveFeed
     private let notifier: SaveNotifier
     private let pruner: Pruner
-    private let membership: Membership
-    var watch: GroupWatch { membership.watch }
+    private let folder: MemberFolder
     private let phase = Mutex(Phase.opened)
-    /// Serialises ``start()`` (which may fail and be called again).
-    private let startLock = Mutex(())
     private let pruneTimer = Mutex<TimerBox?>(nil)
     let logger: Logger
     let tracker: SchemaTracker
@@ -93,7 +90,7 @@ public final class GroupStore: Sendable {
         try directory.prepareDatabaseFile()
 
         let tracker = SchemaTracker(tracked: configuration.trackedTables, logger: logger)
-        let (pool, start, sealed) = try directory.withSetupLock {
+        let (pool, start, sealed, schemaVersion) = try directory.withSetupLock {
             let pool: DatabasePool
             do {
                 pool = try DatabasePool(path: directory.databasePath, configuration: configuration.databaseConfiguration)
@@ -103,7 +100,7 @@ public final class GroupStore: Sendable {
             let sealed = try GroupJoin.prepareSchema(pool: pool, tracker: tracker, configuration: configuration, directory: directory)
             let start = try GroupJoin.startingPoint(
                 pool: pool, member: member, folder: folder, directory: directory, writesOnly: configuration.writesOnly, logger: logger)
-            return (pool, start, sealed)
+            return (pool, start, sealed, try GroupJoin.clearedWriterCache(pool: pool, directory: directory))
         }
         let lock = try MemberLock(member: member, folder: folder, group: directory.path)
 
@@ -120,25 +117,22 @@ public final class GroupStore: Sendable {
         }
         let notifier = SaveNotifier(
             label: "GroupStore.Notifier.\(member)", object: { box.store }, posted: posted, enabled: configuration.postsNotifications)
-        let publisher = Publisher(member: member, directory: directory, folder: folder, logger: logger, metrics: metrics)
-        let queue = DispatchQueue(label: "GroupStore.Merger.\(member)")
+        let memberFolder = MemberFolder(member: member, directory: directory, folder: folder, lock: lock)
+        let publisher = Publisher(member: member, folder: memberFolder, logger: logger, metrics: metrics)
         let merger = Merger(
-            queue: queue, pool: pool,
-            settings: .init(
-                member: member, inScopeEntityNames: scope, cursorFlushInterval: configuration.cursorFlushInterval,
-                writesOnly: configuration.writesOnly, synchronousDelivery: configuration.synchronousDelivery),
-            directory: directory, folder: folder, tracker: tracker, feed: feed, notifier: notifier, start: start,
-            metrics: metrics, logger: logger)
+            pool: pool, settings: .init(member: member, inScopeEntityNames: scope), tracker: tracker, start: start, logger: logger)
 
         self.pool = pool
         self.member = member
         self.configuration = configuration
         self.directory = directory
         self.publisher = publisher
-        self.merger = merger
-        self.membership = Membership(
-            member: member, directory: directory, lock: lock, merger: merger, publisher: publisher, feed: feed, notifier: notifier,
-            logger: logger)
+        self.folder = memberFolder
+        self.delivery = Delivery(
+            pool: pool, merger: merger, start: start, persistsCursor: !configuration.writesOnly,
+            observers: ObserverRefresh(schemaVersion: schemaVersion),
+            settings: .init(cursorFlushInterval: configuration.cursorFlushInterval, synchronousDelivery: configuration.synchronousDelivery),
+            folder: memberFolder, feed: feed, notifier: notifier, metrics: metrics, logger: logger)
         self.feed = feed
         self.notifier = notifier
         self.pruner = Pruner(pool: pool, directory: directory, retention: configuration.retention, logger: logger)
@@ -167,28 +161,25 @@ public final class GroupStore: Sendable {
     /// gets every save no subscriber has processed yet. Idempotent; after a
     /// failure, it may be called again.
     public func start() throws {
-        try startLock.withLock { _ throws(GroupStoreError) in
-            switch phase.withLock({ $0 }) {
-            case .started: return
-            case .closed: throw closedError
-            case .opened: break
-            }
-            do throws(FolderWatcherError) {
-                try watch.start()
-            } catch {
-                merger.queue.sync { watch.stop() }
-                throw GroupStoreError(
-                    .fileSystem, "cannot watch group \(directory.path): \(error)", path: directory.path, errno: error.errno,
-                    underlying: error)
-            }
-            let started = phase.withLock { phase -> Bool in
-                guard phase == .opened else { return false }
-                phase = .started
-                return true
-            }
-            guard started else { return }
-            startPruning()
+        switch phase.withLock({ $0 }) {
+        case .started: return
+        case .closed: throw closedError
+        case .opened: break
         }
+        do throws(FolderWatcherError) {
+            // Idempotent, and serialised with closing on the delivery's queue.
+            try delivery.start()
+        } catch {
+            throw GroupStoreError(
+                .fileSystem, "cannot watch group \(directory.path): \(error)", path: directory.path, errno: error.errno,
+                underlying: error)
+        }
+        let started = phase.withLock { phase -> Bool in
+            guard phase == .opened else { return false }
+            phase = .started
+            return true
+        }
+        if started { startPruning() }
     }
 
     /// Prunes on a timer (``GroupConfiguration/pruneInterval``) until the store closes.
@@ -232,14 +223,11 @@ public final class GroupStore: Sendable {
         guard wasOpen else { return }
         pruneTimer.withLock { $0?.timer.cancel() }
         notifier.close()
-        merger.queue.sync {
-            watch.stop()
-            merger.close()
-        }
+        delivery.stop()
         publisher.flush()
         if endingStreams { feed.finish() }
         try? pool.close()
-        membership.releaseLock()
+        folder.release()
         logger.info("left group", metadata: ["group": "\(directory.path)", "member": "\(member)"])
     }
 
@@ -282,13 +270,13 @@ public final class GroupStore: Sendable {
     /// was removed or replaced while it ran (then writes throw it, and the
     /// ``saves()`` streams have finished).
     public var groupReplacedError: GroupStoreError? {
-        membership.departureError
+        delivery.departureError
     }
 
     /// The last sequence number merged: delivered to the subscribers (or
     /// skipped as not for this member). Never waits.
     public var cursor: Int64 {
-        merger.publicCursor.withLock { $0 }
+        delivery.publicCursor.withLock { $0 }
     }
 
     /// Prunes now; see ``GroupConfiguration/retention``.
@@ -306,7 +294,7 @@ public final class GroupStore: Sendable {
 
     func checkOpen() throws(GroupStoreError) {
         if phase.withLock({ $0 == .closed }) { throw closedError }
-        if let departed = membership.departureError { throw departed }
+        if let departed = delivery.departureError { throw departed }
     }
 
     private var closedError: GroupStoreError {

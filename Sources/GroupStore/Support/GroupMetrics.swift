@@ -56,12 +56,13 @@ struct GroupMetrics: Sendable {
     /// most once in the next interval, its `-wal` watch taken off meanwhile.
     func coalesced() { coalescings.increment() }
 
-    /// A wake-up that this process's own commit explained: nothing was read.
-    func wokeForOwnCommit() { emptyWakeups.increment() }
-
-    /// One merge ended: how long it took and whether it found anything.
-    func merged(found: Bool, nanoseconds: Int64) {
+    /// A wake-up found something new (counted before it is handed over) or nothing.
+    func woke(found: Bool) {
         (found ? fruitfulWakeups : emptyWakeups).increment()
+    }
+
+    /// One merge ended: how long it took.
+    func merged(nanoseconds: Int64) {
         merge.recordNanoseconds(nanoseconds)
     }
 

@@ -20,14 +20,14 @@ struct HistoryPageReader: Sendable {
 
     private func read(_ db: Database, after: Int64, through: Int64) throws -> SaveFeed.HistoryPage {
         var names = try TableNames.load(db)
-        let batch = try HistoryReader.read(db, after: after, limit: Self.pageSize, names: &names)
+        let batch = try HistoryReader.read(db, after: after, limit: Self.pageSize, names: &names, skippingAuthor: member.rawValue)
         if batch.prunedThrough > after {
             // Pruned since: the subscriber can only resync.
             let resync = Save(kind: .resync, seq: min(batch.prunedThrough, through), author: Save.externalAuthor, committedAt: Date(), changes: [])
             return SaveFeed.HistoryPage(saves: [resync], through: resync.seq)
         }
         let inRange = batch.saves.filter { $0.seq <= through }
-        let saves = inRange.compactMap { Merger.deliverable($0, member: member, scope: scope) }
+        let saves = inRange.compactMap { $0.delivered(to: member, scope: scope) }
         // Nothing more in the history (a reset one): the range is done.
         let reached = batch.saves.isEmpty || !batch.hasMore ? through : (inRange.last?.seq ?? through)
         return SaveFeed.HistoryPage(saves: saves, through: reached)

@@ -12,6 +12,9 @@ struct Payload: Sendable {
     var save: Save
     /// More than ``rowLimit`` rows changed: `save.changes` is empty.
     var truncated: Bool
+    /// The newest transaction before this one when it was sealed (a reader
+    /// whose cursor is there can move past this one without reading it).
+    var previous: Int64
 
     var seq: Int64 { save.seq }
 
@@ -44,7 +47,7 @@ struct Payload: Sendable {
         let truncated = tail.rows > rowLimit
         return Payload(
             save: Save(seq: seq, author: author.rawValue, committedAt: committedAt, changes: truncated ? [] : tail.changes),
-            truncated: truncated)
+            truncated: truncated, previous: state.sealedChange)
     }
 
     /// The payload file's bytes (see `docs/PAYLOAD-FORMAT.md`).

@@ -46,10 +46,10 @@ package struct DeliveryTrace: Sendable {
 }
 
 extension GroupStore {
-    /// Calls `handler` on the merger's queue for every save this member
+    /// Calls `handler` on the delivery's queue for every save this member
     /// merges, with when it passed each stage (keep it short). For the
     /// benchmark; not part of the public API.
     package func traceDeliveries(_ handler: @escaping @Sendable (DeliveryTrace) -> Void) {
-        merger.tracer.withLock { $0 = handler }
+        delivery.tracer.withLock { $0 = handler }
     }
 }

@@ -87,7 +87,9 @@ final class SaveFeed: Sendable {
             state.buffer.append(contentsOf: saves)
             state.merged = merged
             Self.trim(&state)
-            return Self.takeWaiters(&state)
+            // With nothing new, no waiter has anything to take (trimming
+            // drops only what every subscriber is past).
+            return saves.isEmpty ? [] : Self.takeWaiters(&state)
         }
         for waiter in waiters { waiter.resume() }
     }

@@ -41,8 +41,8 @@ final class Publisher: @unchecked Sendable {
     let minimumInterval: UInt64
     private let queue = DispatchQueue(label: "GroupStore.Publisher")
     private let member: MemberName
-    private let directory: GroupDirectory
-    private let folder: Mutex<DirectoryHandle>
+    /// This member's folder (re-created if removed while it runs).
+    private let folder: MemberFolder
     private let logger: Logger
     private let metrics: GroupMetrics
     /// The newest payload committed and not yet published (a drain is
@@ -55,13 +55,12 @@ final class Publisher: @unchecked Sendable {
     private var lastWasCongested = false
 
     init(
-        member: MemberName, directory: GroupDirectory, folder: DirectoryHandle, logger: Logger, metrics: GroupMetrics,
+        member: MemberName, folder: MemberFolder, logger: Logger, metrics: GroupMetrics,
         minimumInterval: UInt64 = Publisher.defaultMinimumInterval
     ) {
         self.minimumInterval = minimumInterval
         self.member = member
-        self.directory = directory
-        self.folder = Mutex(folder)
+        self.folder = folder
         self.logger = logger
         self.metrics = metrics
     }
@@ -103,23 +102,17 @@ final class Publisher: @unchecked Sendable {
         let name = PayloadFileName.name(seq: payload.seq)
         let temp = "\(member).\(payload.seq).\(getpid()).tmp"
         do {
-            let folder = self.folder.withLock { $0 }
-            try FileIO.publish(bytes, as: name, in: folder, staging: directory.staging, tempName: temp)
+            try FileIO.publish(bytes, as: name, in: folder.handle, staging: folder.directory.staging, tempName: temp)
             metrics.payloadPublished()
         } catch {
             // A removed member folder is re-created by this member's
-            // Membership (the one repair path), which then hands the new
-            // folder over; until then peers read the history.
+            // delivery (the one repair path, ``MemberFolder/repair()``);
+            // until then peers read the history.
             metrics.payloadFailed()
             logger.info(
                 "payload not published; peers will read the change from the history",
                 metadata: ["seq": "\(payload.seq)", "error": "\(error.message)"])
         }
-    }
-
-    /// Publishes into `folder` from now on (the member folder was re-created).
-    func replaceFolder(_ folder: DirectoryHandle) {
-        self.folder.withLock { $0 = folder }
     }
 
     /// Publishes what waits now, and waits until everything handed over so

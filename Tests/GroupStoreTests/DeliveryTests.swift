@@ -1,0 +1,141 @@
+import Foundation
+import GRDB
+import Synchronization
+import XCTest
+
+@testable import GroupStore
+
+/// The delivery core's one-way flow: merges read through reader connections,
+/// this member's own commits are passed without being read back, and start
+/// and close are serialised on the delivery's queue.
+final class DeliveryTests: StoreTestCase {
+    func testAPeersSaveIsDelivered_whileThisMembersWriterConnectionIsHeld() async throws {
+        let writer = try open("writer")
+        try await writeSeq(writer, "CREATE TABLE t(id INTEGER PRIMARY KEY)")
+        let reader = try open("reader")
+        let saves = reader.saves()
+        try reader.start()
+        // The reader's own writer connection is busy (a long write of the
+        // app's) until the peer's save has reached the reader's stream.
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            reader.pool.writeWithoutTransaction { _ in
+                holding.signal()
+                release.wait()
+            }
+        }
+        holding.wait()
+        defer { release.signal() }
+        let seq = try await writeSeq(writer, "INSERT INTO t VALUES (1)")
+        let got = try await first(1, of: saves, timeout: 10)
+        XCTAssertEqual(got.map(\.seq), [seq], "the merge waited for the member's own writer connection")
+    }
+
+    func testOwnCommits_moveTheCursorWithoutBeingReadBack() async throws {
+        let store = try open("solo")
+        try await writeSeq(store, "CREATE TABLE t(id INTEGER PRIMARY KEY)")
+        // A merger at the newest transaction before a commit moves past it.
+        var reading = try XCTUnwrap(mergerCopy(of: store))
+        let before = reading.cursor
+        let next = try await writeSeq(store, "INSERT INTO t VALUES (1)")
+        XCTAssertTrue(reading.skipOwnCommit(next, after: before))
+        XCTAssertEqual(reading.cursor, next)
+        // With nothing committed since, a read finds nothing to read back.
+        let after = reading.read(traced: false)
+        XCTAssertTrue(after.transactions.isEmpty, "the member's own commit was read back")
+        // One that is behind the commit before it (a peer's commit lies
+        // between) does not move: it reads.
+        var behind = try XCTUnwrap(mergerCopy(of: store))
+        let cursor = behind.cursor
+        XCTAssertFalse(behind.skipOwnCommit(cursor + 10, after: cursor + 5))
+        XCTAssertEqual(behind.cursor, cursor)
+        // The started store's own cursor follows its commits without a peer.
+        try store.start()
+        let last = try await writeSeq(store, "INSERT INTO t VALUES (2)")
+        try await waitUntil("the cursor to pass the member's own commit") { store.cursor >= last }
+    }
+
+    func testTheMembersOwnTransactions_areReadWithoutTheirChanges_andPeersBetweenThemAreFolded() async throws {
+        let a = try open("a")
+        let b = try open("b")
+        let start = try await writeSeq(a, "CREATE TABLE t(id INTEGER PRIMARY KEY)")
+        try await writeSeq(a, "INSERT INTO t(id) VALUES (1), (2)")
+        try await writeSeq(b, "INSERT INTO t(id) VALUES (3)")
+        try await writeSeq(b, "UPDATE t SET id = 30 WHERE id = 3")
+        try await writeSeq(a, "INSERT INTO t(id) VALUES (4)")
+        try await writeSeq(b, "DELETE FROM t WHERE id = 1")
+        func read(skipping author: String?) throws -> HistoryBatch {
+            try a.pool.read { db in
+                var names = TableNames()
+                return try HistoryReader.read(db, after: start, limit: 100, names: &names, skippingAuthor: author)
+            }
+        }
+        let batch = try read(skipping: "a")
+        XCTAssertEqual(batch.saves.map(\.author), ["a", "b", "b", "a", "b"])
+        XCTAssertEqual(batch.saves.map { $0.changes.isEmpty }, [true, false, false, true, false])
+        XCTAssertEqual(batch.saves[1].change(of: "t")?.inserted, [.integer(3)])
+        XCTAssertEqual(batch.saves[2].change(of: "t")?.deleted, [.integer(3)])
+        XCTAssertEqual(batch.saves[2].change(of: "t")?.inserted, [.integer(30)])
+        XCTAssertEqual(batch.saves[4].change(of: "t")?.deleted, [.integer(1)])
+        // Read without skipping, the same transactions carry the same changes.
+        let full = try read(skipping: nil)
+        XCTAssertEqual(full.saves.map(\.seq), batch.saves.map(\.seq))
+        for (skipped, read) in zip(batch.saves, full.saves) where skipped.author == "b" {
+            XCTAssertEqual(skipped.changes, read.changes)
+        }
+        XCTAssertEqual(full.saves[0].change(of: "t")?.inserted, [.integer(1), .integer(2)])
+        XCTAssertEqual(full.saves[3].change(of: "t")?.inserted, [.integer(4)])
+    }
+
+    func testStartAndCloseFromTwoThreadsAtOnce_leaveNothingRunning() throws {
+        for round in 0..<100 {
+            let store = try open("racer\(round)")
+            let go = DispatchGroup()
+            let both = DispatchGroup()
+            go.enter()
+            for side in 0..<2 {
+                both.enter()
+                Thread.detachNewThread {
+                    go.wait()
+                    if side == 0 { try? store.start() } else { store.close() }
+                    both.leave()
+                }
+            }
+            go.leave()
+            XCTAssertEqual(both.wait(timeout: .now() + 10), .success, "start and close deadlocked in round \(round)")
+            store.close()
+            let stopped = store.delivery.queue.sync { store.delivery.isStopped }
+            XCTAssertTrue(stopped, "something kept running after close in round \(round)")
+        }
+    }
+
+    func testASynchronousDeliveryHandler_mayCloseTheStore() async throws {
+        let writer = try open("writer")
+        try await writeSeq(writer, "CREATE TABLE t(id INTEGER PRIMARY KEY)")
+        let box = Mutex<GroupStore?>(nil)
+        let closedInHandler = Mutex(false)
+        let reader = try open("reader") { configuration in
+            configuration.synchronousDelivery = { _ in
+                box.withLock { $0 }?.close()
+                closedInHandler.withLock { $0 = true }
+            }
+        }
+        box.withLock { $0 = reader }
+        try reader.start()
+        try await writeSeq(writer, "INSERT INTO t VALUES (1)")
+        try await waitUntil("the handler to close the store") { closedInHandler.withLock { $0 } }
+        do {
+            try await reader.write { db in try db.execute(sql: "INSERT INTO t VALUES (2)") }
+            XCTFail("a closed store wrote")
+        } catch let error as GroupStoreError {
+            XCTAssertEqual(error.code, .closed)
+        }
+        box.withLock { $0 = nil }
+    }
+
+    /// A copy of `store`'s merger as it stands (it is a value).
+    private func mergerCopy(of store: GroupStore) -> Merger? {
+        store.delivery.queue.sync { store.delivery.mergerForTests }
+    }
+}
