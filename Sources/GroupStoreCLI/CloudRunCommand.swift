@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GroupStore
 import GroupStoreCloud
 import Logging
 import ServiceLifecycle
@@ -50,7 +51,7 @@ struct CloudRunCommand: AsyncParsableCommand {
         do {
             try await reportingFailure {
                 let options = self.options
-                let configuration = try await OffPool.run { try options.configuration() }
+                let configuration = try await offThePool { try options.configuration() }
                 let sync = CloudSync(configuration)
                 if complete { sync.triggerSync(complete: true) }
                 // Subscribed before the bridge runs, so its first events are printed.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GroupStore
 import GroupStoreCloud
 import Logging
 import ServiceLifecycle
@@ -52,7 +53,9 @@ struct CloudShareCommand: AsyncParsableCommand {
 
     func validate() throws {
         if with != nil {
-            guard zone != nil, access != nil else { throw ValidationError("--with needs --zone NAME and --access read-only|read-write|none") }
+            guard zone != nil, access != nil else {
+                throw ValidationError("--with needs --zone NAME and --access read-only|read-write|none")
+            }
         } else if zone != nil || access != nil {
             throw ValidationError("--zone and --access need --with USER (without all three, share lists the shares)")
         }
@@ -68,7 +71,7 @@ struct CloudShareCommand: AsyncParsableCommand {
                 let user = try self.user ?? CloudOptions.unixUser()
                 LogSetup.bootstrap(level: logLevel ?? .warning)
                 let logger = Logger(label: "groupstore.cloud")
-                let remote = try await OffPool.run { try remoteArgument.open(user: user, logger: logger) }
+                let remote = try await offThePool { try remoteArgument.open(user: user, logger: logger) }
                 // A PostgreSQL remote's connections live while it runs.
                 let connections = (remote as? any Service).map { remote in Task { try? await remote.run() } }
                 defer { connections?.cancel() }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GroupStore
 import GroupStoreCloud
 
 /// `groupstore cloud status`: the sync state of a group.
@@ -31,7 +32,7 @@ struct CloudStatusCommand: AsyncParsableCommand {
             try await reportingFailure {
                 let group = options.group
                 try CloudOptions.checkGroup(group)
-                let status = try await OffPool.run { try CloudSyncStatus.read(group: group) }
+                let status = try await offThePool { try CloudSyncStatus.read(group: group) }
                 if output.format == .json {
                     StandardOutput.writeLine(try ReportJSON.line(ReportJSON.CloudStatus(status)))
                     return

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GroupStore
 import GroupStoreCloud
 import ServiceLifecycle
 
@@ -36,7 +37,7 @@ struct CloudSyncCommand: AsyncParsableCommand {
         do {
             try await reportingFailure {
                 let options = self.options
-                let configuration = try await OffPool.run { try options.configuration() }
+                let configuration = try await offThePool { try options.configuration() }
                 // A PostgreSQL remote's connections live while it runs.
                 let connections = (configuration.remote as? any Service).map { remote in Task { try? await remote.run() } }
                 defer { connections?.cancel() }

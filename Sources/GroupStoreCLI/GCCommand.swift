@@ -32,7 +32,7 @@ struct GCCommand: AsyncParsableCommand {
         do {
             try await reportingFailure {
                 let (group, retention) = (options.group, retention)
-                let report = try await OffPool.run { try GroupInspector(directory: group).prune(retention: retention) }
+                let report = try await offThePool { try GroupInspector(directory: group).prune(retention: retention) }
                 if output.format == .json {
                     StandardOutput.writeLine(try ReportJSON.line(ReportJSON.Prune(report)))
                 } else {
@@ -41,7 +41,8 @@ struct GCCommand: AsyncParsableCommand {
                         + "\(report.payloadFilesRemoved) payload files, \(report.temporaryFilesRemoved) temporary files; "
                         + "history now starts after seq \(report.prunedThrough)"
                     if !report.heldBackBy.isEmpty {
-                        line += "; held back by "
+                        line +=
+                            "; held back by "
                             + report.heldBackBy.map { "'\($0.member)' at seq \($0.cursor)" }.joined(separator: ", ")
                             + " (retire a member gone for good with `groupstore retire`)"
                     }

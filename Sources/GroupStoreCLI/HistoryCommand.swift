@@ -35,11 +35,11 @@ struct HistoryCommand: AsyncParsableCommand {
         do {
             try await reportingFailure {
                 let group = options.group
-                let inspector = try await OffPool.run { try GroupInspector(directory: group) }
+                let inspector = try await offThePool { try GroupInspector(directory: group) }
                 var cursor = since
                 while true {
                     let after = cursor
-                    let saves = try await OffPool.run { try inspector.history(after: after) }
+                    let saves = try await offThePool { try inspector.history(after: after) }
                     guard let last = saves.last else { break }
                     for save in saves {
                         StandardOutput.writeLine(format == .jsonl ? save.jsonLine() : save.textLine(receivedAt: nil))

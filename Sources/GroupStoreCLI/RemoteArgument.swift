@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GroupStore
 import GroupStoreCloud
 import GroupStoreCloudPostgres
 import Logging
@@ -54,7 +55,7 @@ enum RemoteArgument {
     /// Creates or upgrades the remote; one line saying what it is now.
     func setup() async throws -> String {
         switch self {
-        case .embedded(let path): return try await OffPool.run { try EmbeddedRemote.setup(path: path) }
+        case .embedded(let path): return try await offThePool { try EmbeddedRemote.setup(path: path) }
         case .postgres(let url, _): return try await PostgresRemote.setup(url: url)
         }
     }

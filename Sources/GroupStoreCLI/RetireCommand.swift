@@ -27,26 +27,17 @@ struct RetireCommand: AsyncParsableCommand {
             try await reportingFailure {
                 let name = try MemberName(member)
                 let group = options.group
-                let report = try await OffPool.run { try GroupInspector(directory: group).retire(name) }
+                let report = try await offThePool { try GroupInspector(directory: group).retire(name) }
                 if output.format == .json {
                     StandardOutput.writeLine(try ReportJSON.line(ReportJSON.Retire(report)))
                 } else {
                     let cursor = report.cursor.map { "its cursor was \($0)" } ?? "it had no cursor"
-                    StandardOutput.writeLine("retired member '\(report.member)' (\(cursor)); removed \(report.filesRemoved) files and its folder")
+                    StandardOutput.writeLine(
+                        "retired member '\(report.member)' (\(cursor)); removed \(report.filesRemoved) files and its folder")
                 }
             }
         } catch let failure as CommandFailure {
             CommandFailure.exit(failure)
-        }
-    }
-}
-
-/// Runs blocking work (file and database I/O) on a dispatch thread, never on
-/// a thread of the Swift concurrency pool.
-enum OffPool {
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
         }
     }
 }

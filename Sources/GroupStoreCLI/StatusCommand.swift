@@ -29,7 +29,7 @@ struct StatusCommand: AsyncParsableCommand {
         do {
             try await reportingFailure {
                 let group = options.group
-                let status = try await OffPool.run { try GroupInspector(directory: group).status() }
+                let status = try await offThePool { try GroupInspector(directory: group).status() }
                 if output.format == .json {
                     StandardOutput.writeLine(try ReportJSON.line(ReportJSON.Status(status)))
                     return

@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
-@testable import GroupStore
 import Synchronization
 import XCTest
+
+@testable import GroupStore
 
 /// The cursor a member keeps on disk: never behind what it wrote already,
 /// not replaced before a resync is processed, and not holding back pruning

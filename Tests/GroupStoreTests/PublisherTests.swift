@@ -23,7 +23,8 @@ final class PublisherTests: XCTestCase {
         let member = try MemberName("writer")
         let lock = try MemberLock(member: member, folder: folder, group: path)
         publisher = Publisher(
-            member: member, folder: MemberFolder(member: member, directory: directory, folder: folder, lock: lock), logger: Logger(label: "test"),
+            member: member, folder: MemberFolder(member: member, directory: directory, folder: folder, lock: lock),
+            logger: Logger(label: "test"),
             metrics: GroupMetrics(group: path, member: "writer"), minimumInterval: 60_000_000_000)
     }
 

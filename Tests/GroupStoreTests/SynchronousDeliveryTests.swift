@@ -25,7 +25,8 @@ final class SynchronousDeliveryTests: StoreTestCase {
         try reader.start()
         var seqs: [Int64?] = []
         for id in 1...3 {
-            seqs.append(try await writer.writeWithSequence { db in try db.execute(sql: "INSERT INTO t(id) VALUES (?)", arguments: [id]) }.seq)
+            seqs.append(
+                try await writer.writeWithSequence { db in try db.execute(sql: "INSERT INTO t(id) VALUES (?)", arguments: [id]) }.seq)
         }
         try await reader.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (99)") }
         seqs.append(try await writer.writeWithSequence { db in try db.execute(sql: "INSERT INTO t(id) VALUES (4)") }.seq)

@@ -11,8 +11,8 @@ import Synchronization
 ///
 /// ```
 ///  FolderWatcher events ─▶ GroupWatch.interpret ─▶ WatchReport ─┐
-///  this process's commits (ownCommit) ────────────────────────┤
 ///  timers (rechecks, the safety tick) ────────────────────────┤
+///  this process's commits, noted (ownCommit), passed at the next merge
 ///                                                             ▼
 ///                                   Delivery ── Merger.read ─▶ MergeOutcome
 ///                                      │ hands over: SaveFeed (streams), synchronous handler,
@@ -27,8 +27,8 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: every `var` is touched on `queue` only (each entry
 /// point hops there: `start`, `stop` and `flushCursor` with `sync`, or run
-/// directly when already on it; `ownCommit` with `async`; events and timers
-/// are delivered there); the `let`s are `Sendable` or confined the same way
+/// directly when already on it; events and timers are delivered there;
+/// `ownCommit` only notes, in a `Mutex`); the `let`s are `Sendable` or confined the same way
 /// (`watch`), and the values read from other threads are in `Mutex`es.
 final class Delivery: @unchecked Sendable {
     struct Settings: Sendable {
@@ -71,8 +71,9 @@ final class Delivery: @unchecked Sendable {
 
     /// The merger's cursor, readable from any thread without waiting.
     let publicCursor: Mutex<Int64>
-    /// The newest transaction this process committed through the library.
-    private let ownNewest = Mutex<Int64>(0)
+    /// This process's commits through the library not yet passed by the
+    /// merger (taken at its next merge), and the newest of them ever.
+    private let ownCommits = Mutex<(pending: [Payload], newest: Int64)>(([], 0))
     private let departure = Mutex<GroupStoreError?>(nil)
     /// Told when each save passed each stage (the benchmark's breakdown).
     let tracer = Mutex<(@Sendable (DeliveryTrace) -> Void)?>(nil)
@@ -140,18 +141,38 @@ final class Delivery: @unchecked Sendable {
     /// Why this member left the group, if it did.
     var departureError: GroupStoreError? { departure.withLock { $0 } }
 
-    /// This process committed `payload`'s transaction (any thread): when
-    /// nothing else was committed since this member's last read, its cursor
-    /// moves past it without reading it back.
+    /// This process committed `payload`'s transaction (any thread). The
+    /// commit's own `-wal` wake-up (or the next one) finds it noted here:
+    /// when nothing else was committed since this member's last read, its
+    /// cursor moves past it without reading it back.
     func ownCommit(_ payload: Payload) {
-        ownNewest.withLock { $0 = max($0, payload.seq) }
-        queue.async { [self] in
-            guard phase != .stopped, merger.skipOwnCommit(payload.seq, after: payload.previous) else { return }
-            keeper.merged(seq: payload.seq, committedAt: payload.save.committedAt)
-            publicCursor.withLock { $0 = payload.seq }
-            feed.append([], merged: payload.seq)
-            scheduleCursorFlush()
+        ownCommits.withLock { commits in
+            // A backlog the merges have not taken is read instead.
+            if commits.pending.count < Self.maxPendingOwnCommits { commits.pending.append(payload) }
+            commits.newest = max(commits.newest, payload.seq)
         }
+    }
+
+    static let maxPendingOwnCommits = 1024
+
+    /// Moves the cursor past this process's commits noted since the last
+    /// merge that follow it directly (in commit order; the others are read).
+    private func passOwnCommits() {
+        let pending = ownCommits.withLock { commits in
+            defer { commits.pending = [] }
+            return commits.pending
+        }
+        guard !pending.isEmpty else { return }
+        var passed: Int64?
+        for payload in pending.sorted(by: { $0.seq < $1.seq })
+        where merger.skipOwnCommit(payload.seq, after: payload.previous) {
+            keeper.merged(seq: payload.seq, committedAt: payload.save.committedAt)
+            passed = payload.seq
+        }
+        guard let passed else { return }
+        publicCursor.withLock { $0 = passed }
+        feed.append([], merged: passed)
+        scheduleCursorFlush()
     }
 
     /// Writes the cursor if it moved: as far as every subscriber has processed.
@@ -192,8 +213,12 @@ final class Delivery: @unchecked Sendable {
             // The commit that woke this member may not be visible yet; when
             // it is this process's own, already read, only a commit written
             // at the same moment by another process is left to catch.
-            let explained = run.head > 0 && run.head == ownNewest.withLock { $0 }
-            scheduleRecheck(stage: explained ? RecheckSchedule.afterOwnCommit : 0)
+            let explained = run.head > 0 && run.head == ownCommits.withLock { $0.newest }
+            if explained {
+                scheduleRecheck(stage: RecheckSchedule.afterOwnCommit, through: RecheckSchedule.afterOwnCommit)
+            } else {
+                scheduleRecheck(stage: 0)
+            }
         }
         // Commits come faster than this member merges them: read events at
         // most once per interval (see ``GroupWatch/pause(for:)``).
@@ -205,16 +230,18 @@ final class Delivery: @unchecked Sendable {
         _ = merge(wake: .timer)
     }
 
-    private func scheduleRecheck(stage: Int) {
-        guard let due = rechecks.plan(stage: stage) else {
+    /// Plans recheck `stage`, and after it, if it finds nothing, the next
+    /// ones up to `last`.
+    private func scheduleRecheck(stage: Int, through last: Int = RecheckSchedule.lastStage) {
+        guard stage <= last, let due = rechecks.plan(stage: stage) else {
             // Nothing came of the wake-ups: the trace forgets them.
-            if stage >= RecheckSchedule.delays.count && rechecks.isEmpty { firstWake = nil }
+            if stage > last && rechecks.isEmpty { firstWake = nil }
             return
         }
         queue.asyncAfter(deadline: due) { [weak self] in
             guard let self else { return }
             rechecks.ran(due: due, stage: stage)
-            if !merge(wake: .timer).found { scheduleRecheck(stage: stage + 1) }
+            if !merge(wake: .timer).found { scheduleRecheck(stage: stage + 1, through: last) }
         }
     }
 
@@ -232,6 +259,7 @@ final class Delivery: @unchecked Sendable {
     /// events and goes on.
     private func merge(wake: DeliveryTrace.Wake) -> MergeRun {
         guard phase == .running else { return MergeRun() }
+        passOwnCommits()
         let started = DispatchTime.now().uptimeNanoseconds
         let trace = tracer.withLock { $0 }
         var run = MergeRun()
@@ -288,7 +316,8 @@ final class Delivery: @unchecked Sendable {
         publicCursor.withLock { $0 = merger.cursor }
         if let resync = outcome.resync {
             keeper.resynced(to: resync.seq)
-            ownNewest.withLock { $0 = 0 }
+            // Another history: this process's commits in it are not the ones noted.
+            ownCommits.withLock { $0 = ([], 0) }
             metrics.read(0, deliverable: 1, lag: 0)
             settings.synchronousDelivery?(resync)
             feed.resync(resync)

@@ -185,7 +185,7 @@ final class GroupWatch {
     private func watchWAL(quietly: Bool = false) {
         do {
             try watcher?.watch(directory.walPath, for: .modified, target: .file)
-        } catch where error.code == .pathNotFound {
+        } catch  where error.code == .pathNotFound {
             // Not there yet; the group directory watch reports its creation.
         } catch {
             if !quietly { logger.info("cannot watch the database's -wal file", metadata: ["error": "\(error)"]) }

@@ -23,7 +23,8 @@ struct HistoryPageReader: Sendable {
         let batch = try HistoryReader.read(db, after: after, limit: Self.pageSize, names: &names, skippingAuthor: member.rawValue)
         if batch.prunedThrough > after {
             // Pruned since: the subscriber can only resync.
-            let resync = Save(kind: .resync, seq: min(batch.prunedThrough, through), author: Save.externalAuthor, committedAt: Date(), changes: [])
+            let resync = Save(
+                kind: .resync, seq: min(batch.prunedThrough, through), author: Save.externalAuthor, committedAt: Date(), changes: [])
             return SaveFeed.HistoryPage(saves: [resync], through: resync.seq)
         }
         let inRange = batch.saves.filter { $0.seq <= through }

@@ -4,7 +4,7 @@ import Synchronization
 /// how far they have processed them.
 ///
 /// ```
-///  merger ── append ──▶ buffer (floor, merged]  ──▶ subscriber A (position)
+/// delivery ── append ──▶ buffer (floor, merged]  ──▶ subscriber A (position)
 ///                        │ bounded: oldest dropped ──▶ subscriber B, behind the floor:
 ///                        ▼                               reads the history instead
 ///               durable cursor = what every subscriber has processed
@@ -14,8 +14,10 @@ import Synchronization
 ///   first, the member's durable cursor), whenever it subscribes: before the
 ///   store starts, after, or one `await` late. Saves committed while no
 ///   subscriber existed are kept for the first one.
-/// - A slow subscriber costs no memory beyond the buffer: once it is behind
-///   the buffer's floor, it reads the history (``HistoryPage``) instead.
+/// - A slow subscriber costs little memory beyond the buffer: once it is
+///   behind the buffer's floor, it reads the history instead, a page
+///   (``HistoryPage``, up to ``HistoryPageReader/pageSize`` saves) at a time,
+///   which it holds until it has taken them.
 /// - The durable cursor passes a save only once every subscriber has
 ///   processed it (asked for the next one); with no subscriber, only once one
 ///   has. Saves that are not deliverable (this member's own, out of scope)
@@ -80,7 +82,7 @@ final class SaveFeed: Sendable {
         return SaveStream(feed: self, id: id)
     }
 
-    /// The merger read up to `merged`; `saves` are the deliverable ones.
+    /// The history was read up to `merged`; `saves` are the deliverable ones.
     func append(_ saves: [Save], merged: Int64) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard !state.finished else { return [] }

@@ -3,9 +3,9 @@ import Foundation
 import Synchronization
 
 /// Posts `.groupStoreDidSave` for delivered saves, in order, from a queue of
-/// its own: never the merger's, so an observer on any queue (`nil`, a private
+/// its own: never the delivery's, so an observer on any queue (`nil`, a private
 /// `OperationQueue`, the main queue) may call any API of the store — which may
-/// wait for the merger — without a deadlock, and a slow observer delays only
+/// wait for the delivery's queue — without a deadlock, and a slow observer delays only
 /// later notifications, never merging.
 final class SaveNotifier: Sendable {
     private let queue: DispatchQueue

@@ -53,7 +53,8 @@ enum HistoryReader {
         do {
             let markers = try RawRows(
                 db,
-                sql: "SELECT id, key, rid FROM \(HistorySchema.changeTable) WHERE id > ? AND op = \(HistorySchema.markerOperation) ORDER BY id LIMIT ?",
+                sql:
+                    "SELECT id, key, rid FROM \(HistorySchema.changeTable) WHERE id > ? AND op = \(HistorySchema.markerOperation) ORDER BY id LIMIT ?",
                 cursor, Int64(limit) + 1)
             while try markers.next() {
                 if transactions.count == limit {

@@ -25,7 +25,10 @@ public struct Save: Hashable, Sendable, Identifiable {
     public var seq: Int64
     /// The member that committed it, or ``externalAuthor``.
     public var author: String
-    /// When it was committed (for external writers, to the millisecond).
+    /// When it was committed, to the microsecond. For a writer outside the
+    /// library: when a member closed its changes into a transaction (the
+    /// next library write, or a peer's merge, usually within a millisecond
+    /// of its commit).
     public var committedAt: Date
     /// What changed, per entity (table), in order of first change.
     public var changes: [EntityChange]
@@ -127,7 +130,9 @@ struct EntityNameSet: Sendable, Hashable {
 }
 
 extension Notification.Name {
-    /// Posted (on the store's merge queue) for each delivered ``Save``; the
+    /// Posted for each delivered ``Save``, in order, from a serial queue of
+    /// the store's own (not the main queue, and not the queue that merges:
+    /// an observer on any queue may call any API of the store); the
     /// notification's `object` is the ``GroupStore`` and
     /// `userInfo[GroupStore.saveUserInfoKey]` the ``Save``.
     public static let groupStoreDidSave = Notification.Name("GroupStoreDidSave")

@@ -38,7 +38,7 @@ public struct GroupConfiguration: Sendable {
     /// a save then counts as processed as soon as it is merged.)
     public var postsNotifications = true
     /// Called with each save for this member (as streams get them: not its
-    /// own, in scope, in sequence order) on the store's merge queue, the moment
+    /// own, in scope, in sequence order) on the store's delivery queue, the moment
     /// it is read from the history: no hop to a task or another queue, which
     /// saves tens of microseconds per save. A save counts as processed once
     /// the handler returns (so, as with ``notificationsCountAsProcessed``, a

@@ -11,7 +11,8 @@ extension GroupStore: Service {
     /// down (a graceful shutdown of the store alone leaves them waiting, as a
     /// `ServiceGroup` shuts services down one after the other).
     public func run() async throws {
-        try start()
+        // Starting waits for the delivery's queue: off the concurrency pool.
+        try await offThePool { try self.start() }
         // Returns on graceful shutdown; throws on cancellation. Both end the run.
         do {
             try await gracefulShutdown()

@@ -93,7 +93,9 @@ extension GroupStore {
                 // write's own statements may have changed the history's
                 // tables; the state read is then used).
                 let read = try HistorySchema.state(db)
-                if (read.sealedChange, read.registryVersion, read.schemaIsTracked) != (after.sealedChange, after.registryVersion, after.schemaIsTracked) {
+                if (read.sealedChange, read.registryVersion, read.schemaIsTracked) != (
+                    after.sealedChange, after.registryVersion, after.schemaIsTracked
+                ) {
                     logger.info(
                         "a write's derived history state differs from the state read; using the state read",
                         metadata: ["derived": "\(after)", "read": "\(read)"])
@@ -132,12 +134,7 @@ extension GroupStore {
     /// Waits until every payload of this process's writes so far is
     /// published, without blocking a thread of the concurrency pool.
     public func flushPublications() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                self.publisher.flush()
-                continuation.resume()
-            }
-        }
+        await offThePool { self.publisher.flush() }
     }
 }
 

@@ -147,11 +147,7 @@ public final class GroupStore: Sendable {
 
     /// Opens the group off the Swift concurrency pool (the open blocks on I/O).
     public static func open(_ configuration: GroupConfiguration) async throws -> GroupStore {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try GroupStore(configuration) })
-            }
-        }
+        try await offThePool { try GroupStore(configuration) }
     }
 
     /// Starts watching the group and delivering saves (first those committed
@@ -238,12 +234,7 @@ public final class GroupStore: Sendable {
     }
 
     func close(endingStreams: Bool) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                self.close(endingStreams: endingStreams)
-                continuation.resume()
-            }
-        }
+        await offThePool { self.close(endingStreams: endingStreams) }
     }
 
     deinit {

@@ -50,7 +50,7 @@ final class MemberFolder: Sendable {
             let lock = try MemberLock(member: member, folder: folder, group: directory.path)
             state.withLock { $0 = (folder, lock) }
             return .repaired(path: folder.path)
-        } catch where error.code == .memberAlreadyLive {
+        } catch  where error.code == .memberAlreadyLive {
             return .taken(error)
         } catch {
             return .failed(error)
