@@ -134,6 +134,33 @@ final class DeliveryTests: StoreTestCase {
         box.withLock { $0 = nil }
     }
 
+    func testAnOutsideWritersChanges_areClosedByTheFirstLiveMember_orByAnotherWhenTheFirstDoesNot() async throws {
+        let setup = try open("setup")
+        try await writeSeq(setup, "CREATE TABLE t(id INTEGER PRIMARY KEY)")
+        await setup.close()
+        // "a" is live (its lock held) but never merges: "b" closes after waiting for it.
+        let idle = try open("a")
+        let b = try open("b")
+        let saves = b.saves()
+        try b.start()
+        let outside = try DatabaseQueue(path: group + "/store.sqlite")
+        try await outside.write { db in try db.execute(sql: "INSERT INTO t VALUES (1)") }
+        let first = try await first(1, of: saves)
+        XCTAssertEqual(first.map(\.author), [Save.externalAuthor])
+        XCTAssertEqual(first.first?.change(of: "t")?.inserted, [.integer(1)])
+        // Once "a" merges, it closes them itself (b is not first) and both get them.
+        let aSaves = idle.saves()
+        try idle.start()
+        try await outside.write { db in try db.execute(sql: "INSERT INTO t VALUES (2)") }
+        let second = try await self.first(1, of: saves)
+        XCTAssertEqual(second.first?.change(of: "t")?.inserted, [.integer(2)])
+        // (a had not merged the first one: it gets both.)
+        let fromA = try await self.first(2, of: aSaves)
+        XCTAssertEqual(fromA.map(\.seq), (first + second).map(\.seq))
+        XCTAssertTrue(try b.delivery.folder.isFirstLive == false, "b came first with a live")
+        try? outside.close()
+    }
+
     /// A copy of `store`'s merger as it stands (it is a value).
     private func mergerCopy(of store: GroupStore) -> Merger? {
         store.delivery.queue.sync { store.delivery.mergerForTests }

@@ -43,6 +43,10 @@ final class Delivery: @unchecked Sendable {
     /// read at most once per this interval, so a follower costs one merge per
     /// interval rather than one per commit.
     static let coalesceInterval: TimeInterval = 0.001
+    /// How long a member that is not first among the live members leaves an
+    /// outside writer's changes for the first to close, before it closes
+    /// them itself.
+    static let closeFallbackDelay: TimeInterval = 0.002
 
     private enum Phase { case idle, running, stopped }
 
@@ -50,7 +54,7 @@ final class Delivery: @unchecked Sendable {
     private let onQueueKey = DispatchSpecificKey<Bool>()
     private let pool: DatabasePool
     private let settings: Settings
-    private let folder: MemberFolder
+    let folder: MemberFolder
     private let feed: SaveFeed
     private let notifier: SaveNotifier
     let metrics: GroupMetrics
@@ -257,7 +261,10 @@ final class Delivery: @unchecked Sendable {
     /// Reads and hands over everything committed after the cursor, in rounds
     /// of a batch; past ``roundsPerWake`` rounds, yields the queue to pending
     /// events and goes on.
-    private func merge(wake: DeliveryTrace.Wake) -> MergeRun {
+    /// - Parameter closingAfter: close an outside writer's changes even when
+    ///   another member comes first, if they still follow this transaction
+    ///   (the newest when this member left them to it: it did not close them).
+    private func merge(wake: DeliveryTrace.Wake, closingAfter: Int64? = nil) -> MergeRun {
         guard phase == .running else { return MergeRun() }
         passOwnCommits()
         let started = DispatchTime.now().uptimeNanoseconds
@@ -285,6 +292,7 @@ final class Delivery: @unchecked Sendable {
                 run.found = true
                 run.transactionsRead += outcome.transactions.count
                 handOver(outcome, roundStartedAt: roundStartedAt, trace: trace)
+                if phase != .running { return run }
             }
             switch outcome.next {
             case .done, .failed:
@@ -301,6 +309,15 @@ final class Delivery: @unchecked Sendable {
                 // again by the next wake-up.
                 if closed { return run }
                 closed = true
+                // One member closes them (its commit wakes the others); the
+                // others step in only if it has not after a moment.
+                guard closingAfter == outcome.head || folder.isFirstLive else {
+                    let head = outcome.head
+                    queue.asyncAfter(deadline: .now() + Self.closeFallbackDelay) { [weak self] in
+                        _ = self?.merge(wake: .timer, closingAfter: head)
+                    }
+                    return run
+                }
                 merger.closeOutsideChanges()
             }
         }
@@ -320,6 +337,8 @@ final class Delivery: @unchecked Sendable {
             ownCommits.withLock { $0 = ([], 0) }
             metrics.read(0, deliverable: 1, lag: 0)
             settings.synchronousDelivery?(resync)
+            // The handler may have closed the store.
+            guard phase == .running else { return }
             feed.resync(resync)
             if settings.synchronousDelivery != nil { feed.markProcessed(resync.seq) }
             notifier.post([resync])
@@ -337,7 +356,11 @@ final class Delivery: @unchecked Sendable {
         let deliverable = outcome.deliverable
         metrics.read(outcome.transactions.count, deliverable: deliverable.count, lag: max(0, outcome.head - merger.cursor))
         if let handler = settings.synchronousDelivery {
-            for save in deliverable { handler(save) }
+            for save in deliverable {
+                handler(save)
+                // The handler may have closed the store.
+                guard phase == .running else { return }
+            }
         }
         feed.append(deliverable, merged: merger.cursor)
         if settings.synchronousDelivery != nil, let last = deliverable.last { feed.markProcessed(last.seq) }

@@ -75,7 +75,8 @@ public final class GroupInspector: Sendable {
                 try pool.read { db in
                     try Int64.fetchOne(
                         db,
-                        sql: "SELECT count(*) FROM \(HistorySchema.changeTable) WHERE id > ? AND id <= ? AND op = \(HistorySchema.markerOperation)",
+                        sql:
+                            "SELECT count(*) FROM \(HistorySchema.changeTable) WHERE id > ? AND id <= ? AND op = \(HistorySchema.markerOperation)",
                         arguments: [cursor, head]) ?? 0
                 }
             }
@@ -119,7 +120,8 @@ public final class GroupInspector: Sendable {
     @discardableResult
     public func retire(_ member: MemberName) throws -> RetireReport {
         guard (try? directory.members.status(of: member.rawValue)) ?? nil != nil else {
-            throw GroupStoreError(.groupNotFound, "member '\(member)' has no folder in \(directory.membersPath)", path: directory.membersPath)
+            throw GroupStoreError(
+                .groupNotFound, "member '\(member)' has no folder in \(directory.membersPath)", path: directory.membersPath)
         }
         let folder = try directory.memberFolder(member, create: false)
         let lock = try MemberLock(member: member, folder: folder, group: directory.path)

@@ -26,6 +26,20 @@ final class MemberFolder: Sendable {
         state.withLock { $0.lock = nil }
     }
 
+    /// Whether this member comes first, by name, among the live members of
+    /// the group: the one that closes an outside writer's changes into a
+    /// transaction, so that one member, not all, takes SQLite's write lock
+    /// for it. Only the members named before it are looked at.
+    var isFirstLive: Bool {
+        guard let names = try? directory.memberNames() else { return true }
+        for name in names where name.rawValue < member.rawValue {
+            if let folder = try? DirectoryHandle(name: name.rawValue, in: directory.members), MemberLock.isHeld(in: folder) {
+                return false
+            }
+        }
+        return true
+    }
+
     /// What ``repair()`` did.
     enum Repair {
         /// The folder and its lock are in place: nothing to do.
