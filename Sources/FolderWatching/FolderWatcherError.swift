@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -10,7 +12,7 @@
 /// do { try watcher.watch("/srv/group/members") }
 /// catch let error as FolderWatcherError where error.code == .pathNotFound { … }
 /// ```
-public struct FolderWatcherError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct FolderWatcherError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
     /// What went wrong.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Value: Hashable, Sendable {
@@ -35,6 +37,9 @@ public struct FolderWatcherError: Error, Hashable, Sendable, CustomStringConvert
         public static let cancelled = Code(value: .cancelled)
         /// Any other system error; see ``FolderWatcherError/errno``.
         public static let other = Code(value: .other)
+
+        /// The description, for `localizedDescription` and logs.
+        public var errorDescription: String? { description }
 
         public var description: String { "\(value)" }
     }

@@ -28,6 +28,8 @@ struct PeerCommand: AsyncParsableCommand {
     @Flag(help: "Stop writing (and keep receiving) when a line 'stop' arrives on stdin.") var stopOnStdin = false
     @Option(help: "Only saves touching these entities (comma-separated).") var entities: String?
     @Option(help: "Log level on stderr.") var logLevel: String = "info"
+    @Option(help: "One more migration after the peer's own, as NAME=SQL (to see a failing one reported).")
+    var extraMigration: String?
     @Option(
         help: """
             Run as a daemon instead: the store and an app service in one ServiceGroup, in this order \
@@ -35,6 +37,10 @@ struct PeerCommand: AsyncParsableCommand {
             each save, and stops on SIGTERM.
             """)
     var serviceOrder: DaemonMode.Order?
+    @Flag(help: "As a daemon, the app also writes a row every millisecond until SIGTERM (reported on stderr).")
+    var daemonWrites = false
+    @Flag(help: "As a daemon, leave the store out of the ServiceGroup (its subscription starts it).")
+    var storeNotRun = false
 
     func run() async throws {
         LoggingSystem.bootstrap { label in
@@ -44,11 +50,18 @@ struct PeerCommand: AsyncParsableCommand {
         }
         var configuration = GroupConfiguration(
             directory: group, member: try MemberName(member), logger: Logger(label: "groupstore-peer"))
-        configuration.migrator = Self.migrator
+        var migrator = Self.migrator
+        if let extraMigration {
+            guard let equals = extraMigration.firstIndex(of: "=") else { throw ValidationError("--extra-migration takes NAME=SQL") }
+            let sql = String(extraMigration[extraMigration.index(after: equals)...])
+            migrator.registerMigration(String(extraMigration[..<equals])) { db in try db.execute(sql: sql) }
+        }
+        configuration.migrator = migrator
         if let entities { configuration.inScopeEntityNames = Set(entities.split(separator: ",").map(String.init)) }
         let store = try await GroupStore.open(configuration)
         if let serviceOrder {
-            try await DaemonMode.run(store: store, order: serviceOrder, logger: configuration.logger)
+            try await DaemonMode.run(
+                store: store, order: serviceOrder, runStore: !storeNotRun, writes: daemonWrites, logger: configuration.logger)
             return
         }
         let saves = store.saves()

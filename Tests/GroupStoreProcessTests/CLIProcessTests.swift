@@ -8,7 +8,8 @@ final class CLIProcessTests: ProcessTestCase {
         try exec("tool", "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes VALUES (1, 'a'), (2, 'b')")
         let watchers = try ["left", "right"].map { try watch($0) }
         let before = Date().timeIntervalSince1970
-        let first = try XCTUnwrap(try read { try Int.fetchOne($0, sql: "SELECT seq FROM groupstore_transaction ORDER BY seq DESC LIMIT 1") })
+        let first = try XCTUnwrap(
+            try read { try Int.fetchOne($0, sql: "SELECT seq FROM groupstore_transaction ORDER BY seq DESC LIMIT 1") })
         let seq = try execSeq(
             "tool", "INSERT INTO notes VALUES (3, 'c'); UPDATE notes SET body = 'A' WHERE id = 1; DELETE FROM notes WHERE id = 2")
         XCTAssertGreaterThan(seq, first)
@@ -80,6 +81,23 @@ final class CLIProcessTests: ProcessTestCase {
         XCTAssertEqual(report["payloadFilesRemoved"] as? Int, 4)
         let payloads = try FileManager.default.contentsOfDirectory(atPath: group + "/members/tool").filter { $0.hasSuffix(".json") }
         XCTAssertEqual(payloads, [])
+    }
+
+    /// `exec` says "no tracked changes" whenever no member will be given the
+    /// transaction, so a script never waits for a sequence number that no
+    /// member will ever receive.
+    func testExec_saysNoTrackedChanges_forAnInsertThatDidNothing_andForARowInsertedAndDeletedAgain() throws {
+        try exec("tool", "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)")
+        try exec("tool", "INSERT INTO t VALUES (1, 'a')")
+        let watcher = try watch("watcher")
+        XCTAssertEqual(try exec("tool", "INSERT INTO t VALUES (1, 'b') ON CONFLICT DO NOTHING"), "no tracked changes")
+        XCTAssertEqual(try exec("tool", "INSERT INTO t VALUES (2, 'c'); DELETE FROM t WHERE id = 2"), "no tracked changes")
+        XCTAssertEqual(try exec("tool", "UPDATE t SET v = v WHERE id = 99"), "no tracked changes")
+        // What does change arrives, and it is the watcher's first save.
+        let seq = try execSeq("tool", "INSERT INTO t VALUES (3, 'd')")
+        let first = try saves(watcher.waitForLines(1))
+        XCTAssertEqual(first.map(\.seq), [Int64(seq)])
+        XCTAssertEqual(first.first?.inserted["t"], [3])
     }
 
     func testErrors_exitNonZeroWithOneLineOnStderr() throws {

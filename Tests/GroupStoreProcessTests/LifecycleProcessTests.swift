@@ -57,6 +57,85 @@ final class LifecycleProcessTests: ProcessTestCase {
         try checkRestartCycle(order: "app-first")
     }
 
+    /// A daemon whose app writes every millisecond until its own service is
+    /// shut down: SIGTERM stops the store before or after the app, and either
+    /// way the daemon exits 0 and every row it committed reaches a peer.
+    private func checkWritingDaemonStops(order: String) throws {
+        try exec("writer", "CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, author TEXT NOT NULL, n INTEGER NOT NULL)")
+        let peer = try watch("peer")
+        let daemon = try spawn(
+            "groupstore-peer",
+            ["--group", group, "--member", "daemon", "--service-order", order, "--daemon-writes", "--log-level", "warning"],
+            name: "writing daemon \(order)")
+        try daemon.waitForStderr("peer: daemon committed 20")
+        daemon.send(SIGTERM)
+        let status = try daemon.waitForExit(timeout: 10)
+        XCTAssertEqual(status, 0, "\(order): the writing daemon exited \(status) on SIGTERM: \(daemon.errors.suffix(5))")
+        let committed = daemon.errors.compactMap { line -> Int64? in
+            guard let range = line.range(of: "peer: daemon committed ") else { return nil }
+            return Int64(line[range.upperBound...].trimmingCharacters(in: .whitespaces))
+        }
+        let inDatabase = try read { db in try Int64.fetchAll(db, sql: "SELECT id FROM items WHERE author = 'daemon' ORDER BY id") }
+        XCTAssertEqual(committed, inDatabase, "\(order): what the daemon reported committed is what the database holds")
+        let received = try saves(peer.waitForLines(inDatabase.count, timeout: 30)).flatMap { $0.inserted["items"] ?? [] }
+        XCTAssertEqual(received, inDatabase, "\(order): the peer got every row the daemon committed, once")
+    }
+
+    func testAWritingDaemonWithTheStoreLast_exitsCleanlyOnSIGTERM_andEveryCommittedRowReachesAPeer() throws {
+        try checkWritingDaemonStops(order: "app-first")
+    }
+
+    func testAWritingDaemonWithTheStoreFirst_exitsCleanlyOnSIGTERM_andEveryCommittedRowReachesAPeer() throws {
+        try checkWritingDaemonStops(order: "store-first")
+    }
+
+    /// The store left out of the `ServiceGroup`: the app's subscription starts
+    /// it, so saves arrive anyway.
+    func testADaemonThatNeverRunsItsStore_getsSavesAnyway() throws {
+        try exec("writer", "CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, author TEXT NOT NULL, n INTEGER NOT NULL)")
+        let daemon = try spawn(
+            "groupstore-peer", ["--group", group, "--member", "daemon", "--service-order", "app-first", "--store-not-run"],
+            name: "daemon without its store")
+        try daemon.waitForStderr("peer: daemon ready")
+        for n in 1...3 { try exec("writer", "INSERT INTO items(author, n) VALUES ('writer', \(n))") }
+        let received = try saves(daemon.waitForLines(3, timeout: 20)).flatMap { $0.inserted["items"] ?? [] }
+        XCTAssertEqual(received, [1, 2, 3])
+        XCTAssertTrue(daemon.errors.contains { $0.contains("a saves() subscriber started delivery") }, "\(daemon.errors.suffix(5))")
+        _ = try stop(daemon)
+    }
+
+    /// A migration that fails is named, with SQLite's reason, and the
+    /// process exits non-zero (nothing of it committed).
+    func testAFailingMigration_isNamedInTheOneLineError() throws {
+        let peer = try spawn(
+            "groupstore-peer",
+            ["--group", group, "--member", "app", "--extra-migration", "v2-add-index=CREATE INDEX i ON nowhere(x)"], name: "peer")
+        XCTAssertNotEqual(try peer.waitForExit(timeout: 20), 0)
+        let errors = peer.errors.joined(separator: "\n")
+        XCTAssertTrue(errors.contains("migration 'v2-add-index' failed in \(group)"), errors)
+        XCTAssertTrue(errors.contains("no such table: main.nowhere"), errors)
+        XCTAssertEqual(try read { db in try db.tableExists("items") }, true, "the migration before it stays")
+    }
+
+    /// A store file this process may not write is refused when the store
+    /// opens, naming the file and the member, not at the first write.
+    func testAReadOnlyStoreFile_isRefusedAtOpen_namingTheFileAndTheMember() throws {
+        try exec("writer", "CREATE TABLE items(id INTEGER PRIMARY KEY, author TEXT NOT NULL, n INTEGER NOT NULL)")
+        // Another user (root may write anything): the group is theirs, but the database is not writable.
+        let setup = try spawn("/bin/sh", ["-c", "chown -R nobody:nogroup \"$0\" && chmod 0444 \"$0/store.sqlite\"", group])
+        XCTAssertEqual(try setup.waitForExit(), 0, "\(setup.errors)")
+        let groupstore = ChildProcess.productsDirectory.appendingPathComponent("groupstore").path
+        let exec = try spawn(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=nobody", "--regid=nogroup", "--clear-groups", groupstore, "exec", "--group", group, "--member", "reader", "--sql",
+                "SELECT count(*) FROM items",
+            ], name: "exec as nobody")
+        XCTAssertNotEqual(try exec.waitForExit(timeout: 20), 0, "\(exec.output)")
+        let errors = exec.errors.joined(separator: "\n")
+        XCTAssertTrue(errors.contains("member 'reader' cannot write \(group)/store.sqlite"), errors)
+    }
+
     /// 1,000 `exec`s as one member while a watcher keeps up: the writer pins
     /// nothing, and `gc` prunes what the watcher consumed.
     func testAThousandExecsAsOneMember_pinNothing_andGCPrunesWhatTheWatcherConsumed() throws {
@@ -117,7 +196,8 @@ final class LifecycleProcessTests: ProcessTestCase {
         let after = try spawn("groupstore", ["gc", "--group", group, "--format", "json"])
         XCTAssertEqual(try after.waitForExit(), 0)
         let report = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(after.output.joined().utf8)) as? [String: Any])
-        XCTAssertEqual(report["prunedThrough"] as? Int, try read { db in try Int.fetchOne(db, sql: "SELECT max(seq) FROM groupstore_transaction") })
+        XCTAssertEqual(
+            report["prunedThrough"] as? Int, try read { db in try Int.fetchOne(db, sql: "SELECT max(seq) FROM groupstore_transaction") })
     }
 
     private func statusJSON() throws -> [String: Any] {

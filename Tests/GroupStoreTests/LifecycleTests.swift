@@ -120,7 +120,7 @@ final class LifecycleTests: StoreTestCase {
         XCTAssertTrue(ended, "the saves loop did not end after close() from inside it")
     }
 
-    func testRun_asAService_deliversAndClosesOnGracefulShutdown_keepingTheCursor() async throws {
+    func testRun_asAService_deliversAndStopsOnGracefulShutdown_keepingTheCursor_andStillTakesWrites() async throws {
         let writer = try open("writer")
         try await makeTable(writer)
         let reader = try open("reader")
@@ -133,6 +133,14 @@ final class LifecycleTests: StoreTestCase {
             trigger.triggerGracefulShutdown()
             try await running.value
         }
+        // Its service stopped: a service shut down after it may still write,
+        // and the write is recorded and published as usual.
+        let late = try await writeSeq(reader, "INSERT INTO t VALUES (99)")
+        let recorded = try await writer.pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT max(seq) FROM groupstore_transaction WHERE author = 'reader'")
+        }
+        XCTAssertEqual(recorded, late)
+        await reader.close()
         do {
             try await reader.write { _ in }
             XCTFail("a closed store accepted a write")
@@ -199,12 +207,17 @@ final class LifecycleTests: StoreTestCase {
         XCTAssertEqual(reader.directoryPath, GroupDirectoryTestSupport.realPath(real))
     }
 
-    func testAFailingMigration_keepsGRDBsErrorAsTheUnderlyingError() throws {
+    func testAFailingMigration_isNamed_andKeepsGRDBsErrorAsTheUnderlyingError() throws {
         var migrator = DatabaseMigrator()
-        migrator.registerMigration("broken") { db in try db.execute(sql: "CREATE TABLE x(id INTEGER PRIMARY KEY); INSERT INTO nowhere VALUES (1)") }
+        migrator.registerMigration("fine") { db in try db.execute(sql: "CREATE TABLE y(id INTEGER PRIMARY KEY)") }
+        migrator.registerMigration("broken") { db in
+            try db.execute(sql: "CREATE TABLE x(id INTEGER PRIMARY KEY); INSERT INTO nowhere VALUES (1)")
+        }
         XCTAssertThrowsError(try open("member") { $0.migrator = migrator }) { error in
             guard let error = error as? GroupStoreError else { return XCTFail("\(error)") }
-            XCTAssertEqual(error.code, .database)
+            XCTAssertEqual(error.code, .migrationFailed)
+            XCTAssertTrue(error.message.contains("'broken'"), error.message)
+            XCTAssertEqual(error.localizedDescription, error.message)
             let underlying = error.underlying as? DatabaseError
             XCTAssertEqual(underlying?.resultCode, .SQLITE_ERROR, "\(String(describing: error.underlying))")
             XCTAssertTrue(error.message.contains("nowhere"), error.message)

@@ -71,15 +71,16 @@ final class SaveFeed: Sendable {
         self.fellBack = fellBack
     }
 
-    /// A new stream; see ``GroupStore/saves()``.
-    func subscribe() -> SaveStream {
+    /// A new stream; see ``GroupStore/saves()``. `beforeFirst` runs when it
+    /// is first asked for a save.
+    func subscribe(beforeFirst: @escaping @Sendable () async -> Void = {}) -> SaveStream {
         let id = state.withLock { state -> Int in
             let id = state.nextID
             state.nextID += 1
             state.subscribers[id] = Subscriber(position: state.processed, ended: state.finished)
             return id
         }
-        return SaveStream(feed: self, id: id)
+        return SaveStream(feed: self, id: id, beforeFirst: beforeFirst)
     }
 
     /// The history was read up to `merged`; `saves` are the deliverable ones.

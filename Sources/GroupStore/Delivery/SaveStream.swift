@@ -1,4 +1,5 @@
 import ServiceLifecycle
+import Synchronization
 
 /// The saves delivered to one subscriber, in sequence order; see
 /// ``GroupStore/GroupStore/saves()``.
@@ -20,8 +21,8 @@ public struct SaveStream: AsyncSequence, Sendable {
     var feed: SaveFeed { subscription.feed }
     var id: Int { subscription.id }
 
-    init(feed: SaveFeed, id: Int) {
-        subscription = Subscription(feed: feed, id: id)
+    init(feed: SaveFeed, id: Int, beforeFirst: @escaping @Sendable () async -> Void = {}) {
+        subscription = Subscription(feed: feed, id: id, beforeFirst: beforeFirst)
     }
 
     /// Removes the subscriber once no copy of its stream is left, so a
@@ -29,17 +30,32 @@ public struct SaveStream: AsyncSequence, Sendable {
     final class Subscription: Sendable {
         let feed: SaveFeed
         let id: Int
-        init(feed: SaveFeed, id: Int) {
+        /// Run once, when the stream is first asked for a save (it starts a
+        /// store that was never run).
+        private let beforeFirst: Mutex<(@Sendable () async -> Void)?>
+        init(feed: SaveFeed, id: Int, beforeFirst: @escaping @Sendable () async -> Void) {
             self.feed = feed
             self.id = id
+            self.beforeFirst = Mutex(beforeFirst)
         }
         deinit { feed.remove(id) }
+
+        func runBeforeFirst() async {
+            guard
+                let body = beforeFirst.withLock({ value in
+                    defer { value = nil }
+                    return value
+                })
+            else { return }
+            await body()
+        }
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         let stream: SaveStream
 
         public mutating func next() async -> Save? {
+            await stream.subscription.runBeforeFirst()
             let feed = stream.feed
             let id = stream.id
             return await withTaskCancellationHandler {

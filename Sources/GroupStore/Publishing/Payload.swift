@@ -18,6 +18,11 @@ struct Payload: Sendable {
 
     var seq: Int64 { save.seq }
 
+    /// Whether any member will be given this transaction: it changed a row
+    /// for good (not a row inserted and deleted again, nor an `INSERT … ON
+    /// CONFLICT DO NOTHING` that did nothing), or listed too many to say.
+    var delivers: Bool { truncated || !save.changes.isEmpty }
+
     /// The payload format (in the file's name and its `format` member), apart
     /// from the history's: format 3 of the history publishes the same files.
     static let formatVersion = 2

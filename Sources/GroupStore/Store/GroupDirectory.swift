@@ -86,6 +86,28 @@ final class GroupDirectory: Sendable {
         }
     }
 
+    /// Refuses a group this process cannot write: the directory, its
+    /// `members/` and `tmp/` folders, this member's folder, and the database
+    /// with its `-wal` and `-shm` files when they exist. (SQLite would open a
+    /// read-only database without a word, and the first write would fail.)
+    func checkWritable(by member: MemberName, folder: DirectoryHandle) throws(GroupStoreError) {
+        let checks: [(DirectoryHandle, String, String)] = [
+            (root, ".", path), (members, ".", members.path), (staging, ".", staging.path), (folder, ".", folder.path),
+            (root, Self.databaseFileName, databasePath), (root, Self.databaseFileName + "-wal", walPath),
+            (root, Self.databaseFileName + "-shm", databasePath + "-shm"),
+        ]
+        for (directory, name, path) in checks {
+            if faccessat(directory.fd, name, W_OK, AT_EACCESS) != 0 {
+                let error = errno
+                if error == ENOENT { continue }
+                throw GroupStoreError(
+                    error == EROFS || error == EACCES || error == EPERM ? .permissionDenied : .fileSystem,
+                    "member '\(member)' cannot write \(path): \(String(cString: strerror(error))) (every member writes the group's database and its own folder)",
+                    path: path, errno: error)
+            }
+        }
+    }
+
     /// Runs `body` holding an exclusive `flock` on the group directory, so
     /// processes opening the group at the same time set the database up one
     /// after another (switching a new database to WAL fails with `SQLITE_BUSY`

@@ -35,9 +35,7 @@ enum GroupJoin {
                     try HistorySchema.closeOpenTransaction(db)
                 }
             }
-            if let migrator {
-                try WriteLockWait.retrying(logger: logger, path: directory.databasePath) { try migrator.migrate(pool) }
-            }
+            if let migrator { try migrate(migrator, pool: pool, directory: directory, logger: logger) }
             return try WriteLockWait.retrying(logger: logger, path: directory.databasePath) {
                 try pool.write { db -> Payload? in
                     // Tables the migrations created are tracked, their rows recorded.
@@ -115,6 +113,28 @@ enum GroupJoin {
         } catch {
             throw GroupStoreError(
                 .database, "cannot read the schema of \(directory.databasePath): \(error)", path: directory.databasePath, underlying: error)
+        }
+    }
+
+    /// Runs the app's pending migrations one at a time, so a failing one is
+    /// named: ``GroupStoreError/Code/migrationFailed`` with its identifier,
+    /// the error it threw kept as ``GroupStoreError/underlying``.
+    private static func migrate(_ migrator: DatabaseMigrator, pool: DatabasePool, directory: GroupDirectory, logger: Logger) throws {
+        let applied = try pool.read { db in try migrator.appliedMigrations(db) }
+        let known = migrator.migrations
+        // Those after the last one applied, in order (GRDB refuses to migrate
+        // "up to" one that a later one already passed).
+        let pending = known.lastIndex(where: applied.contains).map { Array(known[($0 + 1)...]) } ?? known
+        for identifier in pending {
+            do {
+                try WriteLockWait.retrying(logger: logger, path: directory.databasePath) { try migrator.migrate(pool, upTo: identifier) }
+            } catch {
+                let reason = (error as? DatabaseError)?.message ?? "\(error)"
+                throw GroupStoreError(
+                    .migrationFailed, "migration '\(identifier)' failed in \(directory.databasePath): \(reason)",
+                    path: directory.databasePath,
+                    underlying: error)
+            }
         }
     }
 }

@@ -3,22 +3,24 @@ import ServiceLifecycle
 
 extension GroupStore: Service {
     /// Runs the store as a swift-service-lifecycle service: starts delivering,
-    /// and on graceful shutdown (SIGTERM with a `ServiceGroup`) or cancellation
-    /// persists the cursor and closes.
+    /// and on graceful shutdown (SIGTERM with a `ServiceGroup`) stops
+    /// delivering and persists the cursor; on cancellation it closes.
     ///
-    /// Put it in the same `ServiceGroup` as the services that loop over
-    /// ``saves()``, in any order: each loop ends when its own service is shut
-    /// down (a graceful shutdown of the store alone leaves them waiting, as a
-    /// `ServiceGroup` shuts services down one after the other).
+    /// Put it in the same `ServiceGroup` as your services, in any order. A
+    /// `ServiceGroup` shuts its services down last first, so with the store
+    /// last your services are still running when it stops: their writes go on
+    /// committing and reach the other members (the store closes when it is
+    /// released, or with ``close()``), and each `for await save in saves()`
+    /// loop ends when its own service is shut down.
     public func run() async throws {
         // Starting waits for the delivery's queue: off the concurrency pool.
         try await offThePool { try self.start() }
-        // Returns on graceful shutdown; throws on cancellation. Both end the run.
+        // Returns on graceful shutdown; throws on cancellation.
         do {
             try await gracefulShutdown()
-            await close(endingStreams: false)
+            await stopDelivering()
         } catch {
-            await close(endingStreams: true)
+            await close()
         }
     }
 }

@@ -121,7 +121,8 @@ extension GroupStore {
     /// payload is published.
     func committed(_ payload: Payload) {
         delivery.ownCommit(payload)
-        publisher.publish(payload)
+        // A transaction no member will be given wakes none.
+        if payload.delivers { publisher.publish(payload) }
     }
 
     /// Waits until every payload of this process's writes so far is published
@@ -139,14 +140,15 @@ extension GroupStore {
 }
 
 extension GroupStore {
-    /// Like ``write(_:)``, also returning the transaction's sequence number
-    /// (`nil` when no tracked table changed).
+    /// Like ``write(_:)``, also returning the transaction's sequence number:
+    /// `nil` when no member will be given it (no tracked row changed for
+    /// good: nothing was written, or a row was inserted and deleted again).
     public func writeWithSequence<T: Sendable>(
         _ updates: @Sendable (Database) throws -> T
     ) async throws -> (value: T, seq: Int64?) {
         try checkOpen()
         let (value, payload) = try await pool.writeWithoutTransaction { db in try self.recordedWrite(db, updates) }
         if let payload { committed(payload) }
-        return (value, payload?.seq)
+        return (value, payload.flatMap { $0.delivers ? $0.seq : nil })
     }
 }

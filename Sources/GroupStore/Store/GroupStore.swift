@@ -37,7 +37,9 @@ public final class GroupStore: Sendable {
     /// The key of the ``Save`` in a `.groupStoreDidSave` notification's `userInfo`.
     public static let saveUserInfoKey = "save"
 
-    private enum Phase { case opened, started, closed }
+    /// `stopped`: its service was shut down: it no longer delivers, and
+    /// still takes writes (an app shut down after it may still write).
+    private enum Phase { case opened, started, stopped, closed }
 
     /// The shared database. Read and observe with it as with any GRDB pool.
     public let pool: DatabasePool
@@ -88,6 +90,7 @@ public final class GroupStore: Sendable {
                 .memberAlreadyLive, "member '\(member)' is already live in group \(directory.path)\(who)", path: folder.path)
         }
         try directory.prepareDatabaseFile()
+        try directory.checkWritable(by: member, folder: folder)
 
         let tracker = SchemaTracker(tracked: configuration.trackedTables, logger: logger)
         let (pool, start, sealed, schemaVersion) = try directory.withSetupLock {
@@ -159,7 +162,7 @@ public final class GroupStore: Sendable {
     public func start() throws {
         switch phase.withLock({ $0 }) {
         case .started: return
-        case .closed: throw closedError
+        case .stopped, .closed: throw closedError
         case .opened: break
         }
         do throws(FolderWatcherError) {
@@ -189,8 +192,8 @@ public final class GroupStore: Sendable {
             do { _ = try pruner.prune() } catch { logger.info("pruning failed", metadata: ["error": "\(error)"]) }
         }
         pruneTimer.withLock { box in
-            // Closed meanwhile: no timer outlives the store.
-            guard phase.withLock({ $0 }) != .closed else { return }
+            // Stopped or closed meanwhile: no timer outlives the store.
+            guard phase.withLock({ $0 }) == .started else { return }
             box = TimerBox(timer: timer)
             timer.activate()
         }
@@ -204,14 +207,6 @@ public final class GroupStore: Sendable {
     /// from a `.groupStoreDidSave` observer on any queue and from a saves loop.
     @_disfavoredOverload
     public func close() {
-        close(endingStreams: true)
-    }
-
-    /// - Parameter endingStreams: end the ``saves()`` loops. Not when the
-    ///   store's own service is shut down gracefully: in a `ServiceGroup` the
-    ///   services before it (an app's saves loop) are shut down after it, and
-    ///   a loop ending first would count as a service failing.
-    func close(endingStreams: Bool) {
         let wasOpen = phase.withLock { phase -> Bool in
             defer { phase = .closed }
             return phase != .closed
@@ -221,7 +216,7 @@ public final class GroupStore: Sendable {
         notifier.close()
         delivery.stop()
         publisher.flush()
-        if endingStreams { feed.finish() }
+        feed.finish()
         try? pool.close()
         folder.release()
         logger.info("left group", metadata: ["group": "\(directory.path)", "member": "\(member)"])
@@ -230,11 +225,7 @@ public final class GroupStore: Sendable {
     /// Closes the store (see the synchronous ``close()``) without blocking a
     /// thread of the Swift concurrency pool.
     public func close() async {
-        await close(endingStreams: true)
-    }
-
-    func close(endingStreams: Bool) async {
-        await offThePool { self.close(endingStreams: endingStreams) }
+        await offThePool { self.close() }
     }
 
     deinit {
@@ -254,7 +245,38 @@ public final class GroupStore: Sendable {
     /// The stream ends when the store closes, its task is cancelled, or its
     /// service is shut down gracefully (see ``SaveStream``).
     public func saves() -> SaveStream {
-        feed.subscribe()
+        feed.subscribe { [weak self] in await self?.startForSubscriber() }
+    }
+
+    /// A subscriber asks for its first save: a store that was never run (left
+    /// out of the `ServiceGroup`, or `start()` forgotten) starts delivering
+    /// now rather than leave the loop waiting for ever.
+    private func startForSubscriber() async {
+        guard phase.withLock({ $0 == .opened }) else { return }
+        do {
+            try await offThePool { try self.start() }
+            logger.info(
+                "a saves() subscriber started delivery: the store was not run (put it in the ServiceGroup, or call start())",
+                metadata: ["group": "\(directory.path)", "member": "\(member)"])
+        } catch {
+            logger.info("cannot start delivering for a saves() subscriber", metadata: ["member": "\(member)", "error": "\(error)"])
+        }
+    }
+
+    /// Stops delivering and persists the cursor, and goes on taking writes
+    /// (its service was shut down gracefully; see ``run()``). Idempotent.
+    func stopDelivering() async {
+        let wasRunning = phase.withLock { phase -> Bool in
+            guard phase == .opened || phase == .started else { return false }
+            phase = .stopped
+            return true
+        }
+        guard wasRunning else { return }
+        pruneTimer.withLock { $0?.timer.cancel() }
+        notifier.close()
+        await offThePool { self.delivery.stop() }
+        await flushPublications()
+        logger.info("stopped delivering; writes still commit", metadata: ["group": "\(directory.path)", "member": "\(member)"])
     }
 
     /// Why this store left the group, if the group directory or its database

@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -17,7 +19,7 @@
 ///
 /// Errors thrown by your own database code inside ``GroupStore/write(_:)``
 /// (GRDB's `DatabaseError`, for instance) pass through unchanged.
-public struct GroupStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct GroupStoreError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
     /// What went wrong. Match it directly: `catch GroupStoreError.invalidMemberName`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
@@ -40,6 +42,9 @@ public struct GroupStoreError: Error, Hashable, Sendable, CustomStringConvertibl
         public static let fileSystem = Code("fileSystem")
         /// The shared database could not be opened or prepared.
         public static let database = Code("database")
+        /// One of your migrations failed (the message names it; the error it
+        /// threw is ``GroupStoreError/underlying``). Nothing of it was committed.
+        public static let migrationFailed = Code("migrationFailed")
         /// The store was closed.
         public static let closed = Code("closed")
         /// The group directory, or its database file, was removed or replaced
@@ -65,6 +70,7 @@ public struct GroupStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     public static let diskFull = Code.diskFull
     public static let fileSystem = Code.fileSystem
     public static let database = Code.database
+    public static let migrationFailed = Code.migrationFailed
     public static let closed = Code.closed
     public static let groupReplaced = Code.groupReplaced
     public static let invalidConfiguration = Code.invalidConfiguration
@@ -103,6 +109,9 @@ public struct GroupStoreError: Error, Hashable, Sendable, CustomStringConvertibl
     }
 
     public var description: String { message }
+
+    /// The message, for `localizedDescription` and logs.
+    public var errorDescription: String? { message }
 
     /// An error for a failed system call on `path`.
     static func system(_ what: String, path: String, errno: Int32) -> GroupStoreError {
