@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GroupStoreCloud
+import GroupStoreCloudEmbedded
 import GroupStoreCloudPostgres
 import Logging
 

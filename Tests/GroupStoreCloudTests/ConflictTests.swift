@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GroupStore
 import GroupStoreCloud
+import GroupStoreCloudEmbedded
 import Subprocesses
 import Synchronization
 import XCTest
@@ -184,11 +185,11 @@ class ConflictTests: CloudTestCase {
         // The fault (a conflict at every save) is the embedded remote's.
         let a = try open("a", schema: Self.schema)
         try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 't0', 'b0')") }
-        try await sync("a", tables: ["note"], remote: try remote())
+        try await sync("a", tables: ["note"], remote: remote())
         try await a.write { db in try db.execute(sql: "UPDATE note SET title = 'mine'") }
-        let faults = EmbeddedRemoteFaults()
+        let faults = RemoteFaults()
         faults.conflictOnEverySave = true
-        let sync = CloudSync(try configuration("a", tables: ["note"], policy: .clientWins, remote: try remote(faults: faults)))
+        let sync = CloudSync(try configuration("a", tables: ["note"], policy: .clientWins, remote: remote(faults: faults)))
         let events = sync.events()
         let summary = try await sync.syncOnce()
         XCTAssertEqual(summary.parked, 1)

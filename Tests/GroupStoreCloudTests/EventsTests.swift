@@ -96,17 +96,20 @@ final class EventsTests: CloudTestCase {
 
     func testNotifications_didStartAndDidFinish_carryTheSummaryAndTheError() async throws {
         _ = try open("a", schema: Self.schema)
-        let faults = EmbeddedRemoteFaults()
+        let faults = RemoteFaults()
         faults.failNext(1000)
-        let sync = CloudSync(try configuration("a", tables: ["note"], remote: try remote(faults: faults)))
+        let remote = remote(faults: faults)
+        let sync = CloudSync(try configuration("a", tables: ["note"], remote: remote))
         let posted = Mutex<[String]>([])
         let failure = Mutex<CloudSyncError?>(nil)
         let center = NotificationCenter.default
         let start = center.addObserver(forName: .cloudSyncDidStart, object: sync, queue: nil) { _ in
             posted.withLock { $0.append("start") }
         }
+        let finished = expectation(description: "did-finish posted")
         let finish = center.addObserver(forName: .cloudSyncDidFinish, object: sync, queue: nil) { notification in
             posted.withLock { $0.append("finish") }
+            finished.fulfill()
             failure.withLock { $0 = notification.userInfo?["error"] as? CloudSyncError }
             XCTAssertNotNil(notification.userInfo?["summary"] as? CloudSyncSummary)
         }
@@ -116,9 +119,11 @@ final class EventsTests: CloudTestCase {
         }
         let summary = try await sync.syncOnce()
         XCTAssertEqual(summary.errorCode, "transient")
+        // Posted from the events' own queue, in order, after the sync returned or before.
+        await fulfillment(of: [finished], timeout: 10)
         XCTAssertEqual(posted.withLock { $0 }, ["start", "finish"])
         XCTAssertEqual(failure.withLock { $0?.code }, .transient)
-        XCTAssertTrue(failure.withLock { $0?.message.contains(remotePath) ?? false })
+        XCTAssertTrue(failure.withLock { $0?.message.contains(remote.displayName) ?? false })
     }
 
     func testMetrics_pendingUploads_lastSuccess_andConflicts() async throws {

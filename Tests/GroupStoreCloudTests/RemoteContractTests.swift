@@ -3,8 +3,9 @@ import GroupStoreCloud
 import XCTest
 
 /// The remote contract every ``CloudDatabase`` keeps — tags, conflicts,
-/// tombstones, tokens, scopes, assets — run against the embedded remote
-/// here, and against a PostgreSQL server in ``PostgresRemoteContractTests``.
+/// tombstones, tokens, scopes, assets — run against the in-memory remote
+/// here, against the embedded remote in ``EmbeddedRemoteContractTests`` and
+/// against a PostgreSQL server in ``PostgresRemoteContractTests``.
 class RemoteContractTests: CloudTestCase {
     let notes = CloudRecordType(
         name: "notes", scope: .private,

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GroupStore
 import GroupStoreCloud
+import GroupStoreCloudEmbedded
 import Logging
 import Synchronization
 

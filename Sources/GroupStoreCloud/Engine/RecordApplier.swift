@@ -24,6 +24,9 @@ struct RecordApplier: Sendable {
         var refetch = false
         /// Records are parked as orphans (so an applied one may have been one).
         var mayHaveOrphans = true
+        /// Keys became pending (local edits found by value, records the
+        /// remote forgot, what the transaction caused).
+        var markedKeys = false
     }
 
     struct RecordKey: Hashable, Sendable {
@@ -80,7 +83,8 @@ struct RecordApplier: Sendable {
             return
         }
         let codec = codec(table)
-        if let pending = try SyncState.pendingEntry(db, entity: table.name, name: name) {
+        let client = try codec.read(name, in: db)
+        if let pending = try localEdit(table, name, row: client, state: state, in: db, outcome: &outcome) {
             let own = try SyncState.inFlight(db, entity: table.name, name: name).contains { sent in
                 if case .save(let fields) = sent { return Self.same(fields, record.fields) }
                 return false
@@ -90,10 +94,9 @@ struct RecordApplier: Sendable {
                 // it becomes the acknowledged version; a later local edit stays pending on top of it.
                 try SyncState.setRecord(db, entity: table.name, name: name, record: record)
                 try SyncState.clearSent(db, entity: table.name, name: name)
-                if Self.same(try codec.read(name, in: db)?.fields, record.fields) { try SyncState.clearPending(db, pending) }
+                if Self.same(client?.fields, record.fields) { try SyncState.clearPending(db, pending) }
                 return
             }
-            let client = try codec.read(name, in: db)
             let changedHere = client.map { row in state.map { !Self.same(row.fields, $0.ancestor) } ?? true } ?? (state != nil)
             if changedHere {
                 try settle(
@@ -125,8 +128,8 @@ struct RecordApplier: Sendable {
         // Never synced here: a local row of that name is new, and stays.
         guard let state = try SyncState.recordState(db, entity: table.name, name: name) else { return }
         let codec = codec(table)
-        if let pending = try SyncState.pendingEntry(db, entity: table.name, name: name) {
-            let client = try codec.read(name, in: db)
+        let client = try codec.read(name, in: db)
+        if let pending = try localEdit(table, name, row: client, state: state, in: db, outcome: &outcome) {
             if try SyncState.inFlight(db, entity: table.name, name: name).contains(.delete) {
                 // This group's own delete, taken by the remote before the member that sent it died.
                 try SyncState.removeRecord(db, entity: table.name, name: name)
@@ -176,6 +179,52 @@ struct RecordApplier: Sendable {
                 if attempt.applied > before { progress = true }
             }
         }
+    }
+
+    // MARK: local edits
+
+    /// The local edit of record `name` that the remote has not seen, if
+    /// any: its pending entry, or one made now for an edit found by value.
+    ///
+    /// Why by value: a local commit reaches the bridge as a save a little
+    /// later (its member's delivery lags the commit by a millisecond or so,
+    /// more under load), and an apply must not overwrite an edit in that
+    /// window: a fetched record meets every committed local edit as a
+    /// conflict, whether its save was taken in or not. The apply's write
+    /// transaction sees every committed row, so an edit not taken in yet
+    /// shows as a row that differs from its last acknowledged values, a row
+    /// with no record state (a local insert), or no row where a record state
+    /// exists (a local delete). Such an edit is made pending here, in the
+    /// apply's transaction, with the apply's clock as its edit time: it was
+    /// committed at most the delivery lag earlier (the save that brings it
+    /// later keeps the later of the two times), so newer-edit-wins can
+    /// misjudge only edits made within that lag of each other; client-wins
+    /// and field-merge do not use the time.
+    func localEdit(
+        _ table: MappedTable, _ name: String, row: RowCodec.LocalRow?, state: SyncState.RecordState?, in db: Database,
+        outcome: inout Outcome
+    ) throws -> SyncState.Pending? {
+        if let pending = try SyncState.pendingEntry(db, entity: table.name, name: name) { return pending }
+        let edited: Bool
+        switch (row, state) {
+        case (nil, nil): edited = false
+        case (let row?, let state?): edited = !Self.same(row.fields, state.ancestor)
+        case (.some, nil), (nil, .some): edited = true
+        }
+        guard edited else { return nil }
+        try SyncState.addPending(db, entity: table.name, name: name, editedAt: Date())
+        outcome.markedKeys = true
+        return try SyncState.pendingEntry(db, entity: table.name, name: name)
+    }
+
+    /// Whether record `id` has a local edit the remote has not seen (see
+    /// ``localEdit(_:_:row:state:in:outcome:)``, which makes it pending).
+    func hasLocalEdit(_ id: CloudRecordID, in db: Database) throws -> Bool {
+        guard let table = table(named: id.type) else { return false }
+        let state = try SyncState.recordState(db, entity: table.name, name: id.name)
+        let row = try codec(table).read(id.name, in: db)
+        var outcome = Outcome()
+        return try localEdit(table, id.name, row: row, state: state, in: db, outcome: &outcome) != nil
     }
 
     // MARK: conflicts

@@ -85,7 +85,7 @@ public enum CloudValue: Hashable, Sendable, Codable, CustomStringConvertible {
     }
 
     /// The size this value adds to an upload batch (assets travel apart).
-    var batchSize: Int {
+    package var batchSize: Int {
         switch self {
         case .null: return 4
         case .integer, .real: return 12

@@ -1,4 +1,5 @@
 import Foundation
+import GroupStoreCloud
 import Logging
 import PostgresNIO
 import Synchronization

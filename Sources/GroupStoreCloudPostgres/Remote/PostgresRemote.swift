@@ -16,14 +16,16 @@ import Synchronization
 /// role is then granted `groupstore_user`. The database role is the user:
 /// ``account()`` is `current_user`.
 ///
-/// The remote is a `Service`: run it beside the ``CloudSync`` that uses it
-/// (its connection pool and its listener live in ``run()``); calls made
-/// before it runs wait for it.
+/// The remote is a `Service` (every ``CloudDatabase`` is): run it in the
+/// `ServiceGroup` before the `CloudSync` that uses it (its connection pool
+/// and its listener live in ``run()``); calls made before it runs wait for it.
 ///
 /// ```swift
 /// let remote = try PostgresRemote(url: "postgres://alice@db.example.com/app?sslmode=verify-full", logger: logger)
-/// let sync = try CloudSync(store: store, remote: remote, configuration: configuration, logger: logger)
-/// try await ServiceGroup(services: [store, remote, sync], logger: logger).run()
+/// var configuration = CloudSyncConfiguration(group: "/var/lib/myapp/group", remote: remote, logger: logger)
+/// configuration.privateTables = ["note"]
+/// let sync = CloudSync(configuration)
+/// try await ServiceGroup(services: [remote, sync], logger: logger).run()
 /// ```
 ///
 /// Errors are ``CloudSyncError``s, the bridge's error type, whose codes the
@@ -32,7 +34,7 @@ import Synchronization
 /// ``CloudSyncError/Code/badRemote``, a role without `groupstore_user`
 /// ``CloudSyncError/Code/permissionDenied``; the PostgreSQL error is kept in
 /// ``CloudSyncError/underlying``.
-public final class PostgresRemote: CloudDatabase, Service {
+public final class PostgresRemote: CloudDatabase {
     /// The URL, without its password in ``PostgresURL/description``.
     public let url: PostgresURL
     public var displayName: String { url.description }

@@ -15,7 +15,7 @@ final class PostgresCommandTests: CloudTestCase {
     }
 
     func testSetupIsIdempotent_andSyncUsesTheRole_withOneLineErrors() throws {
-        // Set up again (the test's setUp did it once): nothing to create, the functions refreshed.
+        // Set up again (the test's setUp did it once): every migration has run, nothing to do.
         let again = try groupstore(["cloud", "setup", "--remote", server.url(user: "postgres")])
         XCTAssertEqual(again.status, 0, again.errors)
         XCTAssertTrue(again.output.contains("is up to date (format 3)"), again.output)
@@ -58,8 +58,9 @@ final class PostgresCommandTests: CloudTestCase {
         XCTAssertEqual(exec.status, 0, exec.errors)
         let first = try sync()
         XCTAssertEqual(first.status, 0, first.errors)
-        // The server as format 2 left it: no feed function.
-        _ = try server.psql("DROP FUNCTION groupstore.feed(text, xid8, bigint, bigint); UPDATE groupstore.meta SET value = '2' WHERE key = 'format'")
+        // The server as a format-2 build left it: no feed function, no migrations recorded.
+        _ = try server.psql(
+            "DROP FUNCTION groupstore.feed(text, xid8, bigint, bigint); UPDATE groupstore.meta SET value = '2' WHERE key = 'format'; DROP TABLE groupstore.migrations")
         let refused = try sync()
         XCTAssertEqual(refused.status, 1)
         XCTAssertTrue(refused.errors.contains("format 2") && refused.errors.contains("groupstore cloud setup"), refused.errors)
@@ -72,9 +73,11 @@ final class PostgresCommandTests: CloudTestCase {
         XCTAssertEqual(after.status, 0, after.errors)
         XCTAssertTrue(after.output.contains("fetched 1"), after.output)
 
-        // A feed function of another shape (its result columns changed) is replaced, not refused.
+        // A feed function of another shape (its result columns changed), left by a build that
+        // kept no migrations, is replaced, not refused.
         _ = try server.psql(
             """
+            DROP TABLE groupstore.migrations;
             DROP FUNCTION groupstore.feed(text, xid8, bigint, bigint);
             CREATE FUNCTION groupstore.feed(p_zone text, p_tx xid8, p_seq bigint, p_limit bigint) RETURNS TABLE (other text) LANGUAGE sql AS 'SELECT 1::text';
             """)

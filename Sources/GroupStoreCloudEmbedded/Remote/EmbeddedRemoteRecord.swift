@@ -1,3 +1,4 @@
+import GroupStoreCloud
 import Foundation
 import GRDB
 

@@ -1,3 +1,4 @@
+import GroupStoreCloud
 import Foundation
 import GRDB
 import Logging
@@ -13,7 +14,7 @@ extension EmbeddedRemote {
         guard CloudZone.isZoneName(zone) else {
             throw CloudSyncError(.invalidConfiguration, "a shared zone's name is 1 to 63 of A-Z a-z 0-9 . _ -, not \(String(reflecting: zone))")
         }
-        guard Self.isUserName(member), member != user else {
+        guard CloudZone.isUserName(member), member != user else {
             throw CloudSyncError(
                 .invalidConfiguration,
                 "zone \(zone) of \(user) can be shared with another user of 1 to 128 of A-Z a-z 0-9 . _ - @ +, not \(String(reflecting: member))")
@@ -62,11 +63,5 @@ extension EmbeddedRemote {
             db.cachedStatement(sql: "SELECT can_write FROM shares WHERE owner = ? AND zone = ? AND member = ?"),
             arguments: [zone.owner, zone.name, user])
         return canWrite.map { $0 ? .readWrite : .readOnly }
-    }
-
-    /// Whether `name` is a user name this remote accepts.
-    static func isUserName(_ name: String) -> Bool {
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@+".unicodeScalars)
-        return !name.isEmpty && name.count <= 128 && name.unicodeScalars.allSatisfy { allowed.contains($0) }
     }
 }

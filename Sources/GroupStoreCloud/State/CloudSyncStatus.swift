@@ -48,7 +48,7 @@ public struct CloudSyncStatus: Sendable, Codable, Hashable {
                 guard try SyncState.exists(db) else { return status }
                 status.transactionsNotTakenIn = try Int.fetchOne(
                     db, sql: "SELECT count(*) FROM groupstore_transaction WHERE seq > ? AND coalesce(author, '') <> ?",
-                    arguments: [try SyncState.intakeSeq(db), name]) ?? 0
+                    arguments: [try SyncState.intakePosition(db), name]) ?? 0
                 let counts = try SyncState.counts(db)
                 status.pending = counts.pending
                 status.parked = counts.parked

@@ -1,3 +1,4 @@
+import GroupStoreCloud
 import Foundation
 import GRDB
 import Logging
@@ -30,16 +31,6 @@ extension EmbeddedRemote {
         try await perform("modify") { connection in
             guard let context = try modifyContext(changes, connection) else { return [] }
             let results = try await connection.write { db in try context.apply(changes, db) }
-            logModify(changes)
-            return results
-        }
-    }
-
-    /// ``modify(_:)`` on the calling thread (see ``BlockingCloudDatabase``).
-    func modifyNow(_ changes: [CloudRecordChange]) throws -> [CloudModifyResult] {
-        try performNow("modify") { connection in
-            guard let context = try modifyContext(changes, connection) else { return [] }
-            let results = try connection.writeBlocking { db in try context.apply(changes, db) }
             logModify(changes)
             return results
         }

@@ -1,3 +1,4 @@
+import GroupStoreCloud
 import Foundation
 import GRDB
 
@@ -25,23 +26,14 @@ extension EmbeddedRemote {
         }
     }
 
-    /// ``fetchChanges(in:since:limit:)`` on the calling thread (see
-    /// ``BlockingCloudDatabase``).
-    func fetchChangesNow(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) throws -> CloudChangeBatch {
-        try performNow("fetch changes") { connection in
-            let query = try fetchQuery(zone, since: token, limit: limit)
-            return try connection.pool.read { db in try query.run(db) }
-        }
-    }
-
     /// The read of a fetch, once the zone and the token are checked.
     private func fetchQuery(_ zone: CloudZone, since token: CloudChangeToken?, limit: Int) throws -> FetchQuery {
         if zone.scope == .private, zone.owner != user {
             throw CloudSyncError(.permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from the remote \(path)")
         }
-        var start: EmbeddedRemoteToken?
+        var start: FeedToken?
         if let token {
-            guard let parsed = EmbeddedRemoteToken(token) else {
+            guard let parsed = FeedToken(token) else {
                 throw CloudSyncError(.tokenExpired, "the change token of \(zone) is not one of the remote \(path); fetch the zone again")
             }
             if faults.consumeTokenExpiry() {
@@ -57,12 +49,12 @@ extension EmbeddedRemote {
 private struct FetchQuery: Sendable {
     var zone: CloudZone
     var user: String
-    var start: EmbeddedRemoteToken?
+    var start: FeedToken?
     var limit: Int
     var display: String
 
     func run(_ db: Database) throws -> CloudChangeBatch {
-        if zone.scope == .shared, !EmbeddedRemote.isUserName(zone.owner) {
+        if zone.scope == .shared, !CloudZone.isUserName(zone.owner) {
             throw CloudSyncError(
                 .invalidConfiguration, "\(zone) cannot exist on the remote \(display): its owner \(String(reflecting: zone.owner)) is not a user name")
         }
@@ -121,8 +113,8 @@ private struct FetchQuery: Sendable {
             last = stored.seq
         }
         let next = moreComing
-            ? EmbeddedRemoteToken(epoch: epoch, position: last, floor: floor)
-            : EmbeddedRemoteToken(epoch: epoch, position: head, floor: head)
+            ? FeedToken(epoch: epoch, position: last, floor: floor)
+            : FeedToken(epoch: epoch, position: head, floor: head)
         return CloudChangeBatch(changed: changed, deleted: deleted, token: next.token, moreComing: moreComing)
     }
 }

@@ -1,8 +1,9 @@
+import GroupStoreCloud
 import Foundation
 import GRDB
 
 /// The tables of an embedded remote (format 2), how a file is recognised as
-/// one, and how it is created or upgraded.
+/// one, and how it is created or upgraded (``migrations``).
 ///
 /// ```sql
 /// -- kind, format, epoch, horizon, created:
@@ -73,87 +74,70 @@ enum EmbeddedRemoteSchema {
         return meta
     }
 
-    /// Creates the remote in an empty database, or upgrades an older
-    /// format. Run in a write transaction (re-checks the status inside it,
-    /// so processes racing to create one file create it once).
+    /// The remote's migrations, run through GRDB's `DatabaseMigrator`
+    /// (``migrate(_:display:)``). A shipped one is never edited
+    /// (`MigrationChecksumTests`).
+    static let migrations = [
+        SchemaMigration(
+            "groupstore.remote.v1",
+            sql: """
+                CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                CREATE TABLE types (name TEXT PRIMARY KEY NOT NULL, scope TEXT NOT NULL, columns TEXT NOT NULL);
+                CREATE TABLE records (
+                    zone TEXT NOT NULL, type TEXT NOT NULL, name TEXT NOT NULL, owner TEXT NOT NULL, tag TEXT NOT NULL,
+                    fields TEXT NOT NULL, edited_at REAL NOT NULL, edited_by TEXT NOT NULL, deleted INTEGER NOT NULL DEFAULT 0,
+                    seq INTEGER NOT NULL, PRIMARY KEY (zone, type, name)) WITHOUT ROWID;
+                CREATE INDEX records_by_zone_seq ON records (zone, seq);
+                CREATE TABLE change_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, zone TEXT NOT NULL, type TEXT NOT NULL, name TEXT NOT NULL);
+                CREATE TABLE assets (hash TEXT PRIMARY KEY NOT NULL, size INTEGER NOT NULL, bytes BLOB NOT NULL);
+                INSERT INTO meta (key, value) VALUES
+                    ('kind', 'groupstore-cloud-remote'), ('format', '1'), ('epoch', lower(hex(randomblob(16)))),
+                    ('horizon', '0'), ('created', strftime('%Y-%m-%dT%H:%M:%SZ', 'now'));
+                """),
+        // Who each shared zone is shared with.
+        SchemaMigration(
+            "groupstore.remote.v2",
+            sql: """
+                CREATE TABLE shares (
+                    owner TEXT NOT NULL, zone TEXT NOT NULL, member TEXT NOT NULL, can_write INTEGER NOT NULL,
+                    PRIMARY KEY (owner, zone, member));
+                UPDATE meta SET value = '2' WHERE key = 'format';
+                """),
+    ]
+
+    /// Creates the remote in an empty database, or runs the migrations an
+    /// older one lacks; a remote made before migrations were kept is
+    /// adopted first (the migrations of its format recorded as applied).
+    /// Several processes may open one new file at once: a migration that
+    /// lost the race to another process is not an error.
     /// - Returns: what was done: `"created"`, `"upgraded from format N"` or `nil`.
-    @discardableResult
-    static func createOrUpgrade(_ db: Database, display: String) throws -> String? {
-        switch try status(db, display: display) {
-        case .empty:
-            try create(db)
-            return "created"
-        case .remote(let version) where version < format:
-            // Format 2 adds the shares of shared zones.
-            try createShares(db)
-            try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'format'", arguments: [String(format)])
-            return "upgraded from format \(version)"
-        case .remote:
-            return nil
+    static func migrate(_ pool: DatabasePool, display: String) throws -> String? {
+        let before = try pool.read { db -> (Status, Bool) in
+            let status = try self.status(db, display: display)
+            return (status, try SchemaMigration.applied(migrations, in: db).count == migrations.count)
         }
-    }
-
-    private static func create(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE meta (
-                key TEXT PRIMARY KEY NOT NULL,
-                value TEXT NOT NULL
-            );
-            CREATE TABLE types (
-                name TEXT PRIMARY KEY NOT NULL,
-                scope TEXT NOT NULL,
-                columns TEXT NOT NULL
-            );
-            CREATE TABLE records (
-                zone TEXT NOT NULL,
-                type TEXT NOT NULL,
-                name TEXT NOT NULL,
-                owner TEXT NOT NULL,
-                tag TEXT NOT NULL,
-                fields TEXT NOT NULL,
-                edited_at REAL NOT NULL,
-                edited_by TEXT NOT NULL,
-                deleted INTEGER NOT NULL DEFAULT 0,
-                seq INTEGER NOT NULL,
-                PRIMARY KEY (zone, type, name)
-            ) WITHOUT ROWID;
-            CREATE INDEX records_by_zone_seq ON records (zone, seq);
-            CREATE TABLE change_log (
-                seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                zone TEXT NOT NULL,
-                type TEXT NOT NULL,
-                name TEXT NOT NULL
-            );
-            CREATE TABLE assets (
-                hash TEXT PRIMARY KEY NOT NULL,
-                size INTEGER NOT NULL,
-                bytes BLOB NOT NULL
-            );
-            """)
-        try createShares(db)
-        let created = ISO8601DateFormatter().string(from: Date())
-        let rows: [(String, String)] = [
-            ("kind", kind),
-            ("format", String(format)),
-            ("epoch", UUID().uuidString.lowercased()),
-            ("horizon", "0"),
-            ("created", created),
-        ]
-        for (key, value) in rows {
-            try db.execute(sql: "INSERT INTO meta (key, value) VALUES (?, ?)", arguments: [key, value])
+        if case .remote = before.0, before.1 { return nil }
+        var migrator = DatabaseMigrator()
+        SchemaMigration.register(migrations, in: &migrator)
+        for attempt in 1...3 {
+            do {
+                try pool.write { db in
+                    if case .remote(let format) = try status(db, display: display), try SchemaMigration.applied(migrations, in: db).isEmpty {
+                        try SchemaMigration.adopt(migrations.prefix(format).map(\.identifier), in: db)
+                    }
+                }
+                try migrator.migrate(pool)
+                break
+            } catch {
+                // Another process created or upgraded it meanwhile: look again.
+                if attempt == 3, !(try pool.read { try migrator.hasCompletedMigrations($0) }) { throw error }
+            }
         }
-    }
-
-    private static func createShares(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE IF NOT EXISTS shares (
-                owner TEXT NOT NULL,
-                zone TEXT NOT NULL,
-                member TEXT NOT NULL,
-                can_write INTEGER NOT NULL,
-                PRIMARY KEY (owner, zone, member)
-            )
-            """)
+        switch before.0 {
+        case .empty: return "created"
+        case .remote(let format) where format < self.format: return "upgraded from format \(format)"
+        case .remote: return nil
+        }
     }
 
     /// The GRDB configuration of a remote's pool: WAL (a pool's default), and
