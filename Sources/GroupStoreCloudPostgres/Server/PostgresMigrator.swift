@@ -16,6 +16,7 @@ struct PostgresMigrator {
 
     /// Runs what is missing; returns the identifiers run.
     func migrate(_ migrations: [SchemaMigration]) async throws -> [String] {
+        try await connection.query("CREATE SCHEMA IF NOT EXISTS groupstore", logger: logger)
         try await connection.query(
             """
             CREATE TABLE IF NOT EXISTS groupstore.migrations (
