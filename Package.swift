@@ -249,6 +249,7 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            exclude: ["Fixtures"],
             swiftSettings: upcomingFeatures
         ),
         // Spawns the built executables as child processes.

@@ -39,4 +39,36 @@ final class SyncStateMigrationTests: CloudTestCase {
         try await sync("b", tables: ["note"])
         XCTAssertEqual(try dump(b, "note"), ["t:n1|t:one|t:added"])
     }
+
+    /// A group and an embedded remote made by the build before migrations
+    /// were kept (`Fixtures/`): the state is adopted in place, the remote
+    /// too, and syncing goes on — the edit made before the upgrade goes up,
+    /// the other group's record comes down, and a new group gets them all.
+    func testAStateAndARemoteMadeBeforeMigrations_keepSyncing() async throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+        try FileManager.default.createDirectory(atPath: group("g"), withIntermediateDirectories: true)
+        for (dump, path) in [("before-migrations-store.sql", group("g") + "/store.sqlite"), ("before-migrations-remote.sql", remotePath)] {
+            let sql = try String(contentsOf: fixtures.appendingPathComponent(dump), encoding: .utf8)
+            let queue = try DatabaseQueue(path: path)
+            try await queue.writeWithoutTransaction { db in try db.execute(sql: sql) }
+            try queue.close()
+        }
+        let remote = try embeddedRemote()
+        let g = try open("g")
+        let summary = try await sync("g", tables: ["note"], remote: remote)
+        XCTAssertEqual(summary.uploaded, 1, "the edit made before the upgrade goes up")
+        XCTAssertEqual(summary.fetched, 1, "the other group's record comes down")
+        XCTAssertEqual(try dump(g, "note"), ["t:n1|t:edited before the upgrade", "t:n2|t:two", "t:n3|t:from the other group"])
+        XCTAssertEqual(try identifiers(g), ["groupstore.cloud.v1", "groupstore.cloud.v2"])
+        let format = try await g.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM groupstore_cloud_meta WHERE key = 'format'") }
+        XCTAssertEqual(format, "2")
+        let remoteMigrations = try await DatabaseQueue(path: remotePath).read { db in
+            try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+        }
+        XCTAssertEqual(remoteMigrations, ["groupstore.remote.v1", "groupstore.remote.v2"])
+
+        let fresh = try open("fresh", schema: "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT)")
+        try await sync("fresh", tables: ["note"], remote: remote)
+        XCTAssertEqual(try dump(fresh, "note"), try dump(g, "note"))
+    }
 }

@@ -237,7 +237,8 @@ public final class CloudSync: Service, Sendable {
 /// Lets the notifications name the bridge as their `object` without a cycle.
 ///
 /// `@unchecked Sendable`: `sync` is set once, in the initialiser, before any
-/// event can be emitted, and only read afterwards.
+/// event can be emitted, and only read afterwards (from the events' queue);
+/// loading a weak reference is safe from any thread.
 private final class WeakSyncBox: @unchecked Sendable {
     weak var sync: CloudSync?
 }

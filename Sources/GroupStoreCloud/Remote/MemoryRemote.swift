@@ -103,16 +103,7 @@ public final class MemoryRemote: CloudDatabase {
         if zone.scope == .private, zone.owner != user {
             throw CloudSyncError(.permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from \(displayName)")
         }
-        var start: FeedToken?
-        if let token {
-            guard let parsed = FeedToken(token) else {
-                throw CloudSyncError(.tokenExpired, "the change token of \(zone) is not one of \(displayName); fetch the zone again")
-            }
-            if faults.consumeTokenExpiry() {
-                throw CloudSyncError(.tokenExpired, "\(displayName) expired the change token of \(zone) (injected fault)")
-            }
-            start = parsed
-        }
+        let start = try FeedToken.start(of: token, in: zone, remote: displayName, faults: faults)
         if zone.scope == .shared, !CloudZone.isUserName(zone.owner) {
             throw CloudSyncError(.invalidConfiguration, "\(zone) cannot exist on \(displayName): its owner is not a user name")
         }

@@ -4,24 +4,7 @@ extension MemoryRemoteStore {
     /// One page of `zone`'s changes after `start` (`nil`: a full listing of
     /// the live records), as the embedded remote pages its change log.
     func page(_ zone: CloudZone, after start: FeedToken?, limit: Int, display: String) throws(CloudSyncError) -> CloudChangeBatch {
-        let position: Int64
-        let floor: Int64
-        if let start {
-            guard start.epoch == epoch else {
-                throw CloudSyncError(.tokenExpired, "the change token of \(zone) was issued by another remote than \(display); fetch the zone again")
-            }
-            guard start.floor <= head else {
-                throw CloudSyncError(.tokenExpired, "the change token of \(zone) is ahead of the remote \(display); fetch the zone again")
-            }
-            guard start.floor >= horizon else {
-                throw CloudSyncError(
-                    .tokenExpired, "the change token of \(zone) is older than the remote \(display) keeps changes for; fetch the zone again")
-            }
-            (position, floor) = (start.position, start.floor)
-        } else {
-            // A full listing: live records only; deletions from before it concern nobody.
-            (position, floor) = (0, head)
-        }
+        let (position, floor) = try FeedToken.range(from: start, epoch: epoch, head: head, horizon: horizon, zone: zone, remote: display)
         let rows = records.values.filter { $0.record.id.zone == zone && $0.seq > position && (!$0.deleted || $0.seq > floor) }
             .sorted { $0.seq < $1.seq }
         let moreComing = rows.count > limit
@@ -37,23 +20,11 @@ extension MemoryRemoteStore {
     }
 
     /// Of records held at these tags, those this remote never deleted (see
-    /// ``CloudDatabase/forgotten(_:)``): a tag names the log entry that
-    /// issued it, so one beyond the head, of another epoch, or whose entry
-    /// is another record's was never issued for that record here.
+    /// ``FeedToken/isForgotten(tag:epoch:head:horizon:entryIsTheRecords:)``).
     func forgotten(_ held: [CloudRecordID: String]) -> Set<CloudRecordID> {
-        let prefix = String(epoch.prefix(8))
         var forgotten = Set<CloudRecordID>()
-        for (id, tag) in held {
-            let parts = tag.split(separator: "-", maxSplits: 1)
-            guard parts.count == 2, let seq = Int64(parts[0]), parts[1] == prefix, seq <= head else {
-                forgotten.insert(id)
-                continue
-            }
-            if let entry = log[seq] {
-                if entry != Key(id) { forgotten.insert(id) }
-            } else if seq > horizon {
-                forgotten.insert(id)
-            }
+        for (id, tag) in held where FeedToken.isForgotten(tag: tag, epoch: epoch, head: head, horizon: horizon, entryIsTheRecords: { log[$0].map { $0 == Key(id) } }) {
+            forgotten.insert(id)
         }
         return forgotten
     }

@@ -98,7 +98,7 @@ struct MemoryRemoteStore: Sendable {
     private mutating func write(_ record: CloudRecord, deleted: Bool) -> CloudRecord {
         head += 1
         var record = record
-        record.tag = "\(head)-\(epoch.prefix(8))"
+        record.tag = FeedToken.tag(seq: head, epoch: epoch)
         log[head] = Key(record.id)
         records[Key(record.id)] = Stored(record: record, deleted: deleted, seq: head)
         return record

@@ -31,16 +31,7 @@ extension EmbeddedRemote {
         if zone.scope == .private, zone.owner != user {
             throw CloudSyncError(.permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from the remote \(path)")
         }
-        var start: FeedToken?
-        if let token {
-            guard let parsed = FeedToken(token) else {
-                throw CloudSyncError(.tokenExpired, "the change token of \(zone) is not one of the remote \(path); fetch the zone again")
-            }
-            if faults.consumeTokenExpiry() {
-                throw CloudSyncError(.tokenExpired, "the remote \(path) expired the change token of \(zone) (injected fault)")
-            }
-            start = parsed
-        }
+        let start = try FeedToken.start(of: token, in: zone, remote: path, faults: faults)
         return FetchQuery(zone: zone, user: user, start: start, limit: min(max(1, limit), Self.maxFetchLimit), display: path)
     }
 }
@@ -67,29 +58,7 @@ private struct FetchQuery: Sendable {
         }
         let horizon = meta["horizon"].flatMap { Int64($0) } ?? 0
         let head = try EmbeddedRemoteSchema.head(db)
-        let position: Int64
-        let floor: Int64
-        if let start {
-            guard start.epoch == epoch else {
-                throw CloudSyncError(
-                    .tokenExpired, "the change token of \(zone) was issued by another remote file at \(display) (replaced or restored); fetch the zone again")
-            }
-            guard start.floor <= head else {
-                throw CloudSyncError(
-                    .tokenExpired, "the change token of \(zone) is ahead of the remote \(display) (restored from an older copy?); fetch the zone again")
-            }
-            guard start.floor >= horizon else {
-                throw CloudSyncError(
-                    .tokenExpired, "the change token of \(zone) is older than the remote \(display) keeps changes for; fetch the zone again")
-            }
-            position = start.position
-            floor = start.floor
-        } else {
-            // A full listing: live records only; deletions from before it
-            // concern nobody.
-            position = 0
-            floor = head
-        }
+        let (position, floor) = try FeedToken.range(from: start, epoch: epoch, head: head, horizon: horizon, zone: zone, remote: display)
         let rows = try Row.fetchAll(
             db.cachedStatement(
                 sql: """
@@ -128,24 +97,19 @@ extension EmbeddedRemote {
     /// a restore).
     public func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {
         try await perform("check records the listing lacks") { connection in
-            let prefix = String(connection.epoch.prefix(8))
+            let epoch = connection.epoch
             return try await connection.pool.read { db -> Set<CloudRecordID> in
                 let head = try EmbeddedRemoteSchema.head(db)
                 let horizon = try EmbeddedRemoteSchema.meta(db)["horizon"].flatMap { Int64($0) } ?? 0
                 let entry = try db.cachedStatement(sql: "SELECT zone, type, name FROM change_log WHERE seq = ?")
                 var forgotten = Set<CloudRecordID>()
                 for (id, tag) in records {
-                    let parts = tag.split(separator: "-", maxSplits: 1)
-                    guard parts.count == 2, let seq = Int64(parts[0]), parts[1] == prefix, seq <= head else {
-                        forgotten.insert(id)
-                        continue
+                    let lost = try FeedToken.isForgotten(tag: tag, epoch: epoch, head: head, horizon: horizon) { seq in
+                        try Row.fetchOne(entry, arguments: [seq]).map { row in
+                            (row[0] as String?) == id.zone.description && (row[1] as String?) == id.type && (row[2] as String?) == id.name
+                        }
                     }
-                    if let row = try Row.fetchOne(entry, arguments: [seq]) {
-                        let same = (row[0] as String?) == id.zone.description && (row[1] as String?) == id.type && (row[2] as String?) == id.name
-                        if !same { forgotten.insert(id) }
-                    } else if seq > horizon {
-                        forgotten.insert(id)
-                    }
+                    if lost { forgotten.insert(id) }
                 }
                 return forgotten
             }

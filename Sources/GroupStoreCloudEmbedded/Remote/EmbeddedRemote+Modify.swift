@@ -147,7 +147,7 @@ private struct ModifyContext: Sendable {
     private func write(_ record: CloudRecord, deleted: Bool, _ db: Database) throws -> CloudRecord {
         let seq = try EmbeddedRemoteRecord.logChange(db, record.id)
         var record = record
-        record.tag = EmbeddedRemoteRecord.tag(seq: seq, epoch: epoch)
+        record.tag = FeedToken.tag(seq: seq, epoch: epoch)
         try EmbeddedRemoteRecord(record: record, deleted: deleted, seq: seq).store(db)
         return record
     }

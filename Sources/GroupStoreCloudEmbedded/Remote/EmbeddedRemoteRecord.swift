@@ -90,10 +90,4 @@ struct EmbeddedRemoteRecord: Sendable {
             .execute(arguments: [id.zone.description, id.type, id.name])
         return db.lastInsertedRowID
     }
-
-    /// The tag of the change at `seq`: its position, and the start of the
-    /// remote's epoch so a recreated remote never hands out an old tag.
-    static func tag(seq: Int64, epoch: String) -> String {
-        "\(seq)-\(epoch.prefix(8))"
-    }
 }
