@@ -52,7 +52,9 @@ struct CloudShareCommand: AsyncParsableCommand {
 
     func validate() throws {
         if with != nil {
-            guard zone != nil, access != nil else { throw ValidationError("--with needs --zone NAME and --access read-only|read-write|none") }
+            guard zone != nil, access != nil else {
+                throw ValidationError("--with needs --zone NAME and --access read-only|read-write|none")
+            }
         } else if zone != nil || access != nil {
             throw ValidationError("--zone and --access need --with USER (without all three, share lists the shares)")
         }

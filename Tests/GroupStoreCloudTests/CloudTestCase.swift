@@ -138,7 +138,8 @@ class CloudTestCase: XCTestCase {
     /// writer outside the library; foreign keys off, its default).
     func shell(_ name: String, _ sql: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let process = try Subprocess(
-            URL(fileURLWithPath: "/usr/bin/sqlite3"), ["-bail", "-cmd", ".timeout 10000", group(name) + "/store.sqlite", "BEGIN; \(sql); COMMIT;"])
+            URL(fileURLWithPath: "/usr/bin/sqlite3"),
+            ["-bail", "-cmd", ".timeout 10000", group(name) + "/store.sqlite", "BEGIN; \(sql); COMMIT;"])
         let status = process.waitForExit(timeout: 60)
         XCTAssertEqual(status, 0, "sqlite3 failed on \(sql): \(process.errors)", file: file, line: line)
     }

@@ -94,7 +94,9 @@ class ConflictTests: CloudTestCase {
     /// edit is kept).
     func testALocalEditCommittedJustBeforeTheApplyOfARunningBridge_isKept() async throws {
         let b = try open("b", schema: Self.schema)
-        try await editDuringFetch(b, .fieldMerge, editA: "UPDATE note SET body = 'from A'", expect: ["t:n1|t:from B|t:from A"], running: true) {
+        try await editDuringFetch(
+            b, .fieldMerge, editA: "UPDATE note SET body = 'from A'", expect: ["t:n1|t:from B|t:from A"], running: true
+        ) {
             try await b.write { db in try db.execute(sql: "UPDATE note SET title = 'from B'") }
         }
     }
@@ -106,7 +108,8 @@ class ConflictTests: CloudTestCase {
         let database = group("b") + "/store.sqlite"
         try await editDuringFetch(b, .clientWins, expect: ["t:n1|t:from the shell|t:b0"]) {
             let process = try Subprocess(
-                URL(fileURLWithPath: "/usr/bin/sqlite3"), ["-bail", "-cmd", ".timeout 10000", database, "UPDATE note SET title = 'from the shell'"])
+                URL(fileURLWithPath: "/usr/bin/sqlite3"),
+                ["-bail", "-cmd", ".timeout 10000", database, "UPDATE note SET title = 'from the shell'"])
             XCTAssertEqual(process.waitForExit(timeout: 60), 0, "sqlite3 failed: \(process.errors)")
         }
     }
@@ -281,7 +284,13 @@ private final class EditDuringFetchRemote: ForwardingRemote, Sendable {
     }
     func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
         let batch = try await base.fetchChanges(in: zone, since: token, limit: limit)
-        if !batch.changed.isEmpty, done.withLock({ value in defer { value = true }; return !value }) { try await edit() }
+        if !batch.changed.isEmpty,
+            done.withLock({ value in
+                defer { value = true }; return !value
+            })
+        {
+            try await edit()
+        }
         return batch
     }
 }

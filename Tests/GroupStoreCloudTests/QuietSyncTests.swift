@@ -25,8 +25,11 @@ final class QuietSyncTests: CloudTestCase {
         let count = SyncEngine.maxBatchRecords + 88
         for index in 0..<count {
             let key = "n\(index)"
-            let written = try await app.writeWithSequence { db in try db.execute(sql: "INSERT INTO note VALUES (?, 'x')", arguments: [key]) }
-            let save = Save(seq: try XCTUnwrap(written.seq), author: "app", committedAt: Date(), changes: [EntityChange(entity: "note", inserted: [.text(key)])])
+            let written = try await app.writeWithSequence { db in try db.execute(sql: "INSERT INTO note VALUES (?, 'x')", arguments: [key])
+            }
+            let save = Save(
+                seq: try XCTUnwrap(written.seq), author: "app", committedAt: Date(),
+                changes: [EntityChange(entity: "note", inserted: [.text(key)])])
             let taken = await engine.takeIn(delivered: save)
             XCTAssertTrue(taken)
         }

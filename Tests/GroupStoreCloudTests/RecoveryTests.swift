@@ -56,7 +56,9 @@ final class RecoveryTests: CloudTestCase {
         try await sync("b", tables: ["note"])
         try await a.write { db in try db.execute(sql: "UPDATE note SET title = 'ONE' WHERE id = 'n1'; DELETE FROM note WHERE id = 'n2'") }
         try await sync("a", tables: ["note"])
-        try await b.write { db in try db.execute(sql: "INSERT INTO note VALUES ('b1', 'made in B'); UPDATE note SET title = 'THREE' WHERE id = 'n3'") }
+        try await b.write { db in
+            try db.execute(sql: "INSERT INTO note VALUES ('b1', 'made in B'); UPDATE note SET title = 'THREE' WHERE id = 'n3'")
+        }
         // The remote forgets what changed (its log compacted past B's token).
         memoryServer.compactLog(keepingLast: 0)
         let summary = try await sync("b", tables: ["note"])

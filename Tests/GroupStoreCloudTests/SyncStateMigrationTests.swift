@@ -60,7 +60,9 @@ final class SyncStateMigrationTests: CloudTestCase {
         XCTAssertEqual(summary.fetched, 1, "the other group's record comes down")
         XCTAssertEqual(try dump(g, "note"), ["t:n1|t:edited before the upgrade", "t:n2|t:two", "t:n3|t:from the other group"])
         XCTAssertEqual(try identifiers(g), ["groupstore.cloud.v1", "groupstore.cloud.v2"])
-        let format = try await g.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM groupstore_cloud_meta WHERE key = 'format'") }
+        let format = try await g.pool.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM groupstore_cloud_meta WHERE key = 'format'")
+        }
         XCTAssertEqual(format, "2")
         let remoteMigrations = try await DatabaseQueue(path: remotePath).read { db in
             try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")

@@ -47,7 +47,8 @@ final class TakeOverTests: CloudTestCase {
 
     func testUploadTakenThenMemberDied_aNewerEditIsNotLost() async throws {
         try await scenario(
-            policy: .serverWins, lateFetch: false, second: "UPDATE item SET n = 2, note = 'v2'", third: "UPDATE item SET n = 3, note = 'v3'",
+            policy: .serverWins, lateFetch: false, second: "UPDATE item SET n = 2, note = 'v2'",
+            third: "UPDATE item SET n = 3, note = 'v3'",
             expect: ["t:k1|i:3|t:v3"])
     }
 

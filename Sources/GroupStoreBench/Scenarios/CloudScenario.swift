@@ -146,8 +146,10 @@ struct CloudScenario {
         let across = Distribution(remoteTimes)
         var rows = [
             TableRow(
-                section: section, what: "commit in group A → did-save in group B (through the remote, \(storage))", unit: "µs", distribution: across,
-                reference: String(format: "in group A: %.0f / p99 %.0f µs", inGroup.median, inGroup.p99), ratio: across.median / inGroup.median,
+                section: section, what: "commit in group A → did-save in group B (through the remote, \(storage))", unit: "µs",
+                distribution: across,
+                reference: String(format: "in group A: %.0f / p99 %.0f µs", inGroup.median, inGroup.p99),
+                ratio: across.median / inGroup.median,
                 target: latencyTarget),
             TableRow(
                 section: section, what: "  the same from the call of the async write in A (\(storage))", unit: "µs",
@@ -191,7 +193,8 @@ struct CloudScenario {
     /// When each of ``hopStages`` was reached in one sample, from the
     /// commit (NaN where a mark is missing): A's first marks after the
     /// commit, and B's first after A's upload was prepared.
-    static func hopTimes(_ marks: [(side: Character, stage: SyncStage, at: Double)], from committed: Double, delivered: Double) -> [Double] {
+    static func hopTimes(_ marks: [(side: Character, stage: SyncStage, at: Double)], from committed: Double, delivered: Double) -> [Double]
+    {
         func first(_ side: Character, _ stage: SyncStage, after time: Double) -> Double {
             marks.first { $0.side == side && $0.stage == stage && $0.at >= time }?.at ?? .nan
         }
@@ -200,7 +203,8 @@ struct CloudScenario {
         let fetched = first("B", .fetchAnswered, after: hinted)
         let points = [
             first("A", .saveSeen, after: committed), prepared, first("A", .uploadAnswered, after: prepared), hinted,
-            first("B", .syncStarted, after: hinted), first("B", .fetchSent, after: hinted), fetched, first("B", .applyStarted, after: fetched),
+            first("B", .syncStarted, after: hinted), first("B", .fetchSent, after: hinted), fetched,
+            first("B", .applyStarted, after: fetched),
             first("B", .applied, after: fetched), delivered,
         ]
         return points.map { $0 - committed }
@@ -227,8 +231,12 @@ struct CloudScenario {
             throw BenchFailure("initial sync moved \(up.uploaded) up / \(down.fetched) down of \(count): \(up.error ?? down.error ?? "")")
         }
         return [
-            TableRow(section: section, what: "initial sync of \(count) records: upload (group A, disk)", unit: "s", value: upSeconds, target: "≤ 10 s"),
-            TableRow(section: section, what: "initial sync of \(count) records: download (group B, disk)", unit: "s", value: downSeconds, target: "≤ 10 s"),
+            TableRow(
+                section: section, what: "initial sync of \(count) records: upload (group A, disk)", unit: "s", value: upSeconds,
+                target: "≤ 10 s"),
+            TableRow(
+                section: section, what: "initial sync of \(count) records: download (group B, disk)", unit: "s", value: downSeconds,
+                target: "≤ 10 s"),
         ]
     }
 

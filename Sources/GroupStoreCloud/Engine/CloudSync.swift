@@ -115,10 +115,13 @@ public final class CloudSync: Service, Sendable {
             // The store's start blocks briefly (its watches are set up): off the concurrency pool.
             try await OffPool.run { try store.start() }
             // A synced table's schema changed (a reset): map the tables again.
-            while try await session(store: store, engine: try await SyncEngine.make(
-                store: store, configuration: configuration, events: hub, tracer: tracer, oneShot: false))
+            while try await session(
+                store: store,
+                engine: try await SyncEngine.make(
+                    store: store, configuration: configuration, events: hub, tracer: tracer, oneShot: false))
             {
-                configuration.logger.info("a synced table changed its schema: mapping the tables again", metadata: ["group": "\(configuration.group)"])
+                configuration.logger.info(
+                    "a synced table changed its schema: mapping the tables again", metadata: ["group": "\(configuration.group)"])
             }
         } catch is CancellationError {
             await store.close()

@@ -133,7 +133,11 @@ struct RecordApplier: Sendable {
             if try SyncState.inFlight(db, entity: table.name, name: name).contains(.delete) {
                 // This group's own delete, taken by the remote before the member that sent it died.
                 try SyncState.removeRecord(db, entity: table.name, name: name)
-                if client == nil { try SyncState.clearPending(db, pending) } else { try SyncState.clearSent(db, entity: table.name, name: name) }
+                if client == nil {
+                    try SyncState.clearPending(db, pending)
+                } else {
+                    try SyncState.clearSent(db, entity: table.name, name: name)
+                }
                 return
             }
             if client == nil || !Self.same(client?.fields, state.ancestor) {
@@ -255,7 +259,9 @@ struct RecordApplier: Sendable {
                 if let result { try codec.upsert(name, fields: result, assets: available, in: db) } else { try codec.delete(name, in: db) }
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 // The result cannot be written yet (its parent is missing, or children hold it): it waits, still pending.
-                try park(db, table, name, "down", "conflict result waits: \(error.message ?? "constraint failed") in \(table.name)", server, &outcome)
+                try park(
+                    db, table, name, "down", "conflict result waits: \(error.message ?? "constraint failed") in \(table.name)", server,
+                    &outcome)
                 return
             }
         }

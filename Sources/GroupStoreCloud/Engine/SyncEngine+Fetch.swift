@@ -1,7 +1,7 @@
 import Foundation
-import Logging
 import GRDB
 import GroupStore
+import Logging
 
 extension SyncEngine {
     /// Fetches every zone; returns how many records were applied.
@@ -14,7 +14,9 @@ extension SyncEngine {
             let stale = try readDatabase { db in
                 try String.fetchAll(
                     db,
-                    sql: "SELECT zone FROM \(SyncState.record) WHERE zone LIKE 'shared/%' UNION SELECT zone FROM \(SyncState.zone) WHERE zone LIKE 'shared/%'")
+                    sql:
+                        "SELECT zone FROM \(SyncState.record) WHERE zone LIKE 'shared/%' UNION SELECT zone FROM \(SyncState.zone) WHERE zone LIKE 'shared/%'"
+                )
             }.filter { !current.contains($0) }.compactMap(CloudZone.init(description:))
             for zone in stale { applied += try await leave(zone, because: "this group no longer syncs it", summary: &summary) }
             state.setupLeft.remove(.leaveStaleZones)
@@ -62,7 +64,9 @@ extension SyncEngine {
             if listing { for record in batch.changed { seen.insert(record.id.type.lowercased() + "\u{0}" + record.id.name) } }
             let last = !batch.moreComing
             if batch.changed.isEmpty && batch.deleted.isEmpty && !listing && batch.token == token && last { break }
-            if state.echoes.acknowledgedSinceFetch && !listing && batch.deleted.isEmpty && !batch.changed.isEmpty, try await onlyEchoes(batch.changed) {
+            if state.echoes.acknowledgedSinceFetch && !listing && batch.deleted.isEmpty && !batch.changed.isEmpty,
+                try await onlyEchoes(batch.changed)
+            {
                 // This group's own uploads coming back: nothing to write. The token moves on here
                 // and is stored with the next write of the sync state (a crash fetches them again).
                 state.tokens.known[zone] = batch.token
@@ -107,12 +111,15 @@ extension SyncEngine {
     /// its table syncs with, or refused and parked, never dropped.
     private func leave(_ zone: CloudZone, because reason: String, summary: inout CloudSyncSummary) async throws -> Int {
         let (held, token) = try readDatabase { db in
-            let held = try Row.fetchAll(db, sql: "SELECT entity, name FROM \(SyncState.record) WHERE zone = ?", arguments: [zone.description])
-                .map { CloudRecordID(zone: zone, type: $0[0], name: $0[1]) }
+            let held = try Row.fetchAll(
+                db, sql: "SELECT entity, name FROM \(SyncState.record) WHERE zone = ?", arguments: [zone.description]
+            )
+            .map { CloudRecordID(zone: zone, type: $0[0], name: $0[1]) }
             return (held, try SyncState.token(db, zone: zone))
         }
         guard !held.isEmpty || token != nil else {
-            logger.debug("shared zone not shared with this user (yet): nothing fetched", metadata: ["zone": "\(zone)", "reason": "\(reason)"])
+            logger.debug(
+                "shared zone not shared with this user (yet): nothing fetched", metadata: ["zone": "\(zone)", "reason": "\(reason)"])
             return 0
         }
         let empty = CloudChangeBatch(changed: [], deleted: [], token: CloudChangeToken(""), moreComing: false)
@@ -249,7 +256,8 @@ extension SyncEngine {
             events.emit(.conflict(table: conflict.table, record: conflict.record, outcome: conflict.outcome))
         }
         for parked in outcome.parked {
-            logger.info("record parked", metadata: ["table": "\(parked.table)", "record": "\(parked.record)", "reason": "\(parked.reason)"])
+            logger.info(
+                "record parked", metadata: ["table": "\(parked.table)", "record": "\(parked.record)", "reason": "\(parked.reason)"])
             events.emit(.parked(table: parked.table, record: parked.record, reason: parked.reason))
         }
     }

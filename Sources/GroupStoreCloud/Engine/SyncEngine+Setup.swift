@@ -59,7 +59,8 @@ extension SyncEngine {
                 case .refuse:
                     throw CloudSyncError(
                         .accountChanged,
-                        "group \(group) syncs as \(known), not \(account): nothing was synced (choose purge or upload for a change of user)")
+                        "group \(group) syncs as \(known), not \(account): nothing was synced (choose purge or upload for a change of user)"
+                    )
                 case .purge:
                     // The deletions are this member's own: they are not taken in, so not uploaded.
                     for table in tables.reversed() { try db.execute(sql: "DELETE FROM \(quote(table.name))") }
@@ -114,7 +115,8 @@ extension SyncEngine {
                 let rows = try applier.codec(table).readAll(in: db)
                 var known: Set<String> = []
                 let now = Date()
-                let records = try Row.fetchCursor(db, sql: "SELECT name, ancestor FROM \(SyncState.record) WHERE entity = ?", arguments: [table.name])
+                let records = try Row.fetchCursor(
+                    db, sql: "SELECT name, ancestor FROM \(SyncState.record) WHERE entity = ?", arguments: [table.name])
                 while let record = try records.next() {
                     let name: String = record[0]
                     known.insert(name)

@@ -1,7 +1,7 @@
 import Foundation
-import Logging
 import GRDB
 import GroupStore
+import Logging
 
 extension SyncEngine {
     /// One prepared upload: the change, the pending entry it clears, and
@@ -147,7 +147,8 @@ extension SyncEngine {
     }
 
     /// Records what the remote did with each change, in one local transaction.
-    private func acknowledge(_ uploads: [Upload], _ results: [CloudModifyResult]) throws -> (accepted: Int, outcome: RecordApplier.Outcome) {
+    private func acknowledge(_ uploads: [Upload], _ results: [CloudModifyResult]) throws -> (accepted: Int, outcome: RecordApplier.Outcome)
+    {
         let applier = self.applier
         let maxRounds = configuration.maxConflictRounds
         return try writeStore { db in
@@ -191,9 +192,10 @@ extension SyncEngine {
                     let state = try SyncState.recordState(db, entity: table.name, name: name)
                     let client = try codec.read(name, in: db)
                     try SyncState.setRounds(db, entity: table.name, name: name, rounds: rounds)
-                    let serverAssets = server?.fields.values.compactMap { value -> String? in
-                        if case .asset(let asset) = value { return asset.hash } else { return nil }
-                    } ?? []
+                    let serverAssets =
+                        server?.fields.values.compactMap { value -> String? in
+                            if case .asset(let asset) = value { return asset.hash } else { return nil }
+                        } ?? []
                     if serverAssets.contains(where: { client?.assets[$0] == nil }) {
                         // The server's version names assets not here: it is settled when fetched (with them).
                         outcome.refetch = true

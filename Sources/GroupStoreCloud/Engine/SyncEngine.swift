@@ -51,10 +51,13 @@ actor SyncEngine {
         store: GroupStore, configuration: CloudSyncConfiguration, events: EventHub, tracer: SyncTracer, oneShot: Bool
     ) async throws -> SyncEngine {
         if !configuration.sharedTables.isEmpty {
-            guard let zone = configuration.sharedZone, zone.scope == .shared, CloudZone.isOwnerName(zone.owner), CloudZone.isZoneName(zone.name) else {
+            guard let zone = configuration.sharedZone, zone.scope == .shared, CloudZone.isOwnerName(zone.owner),
+                CloudZone.isZoneName(zone.name)
+            else {
                 throw CloudSyncError(
                     .invalidConfiguration,
-                    "shared tables \(configuration.sharedTables.joined(separator: ", ")) need a shared zone (owner/name, the name 1 to 63 of A-Z a-z 0-9 . _ -)")
+                    "shared tables \(configuration.sharedTables.joined(separator: ", ")) need a shared zone (owner/name, the name 1 to 63 of A-Z a-z 0-9 . _ -)"
+                )
             }
         }
         let request = SchemaMapper.Request(
@@ -65,10 +68,12 @@ actor SyncEngine {
             let tables = try SchemaMapper.map(request, in: db, path: path)
             var triggered = Set<String>()
             for table in tables {
-                let count = try Int.fetchOne(
-                    db,
-                    sql: "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? AND name NOT LIKE 'groupstore\\_%' ESCAPE '\\'",
-                    arguments: [table.name]) ?? 0
+                let count =
+                    try Int.fetchOne(
+                        db,
+                        sql:
+                            "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? AND name NOT LIKE 'groupstore\\_%' ESCAPE '\\'",
+                        arguments: [table.name]) ?? 0
                 if count > 0 { triggered.insert(table.name.lowercased()) }
             }
             return (tables, triggered)

@@ -84,7 +84,9 @@ public struct CloudZone: Hashable, Sendable, Codable, CustomStringConvertible {
     /// A shared zone's name: 1 to 63 of `A-Z a-z 0-9 . _ -`.
     public static func isZoneName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 63
-            && name.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0))
+            }
     }
 }
 

@@ -70,14 +70,17 @@ extension FeedToken {
         guard let start else { return (0, head) }
         guard start.epoch == epoch else {
             throw CloudSyncError(
-                .tokenExpired, "the change token of \(zone) was issued by another remote at \(display) (replaced or restored); fetch the zone again")
+                .tokenExpired,
+                "the change token of \(zone) was issued by another remote at \(display) (replaced or restored); fetch the zone again")
         }
         guard start.floor <= head else {
             throw CloudSyncError(
-                .tokenExpired, "the change token of \(zone) is ahead of the remote \(display) (restored from an older copy?); fetch the zone again")
+                .tokenExpired,
+                "the change token of \(zone) is ahead of the remote \(display) (restored from an older copy?); fetch the zone again")
         }
         guard start.floor >= horizon else {
-            throw CloudSyncError(.tokenExpired, "the change token of \(zone) is older than the remote \(display) keeps changes for; fetch the zone again")
+            throw CloudSyncError(
+                .tokenExpired, "the change token of \(zone) is older than the remote \(display) keeps changes for; fetch the zone again")
         }
         return (start.position, start.floor)
     }

@@ -83,7 +83,8 @@ public final class MemoryRemote: CloudDatabase {
     public func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
         try faults.beforeCall("modify", remote: displayName)
         guard changes.count <= faults.maxBatchRecords else {
-            throw CloudSyncError(.batchTooLarge, "\(changes.count) changes are more than \(displayName) takes at once (\(faults.maxBatchRecords))")
+            throw CloudSyncError(
+                .batchTooLarge, "\(changes.count) changes are more than \(displayName) takes at once (\(faults.maxBatchRecords))")
         }
         let bytes = changes.reduce(0) { $0 + $1.batchSize }
         guard bytes <= Self.maxBatchBytes else {
@@ -129,7 +130,8 @@ public final class MemoryRemote: CloudDatabase {
     public func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws {
         try faults.beforeCall("upload an asset", remote: displayName)
         guard bytes.count == asset.size else {
-            throw CloudSyncError(.badRemote, "\(displayName) refused asset \(asset.hash): \(bytes.count) bytes given, \(asset.size) announced")
+            throw CloudSyncError(
+                .badRemote, "\(displayName) refused asset \(asset.hash): \(bytes.count) bytes given, \(asset.size) announced")
         }
         let actual = SHA256.hex(bytes)
         guard actual == asset.hash else {
@@ -149,7 +151,8 @@ public final class MemoryRemote: CloudDatabase {
     public func share(_ zone: String, with member: String, access: CloudShareAccess?) async throws {
         try faults.beforeCall("share a zone", remote: displayName)
         guard CloudZone.isZoneName(zone) else {
-            throw CloudSyncError(.invalidConfiguration, "a shared zone's name is 1 to 63 of A-Z a-z 0-9 . _ -, not \(String(reflecting: zone))")
+            throw CloudSyncError(
+                .invalidConfiguration, "a shared zone's name is 1 to 63 of A-Z a-z 0-9 . _ -, not \(String(reflecting: zone))")
         }
         guard CloudZone.isUserName(member), member != user else {
             throw CloudSyncError(.invalidConfiguration, "zone \(zone) of \(user) cannot be shared with \(String(reflecting: member))")
@@ -164,7 +167,11 @@ public final class MemoryRemote: CloudDatabase {
         let user = self.user
         return server.store.withLock { store in
             store.shares.filter { $0.key.owner == user || $0.key.member == user }
-                .map { CloudShare(zone: .shared(owner: $0.key.owner, name: $0.key.zone), user: $0.key.member, access: $0.value ? .readWrite : .readOnly) }
+                .map {
+                    CloudShare(
+                        zone: .shared(owner: $0.key.owner, name: $0.key.zone), user: $0.key.member,
+                        access: $0.value ? .readWrite : .readOnly)
+                }
                 .sorted { ($0.zone.description, $0.user) < ($1.zone.description, $1.user) }
         }
     }

@@ -23,7 +23,10 @@ extension MemoryRemoteStore {
     /// ``FeedToken/isForgotten(tag:epoch:head:horizon:entryIsTheRecords:)``).
     func forgotten(_ held: [CloudRecordID: String]) -> Set<CloudRecordID> {
         var forgotten = Set<CloudRecordID>()
-        for (id, tag) in held where FeedToken.isForgotten(tag: tag, epoch: epoch, head: head, horizon: horizon, entryIsTheRecords: { log[$0].map { $0 == Key(id) } }) {
+        for (id, tag) in held
+        where FeedToken.isForgotten(
+            tag: tag, epoch: epoch, head: head, horizon: horizon, entryIsTheRecords: { log[$0].map { $0 == Key(id) } })
+        {
             forgotten.insert(id)
         }
         return forgotten
@@ -40,7 +43,8 @@ extension MemoryRemoteStore {
             }
             guard known.scope == type.scope else {
                 throw CloudSyncError(
-                    .scopeChanged, "table \(type.name) was first synced as \(known.scope.rawValue); it cannot be synced as \(type.scope.rawValue)")
+                    .scopeChanged,
+                    "table \(type.name) was first synced as \(known.scope.rawValue); it cannot be synced as \(type.scope.rawValue)")
             }
             let names = Set(known.columns.map(\.name))
             known.columns += type.columns.filter { !names.contains($0.name) }

@@ -125,7 +125,8 @@ public final class RemoteFaults: Sendable {
         case .fail:
             throw CloudSyncError(.transient, "the remote \(remote) failed to \(operation) (injected fault)")
         case .rateLimit(let delay):
-            throw CloudSyncError(.rateLimited, "the remote \(remote) asks to retry \(operation) in \(delay) s (injected fault)", retryAfter: delay)
+            throw CloudSyncError(
+                .rateLimited, "the remote \(remote) asks to retry \(operation) in \(delay) s (injected fault)", retryAfter: delay)
         }
     }
 

@@ -46,9 +46,10 @@ public struct CloudSyncStatus: Sendable, Codable, Hashable {
                     group: group, live: live, account: nil, pending: 0, transactionsNotTakenIn: 0, parked: 0, conflicts: 0, lastSync: nil,
                     parkedRecords: [])
                 guard try SyncState.exists(db) else { return status }
-                status.transactionsNotTakenIn = try Int.fetchOne(
-                    db, sql: "SELECT count(*) FROM groupstore_transaction WHERE seq > ? AND coalesce(author, '') <> ?",
-                    arguments: [try SyncState.intakePosition(db), name]) ?? 0
+                status.transactionsNotTakenIn =
+                    try Int.fetchOne(
+                        db, sql: "SELECT count(*) FROM groupstore_transaction WHERE seq > ? AND coalesce(author, '') <> ?",
+                        arguments: [try SyncState.intakePosition(db), name]) ?? 0
                 let counts = try SyncState.counts(db)
                 status.pending = counts.pending
                 status.parked = counts.parked

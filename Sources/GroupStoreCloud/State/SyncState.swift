@@ -55,9 +55,10 @@ enum SyncState {
     }
 
     static func recordState(_ db: Database, entity: String, name: String) throws -> RecordState? {
-        guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT zone, tag, ancestor, edited_at FROM \(record) WHERE entity = ? AND name = ?"),
-            arguments: [entity, name])
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT zone, tag, ancestor, edited_at FROM \(record) WHERE entity = ? AND name = ?"),
+                arguments: [entity, name])
         else { return nil }
         // An unreadable ancestor (edited by hand) counts as unknown: the row is compared as new.
         let ancestor = (try? CloudFieldsJSON.decode(row[2])) ?? [:]
@@ -111,7 +112,9 @@ enum SyncState {
                 """
         ).execute(arguments: [entity, name, editedAt.timeIntervalSince1970])
         // A new edit gets another chance upstream.
-        try db.cachedStatement(sql: "DELETE FROM \(parked) WHERE entity = ? AND name = ? AND direction = 'up'").execute(arguments: [entity, name])
+        try db.cachedStatement(sql: "DELETE FROM \(parked) WHERE entity = ? AND name = ? AND direction = 'up'").execute(arguments: [
+            entity, name,
+        ])
     }
 
     /// What is in flight for a key: written before an upload is sent, so a
@@ -146,8 +149,10 @@ enum SyncState {
 
     /// Uploads of this key that may have reached the remote unanswered.
     static func inFlight(_ db: Database, entity: String, name: String) throws -> [Sent] {
-        guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT sent, sent_before FROM \(pending) WHERE entity = ? AND name = ?"), arguments: [entity, name])
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT sent, sent_before FROM \(pending) WHERE entity = ? AND name = ?"),
+                arguments: [entity, name])
         else { return [] }
         return [row[0] as String?, row[1] as String?].compactMap { text in
             guard let text else { return nil }
@@ -203,11 +208,15 @@ enum SyncState {
 
     /// Nothing left to upload for a key: a parked upload of it is moot.
     private static func releaseParkedUpload(_ db: Database, entity: String, name: String) throws {
-        try db.cachedStatement(sql: "DELETE FROM \(parked) WHERE entity = ? AND name = ? AND direction = 'up'").execute(arguments: [entity, name])
+        try db.cachedStatement(sql: "DELETE FROM \(parked) WHERE entity = ? AND name = ? AND direction = 'up'").execute(arguments: [
+            entity, name,
+        ])
     }
 
     static func setRounds(_ db: Database, entity: String, name: String, rounds: Int) throws {
-        try db.cachedStatement(sql: "UPDATE \(pending) SET rounds = ? WHERE entity = ? AND name = ?").execute(arguments: [rounds, entity, name])
+        try db.cachedStatement(sql: "UPDATE \(pending) SET rounds = ? WHERE entity = ? AND name = ?").execute(arguments: [
+            rounds, entity, name,
+        ])
     }
 
     // MARK: parked

@@ -1,6 +1,6 @@
-import GroupStoreCloud
 import Foundation
 import GRDB
+import GroupStoreCloud
 
 extension EmbeddedRemote {
     /// The most records one page of ``fetchChanges(in:since:limit:)`` holds,
@@ -29,7 +29,8 @@ extension EmbeddedRemote {
     /// The read of a fetch, once the zone and the token are checked.
     private func fetchQuery(_ zone: CloudZone, since token: CloudChangeToken?, limit: Int) throws -> FetchQuery {
         if zone.scope == .private, zone.owner != user {
-            throw CloudSyncError(.permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from the remote \(path)")
+            throw CloudSyncError(
+                .permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from the remote \(path)")
         }
         let start = try FeedToken.start(of: token, in: zone, remote: path, faults: faults)
         return FetchQuery(zone: zone, user: user, start: start, limit: min(max(1, limit), Self.maxFetchLimit), display: path)
@@ -47,7 +48,8 @@ private struct FetchQuery: Sendable {
     func run(_ db: Database) throws -> CloudChangeBatch {
         if zone.scope == .shared, !CloudZone.isUserName(zone.owner) {
             throw CloudSyncError(
-                .invalidConfiguration, "\(zone) cannot exist on the remote \(display): its owner \(String(reflecting: zone.owner)) is not a user name")
+                .invalidConfiguration,
+                "\(zone) cannot exist on the remote \(display): its owner \(String(reflecting: zone.owner)) is not a user name")
         }
         if zone.scope == .shared, try EmbeddedRemote.access(db, to: zone, user: user) == nil {
             throw CloudSyncError(.permissionDenied, "\(zone) is not shared with \(user) on the remote \(display)")
@@ -81,7 +83,8 @@ private struct FetchQuery: Sendable {
             }
             last = stored.seq
         }
-        let next = moreComing
+        let next =
+            moreComing
             ? FeedToken(epoch: epoch, position: last, floor: floor)
             : FeedToken(epoch: epoch, position: head, floor: head)
         return CloudChangeBatch(changed: changed, deleted: deleted, token: next.token, moreComing: moreComing)

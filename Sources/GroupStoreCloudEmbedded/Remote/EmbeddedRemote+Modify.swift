@@ -1,6 +1,6 @@
-import GroupStoreCloud
 import Foundation
 import GRDB
+import GroupStoreCloud
 import Logging
 
 extension EmbeddedRemote {
@@ -46,7 +46,8 @@ extension EmbeddedRemote {
         let bytes = changes.reduce(0) { $0 + $1.batchSize }
         guard bytes <= Self.maxBatchBytes else {
             throw CloudSyncError(
-                .batchTooLarge, "\(changes.count) changes (\(bytes) bytes) are more than the remote \(path) takes at once (\(Self.maxBatchBytes) bytes)")
+                .batchTooLarge,
+                "\(changes.count) changes (\(bytes) bytes) are more than the remote \(path) takes at once (\(Self.maxBatchBytes) bytes)")
         }
         guard !changes.isEmpty else { return nil }
         return ModifyContext(user: user, display: path, epoch: connection.epoch, conflictOnEverySave: faults.conflictOnEverySave)

@@ -1,6 +1,6 @@
-import GroupStoreCloud
 import Foundation
 import GRDB
+import GroupStoreCloud
 import Logging
 
 extension EmbeddedRemote {
@@ -12,12 +12,14 @@ extension EmbeddedRemote {
     ///   not one this remote accepts (or is this user).
     public func share(_ zone: String, with member: String, access: CloudShareAccess?) async throws {
         guard CloudZone.isZoneName(zone) else {
-            throw CloudSyncError(.invalidConfiguration, "a shared zone's name is 1 to 63 of A-Z a-z 0-9 . _ -, not \(String(reflecting: zone))")
+            throw CloudSyncError(
+                .invalidConfiguration, "a shared zone's name is 1 to 63 of A-Z a-z 0-9 . _ -, not \(String(reflecting: zone))")
         }
         guard CloudZone.isUserName(member), member != user else {
             throw CloudSyncError(
                 .invalidConfiguration,
-                "zone \(zone) of \(user) can be shared with another user of 1 to 128 of A-Z a-z 0-9 . _ - @ +, not \(String(reflecting: member))")
+                "zone \(zone) of \(user) can be shared with another user of 1 to 128 of A-Z a-z 0-9 . _ - @ +, not \(String(reflecting: member))"
+            )
         }
         let owner = user
         try await perform("share a zone") { connection in
@@ -36,8 +38,10 @@ extension EmbeddedRemote {
         }
         logger.info(
             "zone shared",
-            metadata: ["remote": "\(path)", "zone": "\(CloudZone.shared(owner: owner, name: zone))", "with": "\(member)",
-                "access": "\(access?.rawValue ?? "none")"])
+            metadata: [
+                "remote": "\(path)", "zone": "\(CloudZone.shared(owner: owner, name: zone))", "with": "\(member)",
+                "access": "\(access?.rawValue ?? "none")",
+            ])
     }
 
     /// The shares of this user's zones and of the zones shared with this user.

@@ -1,7 +1,7 @@
-import GroupStoreCloud
 import FolderWatching
 import Foundation
 import GRDB
+import GroupStoreCloud
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -270,7 +270,8 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
             do {
                 known = try JSONDecoder().decode([CloudColumn].self, from: Data(try row.decode(String.self, atIndex: 1).utf8))
             } catch {
-                throw CloudSyncError(.badRemote, "the remote \(display) holds unreadable columns for the record type \(type.name)", underlying: error)
+                throw CloudSyncError(
+                    .badRemote, "the remote \(display) holds unreadable columns for the record type \(type.name)", underlying: error)
             }
             let knownNames = Set(known.map(\.name))
             let added = type.columns.filter { !knownNames.contains($0.name) }

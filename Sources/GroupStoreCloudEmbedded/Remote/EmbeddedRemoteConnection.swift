@@ -1,7 +1,7 @@
-import GroupStoreCloud
 import Dispatch
 import Foundation
 import GRDB
+import GroupStoreCloud
 import Logging
 
 #if canImport(Glibc)
@@ -108,7 +108,8 @@ struct EmbeddedRemoteConnection: Sendable {
             case .SQLITE_IOERR, .SQLITE_FULL, .SQLITE_NOMEM, .SQLITE_INTERRUPT, .SQLITE_PROTOCOL:
                 return CloudSyncError(.transient, "the remote \(display) failed to \(operation): \(detail)", underlying: error)
             case .SQLITE_NOTADB, .SQLITE_CORRUPT:
-                return CloudSyncError(.badRemote, "the remote \(display) is not a SQLite database or is damaged (\(operation)): \(detail)", underlying: error)
+                return CloudSyncError(
+                    .badRemote, "the remote \(display) is not a SQLite database or is damaged (\(operation)): \(detail)", underlying: error)
             case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY, .SQLITE_AUTH:
                 return CloudSyncError(.badRemote, "cannot use the remote \(display) (\(operation)): \(detail)", underlying: error)
             default:

@@ -1,5 +1,5 @@
-import GroupStoreCloud
 import Foundation
+import GroupStoreCloud
 import Synchronization
 
 #if canImport(Glibc)

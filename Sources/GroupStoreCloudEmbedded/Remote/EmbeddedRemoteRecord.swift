@@ -1,6 +1,6 @@
-import GroupStoreCloud
 import Foundation
 import GRDB
+import GroupStoreCloud
 
 /// A row of the `records` table: a record, or the tombstone a delete left.
 ///

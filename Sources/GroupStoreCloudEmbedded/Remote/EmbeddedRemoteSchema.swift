@@ -1,6 +1,6 @@
-import GroupStoreCloud
 import Foundation
 import GRDB
+import GroupStoreCloud
 
 /// The tables of an embedded remote (format 2), how a file is recognised as
 /// one, and how it is created or upgraded (``migrations``).
@@ -48,13 +48,15 @@ enum EmbeddedRemoteSchema {
         }
         let meta = try self.meta(db)
         guard meta["kind"] == kind else {
-            throw CloudSyncError(.badRemote, "the remote \(display) is a SQLite database but not a GroupStore remote (its meta table is not a remote's)")
+            throw CloudSyncError(
+                .badRemote, "the remote \(display) is a SQLite database but not a GroupStore remote (its meta table is not a remote's)")
         }
         guard let text = meta["format"], let version = Int(text), version >= 1 else {
             throw CloudSyncError(.badRemote, "the remote \(display) has an unreadable format version")
         }
         guard version <= format else {
-            throw CloudSyncError(.badRemote, "the remote \(display) has format \(version); this GroupStore reads up to format \(format): upgrade GroupStore")
+            throw CloudSyncError(
+                .badRemote, "the remote \(display) has format \(version); this GroupStore reads up to format \(format): upgrade GroupStore")
         }
         guard let epoch = meta["epoch"], !epoch.isEmpty else {
             throw CloudSyncError(.badRemote, "the remote \(display) has no epoch in its meta table")
@@ -122,7 +124,8 @@ enum EmbeddedRemoteSchema {
         for attempt in 1...3 {
             do {
                 try pool.write { db in
-                    if case .remote(let format) = try status(db, display: display), try SchemaMigration.applied(migrations, in: db).isEmpty {
+                    if case .remote(let format) = try status(db, display: display), try SchemaMigration.applied(migrations, in: db).isEmpty
+                    {
                         try SchemaMigration.adopt(migrations.prefix(format).map(\.identifier), in: db)
                     }
                 }

@@ -30,7 +30,10 @@ extension PostgresRemote {
                 format = (rows.first?.first ?? nil).flatMap { Int($0) }
             }
             if let format, format > PostgresServerSchema.format {
-                throw CloudSyncError(.badRemote, "\(display) has GroupStore schema format \(format); this GroupStore sets up format \(PostgresServerSchema.format): upgrade GroupStore")
+                throw CloudSyncError(
+                    .badRemote,
+                    "\(display) has GroupStore schema format \(format); this GroupStore sets up format \(PostgresServerSchema.format): upgrade GroupStore"
+                )
             }
             try await connection.query("BEGIN", logger: quiet)
             try await connection.query("SELECT pg_advisory_xact_lock(hashtext('groupstore.setup'))", logger: quiet)

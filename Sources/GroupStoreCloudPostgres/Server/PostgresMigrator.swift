@@ -33,7 +33,8 @@ struct PostgresMigrator {
             binds.append(migration.identifier)
             binds.append(migration.checksum)
             try await connection.query(
-                PostgresQuery(unsafeSQL: "INSERT INTO groupstore.migrations (identifier, checksum) VALUES ($1, $2)", binds: binds), logger: logger)
+                PostgresQuery(unsafeSQL: "INSERT INTO groupstore.migrations (identifier, checksum) VALUES ($1, $2)", binds: binds),
+                logger: logger)
             ran.append(migration.identifier)
         }
         return ran

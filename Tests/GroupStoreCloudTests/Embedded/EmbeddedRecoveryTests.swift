@@ -36,7 +36,9 @@ final class EmbeddedRecoveryTests: CloudTestCase {
         try await sync("a", tables: ["note"])
         try await sync("b", tables: ["note"])
         // The remote is moved away; the next sync creates a new, empty one at the path.
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.moveItem(atPath: remotePath + suffix, toPath: root + "/moved" + suffix) }
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.moveItem(atPath: remotePath + suffix, toPath: root + "/moved" + suffix)
+        }
         let summary = try await sync("a", tables: ["note"])
         XCTAssertEqual(summary.uploaded, 2)
         XCTAssertEqual(try dump(a, "note"), ["t:a1|t:x", "t:a2|t:y"], "nothing of A is deleted")

@@ -206,7 +206,9 @@ final class EmbeddedRemoteTests: XCTestCase {
         faults.failNext(2)
         faults.rateLimitNext(1, retryAfter: 1.5)
         for _ in 0..<2 {
-            let error = await cloudError { _ = try await remote.modify([.save(id: note("n"), baseTag: nil, fields: [:], editedAt: Date())]) }
+            let error = await cloudError {
+                _ = try await remote.modify([.save(id: note("n"), baseTag: nil, fields: [:], editedAt: Date())])
+            }
             XCTAssertEqual(error?.code, .transient)
             XCTAssertEqual(error?.isTransient, true)
         }
@@ -251,7 +253,8 @@ final class EmbeddedRemoteTests: XCTestCase {
 
     func testFaultsFromTheEnvironment() async throws {
         let faults = EmbeddedRemoteFaults(environment: [
-            EmbeddedRemoteFaults.environmentVariable: "fail=1, ratelimit=1,retry-after=0.25,expire=1,maxbatch=50,conflict-always=1,bogus=7,fail2,=3"
+            EmbeddedRemoteFaults.environmentVariable:
+                "fail=1, ratelimit=1,retry-after=0.25,expire=1,maxbatch=50,conflict-always=1,bogus=7,fail2,=3"
         ])
         XCTAssertEqual(faults.maxBatchRecords, 50)
         XCTAssertTrue(faults.conflictOnEverySave)
@@ -330,7 +333,9 @@ final class EmbeddedRemoteTests: XCTestCase {
 
     private func inotifyDescriptors() -> Int {
         let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return fds.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)"))?.contains("inotify") ?? false }.count
+        return fds.filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)"))?.contains("inotify") ?? false
+        }.count
     }
 
     // MARK: - Bad remotes
@@ -375,7 +380,9 @@ final class EmbeddedRemoteTests: XCTestCase {
 
         let other = directory + "/other.sqlite"
         let foreign = try DatabaseQueue(path: other)
-        try foreign.write { try $0.execute(sql: "CREATE TABLE meta (key TEXT, value TEXT); INSERT INTO meta VALUES ('kind', 'something else')") }
+        try foreign.write {
+            try $0.execute(sql: "CREATE TABLE meta (key TEXT, value TEXT); INSERT INTO meta VALUES ('kind', 'something else')")
+        }
         try foreign.close()
         let metaError = openError(other)
         XCTAssertEqual(metaError?.code, .badRemote)
@@ -409,7 +416,9 @@ final class EmbeddedRemoteTests: XCTestCase {
         let fetch = await cloudError { _ = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 10) }
         XCTAssertEqual(fetch?.code, .badRemote)
         XCTAssertTrue(fetch?.message.contains(path) ?? false, fetch?.message ?? "")
-        let modify = await cloudError { _ = try await remote.modify([.save(id: self.note("b"), baseTag: nil, fields: [:], editedAt: Date())]) }
+        let modify = await cloudError {
+            _ = try await remote.modify([.save(id: self.note("b"), baseTag: nil, fields: [:], editedAt: Date())])
+        }
         XCTAssertEqual(modify?.code, .badRemote)
         let assets = await cloudError { _ = try await remote.missingAssets(["x"]) }
         XCTAssertEqual(assets?.code, .badRemote)
@@ -442,7 +451,9 @@ final class EmbeddedRemoteTests: XCTestCase {
             }
         }
         removeRemoteFiles()
-        let gone = await cloudError { _ = try await remote.modify([.save(id: self.note("b"), baseTag: nil, fields: [:], editedAt: Date())]) }
+        let gone = await cloudError {
+            _ = try await remote.modify([.save(id: self.note("b"), baseTag: nil, fields: [:], editedAt: Date())])
+        }
         XCTAssertEqual(gone?.code, .badRemote)
         XCTAssertTrue(gone?.message.contains(path) ?? false, gone?.message ?? "")
     }
@@ -456,7 +467,9 @@ final class EmbeddedRemoteTests: XCTestCase {
         let fetch = await cloudError { _ = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 10) }
         XCTAssertEqual(fetch?.code, .badRemote)
         XCTAssertTrue(fetch?.message.contains(path) ?? false, fetch?.message ?? "")
-        let modify = await cloudError { _ = try await remote.modify([.save(id: self.note("a"), baseTag: a.tag, fields: [:], editedAt: Date())]) }
+        let modify = await cloudError {
+            _ = try await remote.modify([.save(id: self.note("a"), baseTag: a.tag, fields: [:], editedAt: Date())])
+        }
         XCTAssertEqual(modify?.code, .badRemote)
     }
 }
