@@ -21,8 +21,11 @@ public struct CloudSyncStatus: Sendable, Codable, Hashable {
     public var account: String?
     /// Local changes taken in and not uploaded yet (parked ones not counted).
     public var pending: Int
-    /// Transactions committed since the bridge last took the history in
-    /// (every table's; those of synced tables become pending at the next sync).
+    /// Transactions committed by others than the bridge after the last
+    /// local save it took in (every table's; those of synced tables become
+    /// pending at the next sync). A running bridge is delivered only saves
+    /// of synced tables, so transactions of other tables committed after its
+    /// last one stay counted here until a save of a synced table comes.
     public var transactionsNotTakenIn: Int
     public var parked: Int
     /// Conflicts settled so far.

@@ -40,8 +40,12 @@ enum EmbeddedRemoteSchema {
     /// Reads what `db` is. Throws ``CloudSyncError/Code/badRemote`` for a
     /// database that is not a remote, or a remote of a newer format.
     static func status(_ db: Database, display: String) throws -> Status {
-        let tables = try Row.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-            .compactMap { try? $0.decode(String.self, atIndex: 0) }
+        // `grdb_migrations` alone is a remote being created: the migrator
+        // makes it before its first migration's transaction.
+        let tables = try Row.fetchAll(
+            db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'grdb_migrations'"
+        )
+        .compactMap { try? $0.decode(String.self, atIndex: 0) }
         if tables.isEmpty { return .empty }
         guard tables.contains("meta") else {
             throw CloudSyncError(.badRemote, "the remote \(display) is a SQLite database but not a GroupStore remote (no meta table)")
