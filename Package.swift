@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "GroupStore", targets: ["GroupStore"]),
         .library(name: "FolderWatching", targets: ["FolderWatching"]),
         .library(name: "GroupStoreCloud", targets: ["GroupStoreCloud"]),
+        .library(name: "GroupStoreCloudEmbedded", targets: ["GroupStoreCloudEmbedded"]),
         .library(name: "GroupStoreCloudPostgres", targets: ["GroupStoreCloudPostgres"]),
         .executable(name: "groupstore", targets: ["GroupStoreCLI"]),
         .executable(name: "groupstore-peer", targets: ["GroupStorePeer"]),
@@ -68,7 +69,8 @@ let package = Package(
             swiftSettings: upcomingFeatures
         ),
         // The cloud sync bridge: engine, schema mapping, conflict policies,
-        // the remote protocol and the embedded (SQLite) remote.
+        // the remote protocol and the in-memory remote (no remote of its own
+        // beyond that: the embedded and PostgreSQL remotes are modules apart).
         // SHA-256 for content-addressed assets (C: fast in debug builds too).
         .target(name: "CSHA256"),
         .target(
@@ -76,10 +78,22 @@ let package = Package(
             dependencies: [
                 "GroupStore",
                 "CSHA256",
-                "FolderWatching",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // The bridge's embedded remote: a SQLite file shared by the groups of
+        // one host, push hints by inotify.
+        .target(
+            name: "GroupStoreCloudEmbedded",
+            dependencies: [
+                "GroupStoreCloud",
+                "FolderWatching",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: upcomingFeatures
@@ -107,6 +121,7 @@ let package = Package(
             dependencies: [
                 "GroupStore",
                 "GroupStoreCloud",
+                "GroupStoreCloudEmbedded",
                 "GroupStoreCloudPostgres",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -129,6 +144,7 @@ let package = Package(
                 "GroupStore",
                 "Subprocesses",
                 "GroupStoreCloud",
+                "GroupStoreCloudEmbedded",
                 "GroupStoreCloudPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -220,6 +236,7 @@ let package = Package(
             name: "GroupStoreCloudTests",
             dependencies: [
                 "GroupStoreCloud",
+                "GroupStoreCloudEmbedded",
                 "GroupStoreCloudPostgres",
                 "GroupStore",
                 "GroupStoreCLI",
@@ -232,6 +249,7 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            exclude: ["Fixtures"],
             swiftSettings: upcomingFeatures
         ),
         // Spawns the built executables as child processes.

@@ -58,9 +58,9 @@ struct CloudRunCommand: AsyncParsableCommand {
                 let printer = CloudEventPrinter(
                     events: sync.events(), format: format, group: configuration.group, remote: options.remoteDisplay)
                 let printing = Task { await printer.run() }
-                // A PostgreSQL remote's connections run as a service too,
-                // started first and stopped last.
-                let remote = (configuration.remote as? any Service).map { [$0] } ?? []
+                // The remote is a service too (its connections, its push
+                // hints): started first and stopped last.
+                let remote: [any Service] = [configuration.remote]
                 do {
                     try await options.checkRole()
                 } catch {

@@ -72,9 +72,9 @@ struct CloudShareCommand: AsyncParsableCommand {
                 LogSetup.bootstrap(level: logLevel ?? .warning)
                 let logger = Logger(label: "groupstore.cloud")
                 let remote = try await offThePool { try remoteArgument.open(user: user, logger: logger) }
-                // A PostgreSQL remote's connections live while it runs.
-                let connections = (remote as? any Service).map { remote in Task { try? await remote.run() } }
-                defer { connections?.cancel() }
+                // The remote's connections live while it runs.
+                let connections = Task { try? await remote.run() }
+                defer { connections.cancel() }
                 if case .postgres = remoteArgument { try await CloudOptions.check(user: self.user, isTheRoleOf: remote) }
                 if let member = with, let zone, let access {
                     try await remote.share(zone, with: member, access: CloudShareAccess(rawValue: access))

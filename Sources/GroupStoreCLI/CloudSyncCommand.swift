@@ -38,9 +38,10 @@ struct CloudSyncCommand: AsyncParsableCommand {
             try await reportingFailure {
                 let options = self.options
                 let configuration = try await offThePool { try options.configuration() }
-                // A PostgreSQL remote's connections live while it runs.
-                let connections = (configuration.remote as? any Service).map { remote in Task { try? await remote.run() } }
-                defer { connections?.cancel() }
+                // The remote's connections live while it runs.
+                let remote = configuration.remote
+                let connections = Task { try? await remote.run() }
+                defer { connections.cancel() }
                 try await options.checkRole()
                 let sync = CloudSync(configuration)
                 // Conflicts and parked records, for the text line; the sync's last event is `finished`.

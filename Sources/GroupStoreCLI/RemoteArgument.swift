@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GroupStore
 import GroupStoreCloud
+import GroupStoreCloudEmbedded
 import GroupStoreCloudPostgres
 import Logging
 

@@ -2,21 +2,25 @@ import Foundation
 import GRDB
 import GroupStore
 import GroupStoreCloud
+import GroupStoreCloudEmbedded
 import GroupStoreCloudPostgres
 import Subprocesses
 import XCTest
 
 /// Base of in-process bridge tests: a temporary folder holding group
-/// directories ("hosts") and one remote they share: an embedded one, or —
-/// in subclasses whose ``remoteKind`` is `.postgres` — a throwaway
-/// PostgreSQL server, set up by its superuser, with ordinary roles `alice`,
-/// `bob` and `carol` granted `groupstore_user` (a superuser would bypass row-level
-/// security).
+/// directories ("hosts") and one remote they share: an in-memory one
+/// (``MemoryRemote``, the engine tests' remote), an embedded one in a
+/// subclass whose ``remoteKind`` is `.embedded`, or — where it is
+/// `.postgres` — a throwaway PostgreSQL server, set up by its superuser,
+/// with ordinary roles `alice`, `bob` and `carol` granted `groupstore_user`
+/// (a superuser would bypass row-level security).
 class CloudTestCase: XCTestCase {
-    enum RemoteKind { case embedded, postgres }
+    enum RemoteKind { case memory, embedded, postgres }
     /// The remote ``defaultRemote(user:)`` gives: subclasses run the same
-    /// tests against PostgreSQL by overriding it.
-    class var remoteKind: RemoteKind { .embedded }
+    /// tests against another remote by overriding it.
+    class var remoteKind: RemoteKind { .memory }
+    /// What this test's in-memory remotes share.
+    let memoryServer = MemoryRemote.Server()
 
     var root = ""
     var remotePath: String { root + "/cloud.sqlite" }
@@ -50,7 +54,11 @@ class CloudTestCase: XCTestCase {
 
     /// The remote of this class's kind, acting as `user`.
     func defaultRemote(user: String = "alice") throws -> any CloudDatabase {
-        Self.remoteKind == .postgres ? try pgRemote(user: user) : try remote(user: user)
+        switch Self.remoteKind {
+        case .memory: return remote(user: user)
+        case .embedded: return try embeddedRemote(user: user)
+        case .postgres: return try pgRemote(user: user)
+        }
     }
 
     /// A running PostgreSQL remote acting as `user` (its connections end with the test).
@@ -88,8 +96,17 @@ class CloudTestCase: XCTestCase {
         return store
     }
 
-    func remote(user: String = "alice", faults: EmbeddedRemoteFaults = .init()) throws -> EmbeddedRemote {
-        try EmbeddedRemote(path: remotePath, user: user, faults: faults)
+    /// An in-memory remote acting as `user`, on this test's server.
+    func remote(user: String = "alice", faults: RemoteFaults = .init()) -> MemoryRemote {
+        MemoryRemote(user: user, server: memoryServer, faults: faults)
+    }
+
+    /// The embedded remote at ``remotePath`` acting as `user`, its push
+    /// hints watched while the test runs.
+    func embeddedRemote(user: String = "alice", faults: RemoteFaults = .init()) throws -> EmbeddedRemote {
+        let remote = try EmbeddedRemote(path: remotePath, user: user, faults: faults)
+        runningRemotes.append(Task { try? await remote.run() })
+        return remote
     }
 
     func configuration(
@@ -121,7 +138,8 @@ class CloudTestCase: XCTestCase {
     /// writer outside the library; foreign keys off, its default).
     func shell(_ name: String, _ sql: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let process = try Subprocess(
-            URL(fileURLWithPath: "/usr/bin/sqlite3"), ["-bail", "-cmd", ".timeout 10000", group(name) + "/store.sqlite", "BEGIN; \(sql); COMMIT;"])
+            URL(fileURLWithPath: "/usr/bin/sqlite3"),
+            ["-bail", "-cmd", ".timeout 10000", group(name) + "/store.sqlite", "BEGIN; \(sql); COMMIT;"])
         let status = process.waitForExit(timeout: 60)
         XCTAssertEqual(status, 0, "sqlite3 failed on \(sql): \(process.errors)", file: file, line: line)
     }

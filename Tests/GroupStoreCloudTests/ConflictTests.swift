@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GroupStore
 import GroupStoreCloud
+import GroupStoreCloudEmbedded
 import Subprocesses
 import Synchronization
 import XCTest
@@ -69,47 +70,87 @@ class ConflictTests: CloudTestCase {
 
     /// A local edit committed while the bridge waits for the remote's answer
     /// (after the sync began, before the fetched change is applied) is met
-    /// as a conflict: it was overwritten silently before the history was
-    /// taken in inside the apply's own transaction.
-    func testALocalEditCommittedDuringTheFetch_isAConflict_notOverwritten() async throws {
+    /// as a conflict, not overwritten: its save has not reached the bridge
+    /// when the apply runs (a one-shot sync reads the history at its start
+    /// only), so the apply finds it by value (`RecordApplier.localEdit`).
+    func testALocalEditCommittedJustBeforeTheApply_isAConflict_clientWins() async throws {
         let b = try open("b", schema: Self.schema)
-        try await editDuringFetch(b, expect: "from B") {
+        try await editDuringFetch(b, .clientWins, expect: ["t:n1|t:from B|t:b0"]) {
+            try await b.write { db in try db.execute(sql: "UPDATE note SET title = 'from B'") }
+        }
+    }
+
+    /// The same with field-merge: A's edit of `body` and B's edit of
+    /// `title`, made just before B's apply, both survive.
+    func testALocalEditCommittedJustBeforeTheApply_isMerged_fieldMerge() async throws {
+        let b = try open("b", schema: Self.schema)
+        try await editDuringFetch(b, .fieldMerge, editA: "UPDATE note SET body = 'from A'", expect: ["t:n1|t:from B|t:from A"]) {
+            try await b.write { db in try db.execute(sql: "UPDATE note SET title = 'from B'") }
+        }
+    }
+
+    /// The same with a running bridge, whose member's saves stream delivers
+    /// the edit's save around the apply (before or after it: either way the
+    /// edit is kept).
+    func testALocalEditCommittedJustBeforeTheApplyOfARunningBridge_isKept() async throws {
+        let b = try open("b", schema: Self.schema)
+        try await editDuringFetch(
+            b, .fieldMerge, editA: "UPDATE note SET body = 'from A'", expect: ["t:n1|t:from B|t:from A"], running: true
+        ) {
             try await b.write { db in try db.execute(sql: "UPDATE note SET title = 'from B'") }
         }
     }
 
     /// The same with the `sqlite3` shell as the writer: its change, not yet
-    /// closed into a transaction of the history, is closed by the apply's
-    /// write before the history is taken in.
+    /// closed into a transaction of the history, is found by value too.
     func testAShellEditCommittedDuringTheFetch_isAConflict_notOverwritten() async throws {
         let b = try open("b", schema: Self.schema)
         let database = group("b") + "/store.sqlite"
-        try await editDuringFetch(b, expect: "from the shell") {
+        try await editDuringFetch(b, .clientWins, expect: ["t:n1|t:from the shell|t:b0"]) {
             let process = try Subprocess(
-                URL(fileURLWithPath: "/usr/bin/sqlite3"), ["-bail", "-cmd", ".timeout 10000", database, "UPDATE note SET title = 'from the shell'"])
+                URL(fileURLWithPath: "/usr/bin/sqlite3"),
+                ["-bail", "-cmd", ".timeout 10000", database, "UPDATE note SET title = 'from the shell'"])
             XCTAssertEqual(process.waitForExit(timeout: 60), 0, "sqlite3 failed: \(process.errors)")
         }
     }
 
-    /// Both groups hold n1; A changes its title and syncs; B's sync (client
-    /// wins) runs `edit` while its fetch is answered. B must meet one
-    /// conflict and keep the edit, whose title `expect` then reaches A too.
+    /// Both groups hold n1; A runs `editA` and syncs; B's sync (one-shot, or
+    /// a running bridge) runs `edit` while its fetch is answered. B must
+    /// meet one conflict and end with `expect`, which then reaches A too.
     private func editDuringFetch(
-        _ b: GroupStore, expect: String, file: StaticString = #filePath, line: UInt = #line, _ edit: @escaping @Sendable () async throws -> Void
+        _ b: GroupStore, _ policy: CloudConflictPolicy, editA: String = "UPDATE note SET title = 'from A'", expect: [String],
+        running: Bool = false, file: StaticString = #filePath, line: UInt = #line, _ edit: @escaping @Sendable () async throws -> Void
     ) async throws {
         let a = try open("a", schema: Self.schema)
         try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 't0', 'b0')") }
-        try await sync("a", tables: ["note"], policy: .clientWins)
-        try await sync("b", tables: ["note"], policy: .clientWins)
-        try await a.write { db in try db.execute(sql: "UPDATE note SET title = 'from A'") }
-        try await sync("a", tables: ["note"], policy: .clientWins)
+        try await sync("a", tables: ["note"], policy: policy)
+        try await sync("b", tables: ["note"], policy: policy)
+        try await a.write { db in try db.execute(sql: editA) }
+        try await sync("a", tables: ["note"], policy: policy)
         let remoteB = EditDuringFetchRemote(try defaultRemote(), edit: edit)
-        let summary = try await sync("b", tables: ["note"], policy: .clientWins, remote: remoteB)
+        if running {
+            let bridge = CloudSync(try configuration("b", tables: ["note"], policy: policy, remote: remoteB))
+            let events = bridge.events()
+            let run = Task { try await bridge.run() }
+            defer { run.cancel() }
+            let conflicts = try await deadline(30, "B's bridge to settle the conflict and upload its result") {
+                var conflicts = 0
+                for await event in events {
+                    if case .conflict = event { conflicts += 1 }
+                    if case .finished(let summary) = event, summary.error == nil, conflicts > 0, summary.pending == 0 { return conflicts }
+                }
+                return nil
+            }
+            XCTAssertEqual(conflicts, 1, "the fetched change meets B's edit as a conflict", file: file, line: line)
+        } else {
+            let summary = try await sync("b", tables: ["note"], policy: policy, remote: remoteB)
+            XCTAssertEqual(summary.conflicts, 1, "the fetched change meets B's edit as a conflict", file: file, line: line)
+            try await sync("b", tables: ["note"], policy: policy)
+        }
         XCTAssertTrue(remoteB.edited, "the edit ran during B's fetch", file: file, line: line)
-        XCTAssertEqual(summary.conflicts, 1, "the fetched change meets B's edit as a conflict", file: file, line: line)
-        XCTAssertEqual(try dump(b, "note"), ["t:n1|t:\(expect)|t:b0"], "client wins: B's edit stays", file: file, line: line)
-        try await sync("a", tables: ["note"], policy: .clientWins)
-        XCTAssertEqual(try dump(a, "note"), ["t:n1|t:\(expect)|t:b0"], "and reaches A", file: file, line: line)
+        XCTAssertEqual(try dump(b, "note"), expect, "\(policy): B's edit stays", file: file, line: line)
+        try await sync("a", tables: ["note"], policy: policy)
+        XCTAssertEqual(try dump(a, "note"), expect, "and reaches A", file: file, line: line)
     }
 
     func testNewerWins_theLaterEditWins_eitherWay() async throws {
@@ -184,11 +225,11 @@ class ConflictTests: CloudTestCase {
         // The fault (a conflict at every save) is the embedded remote's.
         let a = try open("a", schema: Self.schema)
         try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 't0', 'b0')") }
-        try await sync("a", tables: ["note"], remote: try remote())
+        try await sync("a", tables: ["note"], remote: remote())
         try await a.write { db in try db.execute(sql: "UPDATE note SET title = 'mine'") }
-        let faults = EmbeddedRemoteFaults()
+        let faults = RemoteFaults()
         faults.conflictOnEverySave = true
-        let sync = CloudSync(try configuration("a", tables: ["note"], policy: .clientWins, remote: try remote(faults: faults)))
+        let sync = CloudSync(try configuration("a", tables: ["note"], policy: .clientWins, remote: remote(faults: faults)))
         let events = sync.events()
         let summary = try await sync.syncOnce()
         XCTAssertEqual(summary.parked, 1)
@@ -243,7 +284,13 @@ private final class EditDuringFetchRemote: ForwardingRemote, Sendable {
     }
     func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
         let batch = try await base.fetchChanges(in: zone, since: token, limit: limit)
-        if !batch.changed.isEmpty, done.withLock({ value in defer { value = true }; return !value }) { try await edit() }
+        if !batch.changed.isEmpty,
+            done.withLock({ value in
+                defer { value = true }; return !value
+            })
+        {
+            try await edit()
+        }
         return batch
     }
 }

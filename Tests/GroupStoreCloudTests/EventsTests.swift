@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import GRDB
 import GroupStore
@@ -96,17 +97,20 @@ final class EventsTests: CloudTestCase {
 
     func testNotifications_didStartAndDidFinish_carryTheSummaryAndTheError() async throws {
         _ = try open("a", schema: Self.schema)
-        let faults = EmbeddedRemoteFaults()
+        let faults = RemoteFaults()
         faults.failNext(1000)
-        let sync = CloudSync(try configuration("a", tables: ["note"], remote: try remote(faults: faults)))
+        let remote = remote(faults: faults)
+        let sync = CloudSync(try configuration("a", tables: ["note"], remote: remote))
         let posted = Mutex<[String]>([])
         let failure = Mutex<CloudSyncError?>(nil)
         let center = NotificationCenter.default
         let start = center.addObserver(forName: .cloudSyncDidStart, object: sync, queue: nil) { _ in
             posted.withLock { $0.append("start") }
         }
+        let finished = expectation(description: "did-finish posted")
         let finish = center.addObserver(forName: .cloudSyncDidFinish, object: sync, queue: nil) { notification in
             posted.withLock { $0.append("finish") }
+            finished.fulfill()
             failure.withLock { $0 = notification.userInfo?["error"] as? CloudSyncError }
             XCTAssertNotNil(notification.userInfo?["summary"] as? CloudSyncSummary)
         }
@@ -116,9 +120,40 @@ final class EventsTests: CloudTestCase {
         }
         let summary = try await sync.syncOnce()
         XCTAssertEqual(summary.errorCode, "transient")
+        // Posted from the events' own queue, in order, after the sync returned or before.
+        await fulfillment(of: [finished], timeout: 10)
         XCTAssertEqual(posted.withLock { $0 }, ["start", "finish"])
         XCTAssertEqual(failure.withLock { $0?.code }, .transient)
-        XCTAssertTrue(failure.withLock { $0?.message.contains(remotePath) ?? false })
+        XCTAssertTrue(failure.withLock { $0?.message.contains(remote.displayName) ?? false })
+    }
+
+    /// Notifications are posted from a queue of their own: an observer of
+    /// `.cloudSyncDidFinish` that does not return holds the notifications
+    /// after it, never the engine. Here it is held until a second sync has
+    /// finished; posted on the engine's queue, the first sync would never
+    /// have returned.
+    func testASlowDidFinishObserver_doesNotDelayTheNextSync() async throws {
+        let a = try open("a", schema: Self.schema)
+        let sync = CloudSync(try configuration("a", tables: ["note"]))
+        let release = DispatchSemaphore(value: 0)
+        let held = Mutex(0)
+        let observer = NotificationCenter.default.addObserver(forName: .cloudSyncDidFinish, object: sync, queue: nil) { _ in
+            held.withLock { $0 += 1 }
+            release.wait()
+        }
+        defer {
+            for _ in 0..<4 { release.signal() }
+            NotificationCenter.default.removeObserver(observer)
+        }
+        let first = try await deadline(20, "the first sync, its did-finish observer held") { try await sync.syncOnce() }
+        XCTAssertNil(first.error)
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'while the observer is held')") }
+        let second = try await deadline(20, "a second sync while the first one's did-finish observer is still held") {
+            try await sync.syncOnce()
+        }
+        XCTAssertNil(second.error)
+        XCTAssertEqual(second.uploaded, 1)
+        XCTAssertEqual(held.withLock { $0 }, 1, "the second did-finish waits behind the held observer, in order")
     }
 
     func testMetrics_pendingUploads_lastSuccess_andConflicts() async throws {

@@ -19,7 +19,11 @@ extension ForwardingRemote {
     func missingAssets(_ hashes: [String]) async throws -> Set<String> { try await base.missingAssets(hashes) }
     func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws { try await base.uploadAsset(asset, bytes: bytes) }
     func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8] { try await base.downloadAsset(asset) }
-    func share(_ zone: String, with user: String, access: CloudShareAccess?) async throws { try await base.share(zone, with: user, access: access) }
+    func share(_ zone: String, with user: String, access: CloudShareAccess?) async throws {
+        try await base.share(zone, with: user, access: access)
+    }
     func shares() async throws -> [CloudShare] { try await base.shares() }
     func pushHints() -> AsyncStream<Void> { base.pushHints() }
+    /// The base remote runs apart (the test runs it, if it needs running).
+    func run() async throws {}
 }

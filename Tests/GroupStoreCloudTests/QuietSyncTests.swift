@@ -5,37 +5,47 @@ import XCTest
 
 @testable import GroupStoreCloud
 
-/// A sync woken with nothing fetched and nothing pending after the last one
-/// may end early ("quiet"): but only when it took nothing in itself. A
-/// backlog of local transactions taken in at its start is work to upload.
+/// A sync does what its reasons say (``EngineState/Reason``): saves taken
+/// in are uploaded by a sync that does not fetch, and a sync with no reason
+/// left uploads nothing and calls the remote for nothing.
 final class QuietSyncTests: CloudTestCase {
-    func testABacklogTakenInAtTheStartOfASync_isUploadedInThatSync() async throws {
+    func testSavesTakenIn_areUploadedWithoutAFetch_andASyncWithNoReasonLeftSendsNothing() async throws {
         let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, body TEXT)"
         let app = try open("a", schema: schema)
         let bridge = try open("a", member: "cloud", schema: schema)
-        try bridge.start()
+        let recording = RecordingRemote(remote())
         let engine = try await SyncEngine.make(
-            store: bridge, configuration: try configuration("a", tables: ["note"]), events: EventHub(label: "test", object: { nil }),
-            tracer: SyncTracer())
+            store: bridge, configuration: try configuration("a", tables: ["note"], remote: recording),
+            events: EventHub(label: "test", object: { nil }), tracer: SyncTracer(), oneShot: false)
         let first = await engine.sync(complete: false)
-        XCTAssertNil(first.error)
-        XCTAssertEqual(first.pending, 0)
+        XCTAssertNil(first.summary.error)
+        XCTAssertEqual(first.summary.pending, 0)
 
-        // More transactions than one intake page, while no sync runs; the
-        // bridge's member has merged them all (its cursor is at the head).
-        let count = HistoryIntake.pageSize + 88
+        // Saves as the bridge's member is delivered them, more than one upload batch.
+        let count = SyncEngine.maxBatchRecords + 88
         for index in 0..<count {
-            try await app.write { db in try db.execute(sql: "INSERT INTO note VALUES (?, 'x')", arguments: ["n\(index)"]) }
+            let key = "n\(index)"
+            let written = try await app.writeWithSequence { db in try db.execute(sql: "INSERT INTO note VALUES (?, 'x')", arguments: [key])
+            }
+            let save = Save(
+                seq: try XCTUnwrap(written.seq), author: "app", committedAt: Date(),
+                changes: [EntityChange(entity: "note", inserted: [.text(key)])])
+            let taken = await engine.takeIn(delivered: save)
+            XCTAssertTrue(taken)
         }
-        let head = try await app.pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(seq) FROM groupstore_transaction") ?? 0 }
-        _ = try await deadline(20, "the bridge's member to merge through \(head)") {
-            while bridge.cursor < head { try await Task.sleep(for: .milliseconds(5)) }
-            return true
-        }
-        // A sync woken by a local save (no fetch asked for).
+        let reasons = await engine.state.reasons
+        XCTAssertEqual(reasons, [.savesTakenIn])
         let woken = await engine.sync(complete: false, fetch: false)
-        XCTAssertNil(woken.error)
-        XCTAssertEqual(woken.uploaded, count, "the backlog taken in at the start of the sync must be uploaded by it")
-        XCTAssertEqual(woken.pending, 0)
+        XCTAssertNil(woken.summary.error)
+        XCTAssertEqual(woken.summary.uploaded, count, "the saves taken in are uploaded by a sync woken without a fetch")
+        XCTAssertEqual(woken.summary.pending, 0)
+
+        let sent = recording.changes.count
+        let idle = await engine.sync(complete: false, fetch: false)
+        XCTAssertNil(idle.summary.error)
+        XCTAssertEqual(idle.summary.uploaded + idle.summary.fetched, 0)
+        XCTAssertEqual(recording.changes.count, sent, "a sync with no reason to upload sent something")
+        let left = await engine.state.reasons
+        XCTAssertEqual(left, [], "no reason to work is left after a sync that did everything")
     }
 }

@@ -89,9 +89,9 @@ final class RefusalTests: CloudTestCase {
         let b = try open("b", schema: "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT)")
         try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'alice''s')") }
         try await b.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'bob''s')") }
-        try await sync("a", tables: ["note"], remote: try remote(user: "alice"))
-        try await sync("b", tables: ["note"], remote: try remote(user: "bob"))
-        try await sync("a", tables: ["note"], remote: try remote(user: "alice"))
+        try await sync("a", tables: ["note"], remote: remote(user: "alice"))
+        try await sync("b", tables: ["note"], remote: remote(user: "bob"))
+        try await sync("a", tables: ["note"], remote: remote(user: "alice"))
         XCTAssertEqual(try dump(a, "note"), ["t:n1|t:alice's"])
         XCTAssertEqual(try dump(b, "note"), ["t:n1|t:bob's"])
     }
@@ -100,39 +100,39 @@ final class RefusalTests: CloudTestCase {
         let a = try open("a", schema: "CREATE TABLE board(id TEXT PRIMARY KEY, text TEXT)")
         let b = try open("b", schema: "CREATE TABLE board(id TEXT PRIMARY KEY, text TEXT)")
         try await a.write { db in try db.execute(sql: "INSERT INTO board VALUES ('p1', 'by alice')") }
-        try await sync("a", tables: [], publicTables: ["board"], remote: try remote(user: "alice"))
-        try await sync("b", tables: [], publicTables: ["board"], remote: try remote(user: "bob"))
+        try await sync("a", tables: [], publicTables: ["board"], remote: remote(user: "alice"))
+        try await sync("b", tables: [], publicTables: ["board"], remote: remote(user: "bob"))
         XCTAssertEqual(try dump(b, "board"), ["t:p1|t:by alice"])
         // Bob may not change Alice's record: parked and reported, his row kept.
         try await b.write { db in try db.execute(sql: "UPDATE board SET text = 'bob was here'") }
-        let summary = try await sync("b", tables: [], publicTables: ["board"], remote: try remote(user: "bob"))
+        let summary = try await sync("b", tables: [], publicTables: ["board"], remote: remote(user: "bob"))
         XCTAssertEqual(summary.parked, 1)
-        try await sync("a", tables: [], publicTables: ["board"], remote: try remote(user: "alice"))
+        try await sync("a", tables: [], publicTables: ["board"], remote: remote(user: "alice"))
         XCTAssertEqual(try dump(a, "board"), ["t:p1|t:by alice"])
     }
 
     func testAccountChange_isRefusedByDefault_nothingIsTouched() async throws {
         let a = try open("a", schema: "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT)")
         try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'alice''s')") }
-        try await sync("a", tables: ["note"], remote: try remote(user: "alice"))
+        try await sync("a", tables: ["note"], remote: remote(user: "alice"))
         try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n2', 'not uploaded yet')") }
-        let summary = try await CloudSync(try configuration("a", tables: ["note"], remote: try remote(user: "bob"))).syncOnce()
+        let summary = try await CloudSync(try configuration("a", tables: ["note"], remote: remote(user: "bob"))).syncOnce()
         XCTAssertEqual(summary.errorCode, "accountChanged")
         XCTAssertTrue(summary.error?.contains("alice") ?? false, summary.error ?? "")
         XCTAssertEqual(try dump(a, "note"), ["t:n1|t:alice's", "t:n2|t:not uploaded yet"])
-        let again = try await sync("a", tables: ["note"], remote: try remote(user: "alice"))
+        let again = try await sync("a", tables: ["note"], remote: remote(user: "alice"))
         XCTAssertEqual(again.uploaded, 1, "the edit made meanwhile still goes up for alice")
     }
 
     func testAccountChange_purge_whenAsked() async throws {
         let a = try open("a", schema: "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT)")
         try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'alice''s')") }
-        try await sync("a", tables: ["note"], remote: try remote(user: "alice"))
-        var bob = try configuration("a", tables: ["note"], remote: try remote(user: "bob"))
+        try await sync("a", tables: ["note"], remote: remote(user: "alice"))
+        var bob = try configuration("a", tables: ["note"], remote: remote(user: "bob"))
         bob.accountChange = .purge
         _ = try await CloudSync(bob).syncOnce()
         XCTAssertEqual(try dump(a, "note"), [], "alice's rows are purged when bob signs in")
-        var alice = try configuration("a", tables: ["note"], remote: try remote(user: "alice"))
+        var alice = try configuration("a", tables: ["note"], remote: remote(user: "alice"))
         alice.accountChange = .purge
         _ = try await CloudSync(alice).syncOnce()
         XCTAssertEqual(try dump(a, "note"), ["t:n1|t:alice's"], "and come back with alice")
@@ -142,12 +142,12 @@ final class RefusalTests: CloudTestCase {
         let a = try open("a", schema: "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT)")
         let b = try open("b", schema: "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT)")
         try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'kept')") }
-        try await sync("a", tables: ["note"], remote: try remote(user: "alice"))
-        var configuration = try configuration("a", tables: ["note"], remote: try remote(user: "bob"))
+        try await sync("a", tables: ["note"], remote: remote(user: "alice"))
+        var configuration = try configuration("a", tables: ["note"], remote: remote(user: "bob"))
         configuration.accountChange = .upload
         let summary = try await CloudSync(configuration).syncOnce()
         XCTAssertEqual(summary.uploaded, 1)
-        try await sync("b", tables: ["note"], remote: try remote(user: "bob"))
+        try await sync("b", tables: ["note"], remote: remote(user: "bob"))
         XCTAssertEqual(try dump(b, "note"), ["t:n1|t:kept"])
     }
 }

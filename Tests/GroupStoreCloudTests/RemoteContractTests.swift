@@ -3,8 +3,9 @@ import GroupStoreCloud
 import XCTest
 
 /// The remote contract every ``CloudDatabase`` keeps — tags, conflicts,
-/// tombstones, tokens, scopes, assets — run against the embedded remote
-/// here, and against a PostgreSQL server in ``PostgresRemoteContractTests``.
+/// tombstones, tokens, scopes, assets — run against the in-memory remote
+/// here, against the embedded remote in ``EmbeddedRemoteContractTests`` and
+/// against a PostgreSQL server in ``PostgresRemoteContractTests``.
 class RemoteContractTests: CloudTestCase {
     let notes = CloudRecordType(
         name: "notes", scope: .private,
@@ -232,7 +233,9 @@ class RemoteContractTests: CloudTestCase {
     func testUnreadableTokenExpires() async throws {
         let remote = try await remote()
         for raw in ["", "garbage", "x:y", "abc:-1", "abc:5:2"] {
-            let error = await cloudError { _ = try await remote.fetchChanges(in: .private("alice"), since: CloudChangeToken(raw), limit: 10) }
+            let error = await cloudError {
+                _ = try await remote.fetchChanges(in: .private("alice"), since: CloudChangeToken(raw), limit: 10)
+            }
             XCTAssertEqual(error?.code, .tokenExpired, raw)
         }
     }
@@ -260,7 +263,10 @@ class RemoteContractTests: CloudTestCase {
     func testAFullFetchWhosePageEndsWithATable_listsTheNextTableWhole() async throws {
         let remote = try await remote()
         let columns = notes.columns
-        try await remote.prepare([CloudRecordType(name: "alpha", scope: .private, columns: columns), CloudRecordType(name: "beta", scope: .private, columns: columns)])
+        try await remote.prepare([
+            CloudRecordType(name: "alpha", scope: .private, columns: columns),
+            CloudRecordType(name: "beta", scope: .private, columns: columns),
+        ])
         for name in ["a1", "a2", "a3"] { try await create(remote, CloudRecordID(zone: .private("alice"), type: "alpha", name: name), [:]) }
         // The same names in the next table: a listing must not resume it after the previous table's last name.
         for name in ["a1", "a2", "b1"] { try await create(remote, CloudRecordID(zone: .private("alice"), type: "beta", name: name), [:]) }
@@ -314,7 +320,8 @@ class RemoteContractTests: CloudTestCase {
         try await alice.share("family", with: "carol", access: .readOnly)
         let ownersView = try await alice.shares()
         XCTAssertEqual(
-            Set(ownersView), [CloudShare(zone: family, user: "bob", access: .readWrite), CloudShare(zone: family, user: "carol", access: .readOnly)])
+            Set(ownersView),
+            [CloudShare(zone: family, user: "bob", access: .readWrite), CloudShare(zone: family, user: "carol", access: .readOnly)])
         let carolsView = try await carol.shares()
         XCTAssertEqual(carolsView, [CloudShare(zone: family, user: "carol", access: .readOnly)])
 
@@ -349,8 +356,10 @@ class RemoteContractTests: CloudTestCase {
         let carolsViewNow = try await carol.shares()
         XCTAssertEqual(
             Set(carolsViewNow),
-            [CloudShare(zone: family, user: "carol", access: .readOnly),
-                CloudShare(zone: .shared(owner: "bob", name: "family"), user: "carol", access: .readWrite)])
+            [
+                CloudShare(zone: family, user: "carol", access: .readOnly),
+                CloudShare(zone: .shared(owner: "bob", name: "family"), user: "carol", access: .readWrite),
+            ])
         guard case .refused = try await save(carol, item("i3"), base: nil, ["title": .text("still read-only")]) else {
             return XCTFail("carol wrote to alice's zone after bob shared his own")
         }

@@ -30,12 +30,12 @@ final class TakeOverTests: CloudTestCase {
         try await a.write { db in try db.execute(sql: "INSERT INTO item VALUES ('k1', 1, 'v1')") }
         try await sync("a", tables: ["item"], policy: policy)
         try await a.write { db in try db.execute(sql: second) }
-        let died = try await CloudSync(try configuration("a", tables: ["item"], policy: policy, remote: DiesAfterUpload(try remote())))
+        let died = try await CloudSync(try configuration("a", tables: ["item"], policy: policy, remote: DiesAfterUpload(remote())))
             .syncOnce()
         XCTAssertNotNil(died.error, file: file, line: line)
         try await a.write { db in try db.execute(sql: third) }
         // The member that takes over (a new engine on the same state).
-        let remote: any CloudDatabase = lateFetch ? LaggingRemote(try remote()) : try remote()
+        let remote: any CloudDatabase = lateFetch ? LaggingRemote(remote()) : remote()
         let takeover = try await sync("a", tables: ["item"], policy: policy, remote: remote)
         XCTAssertEqual(takeover.conflicts, 0, "its own upload is not a conflict", file: file, line: line)
         try await sync("a", tables: ["item"], policy: policy)
@@ -47,7 +47,8 @@ final class TakeOverTests: CloudTestCase {
 
     func testUploadTakenThenMemberDied_aNewerEditIsNotLost() async throws {
         try await scenario(
-            policy: .serverWins, lateFetch: false, second: "UPDATE item SET n = 2, note = 'v2'", third: "UPDATE item SET n = 3, note = 'v3'",
+            policy: .serverWins, lateFetch: false, second: "UPDATE item SET n = 2, note = 'v2'",
+            third: "UPDATE item SET n = 3, note = 'v3'",
             expect: ["t:k1|i:3|t:v3"])
     }
 

@@ -8,10 +8,12 @@ import Synchronization
 /// Keeps a group's chosen tables in sync with a remote database.
 ///
 /// ```swift
-/// var configuration = CloudSyncConfiguration(group: directory, remote: try EmbeddedRemote(path: "/srv/groupstore/cloud.sqlite", user: "alice"))
+/// let remote = try EmbeddedRemote(path: "/srv/groupstore/cloud.sqlite", user: "alice")   // GroupStoreCloudEmbedded
+/// var configuration = CloudSyncConfiguration(group: directory, remote: remote)
 /// configuration.privateTables = ["note", "tag", "note_tag"]
 /// let sync = CloudSync(configuration)
-/// let group = ServiceGroup(configuration: .init(services: [store, sync, app], gracefulShutdownSignals: [.sigterm], logger: logger))
+/// // The remote is a Service too: listed before the bridge, it stops after it.
+/// let group = ServiceGroup(configuration: .init(services: [store, remote, sync, app], gracefulShutdownSignals: [.sigterm], logger: logger))
 /// try await group.run()
 /// ```
 ///
@@ -84,10 +86,10 @@ public final class CloudSync: Service, Sendable {
             throw CloudSyncError.wrap(error, "open group \(configuration.group)")
         }
         do {
-            let engine = try await SyncEngine.make(store: store, configuration: configuration, events: hub, tracer: tracer)
-            let summary = await engine.sync(complete: complete)
+            let engine = try await SyncEngine.make(store: store, configuration: configuration, events: hub, tracer: tracer, oneShot: true)
+            let result = await engine.sync(complete: complete)
             await store.close()
-            return summary
+            return result.summary
         } catch {
             await store.close()
             throw CloudSyncError.wrap(error, "start syncing group \(configuration.group)")
@@ -110,12 +112,16 @@ public final class CloudSync: Service, Sendable {
         let store = try await acquire()
         hub.emit(.active)
         do {
-            try store.start()
+            // The store's start blocks briefly (its watches are set up): off the concurrency pool.
+            try await offThePool { try store.start() }
             // A synced table's schema changed (a reset): map the tables again.
-            while try await session(store: store, engine: try await SyncEngine.make(
-                store: store, configuration: configuration, events: hub, tracer: tracer, sealEveryCycle: false))
+            while try await session(
+                store: store,
+                engine: try await SyncEngine.make(
+                    store: store, configuration: configuration, events: hub, tracer: tracer, oneShot: false))
             {
-                configuration.logger.info("a synced table changed its schema: mapping the tables again", metadata: ["group": "\(configuration.group)"])
+                configuration.logger.info(
+                    "a synced table changed its schema: mapping the tables again", metadata: ["group": "\(configuration.group)"])
             }
         } catch is CancellationError {
             await store.close()
@@ -141,17 +147,15 @@ public final class CloudSync: Service, Sendable {
         // from another is a job on that queue, not a thread hand-off.
         let queue = engine.executor
         let remap = try await withThrowingTaskGroup(of: Bool.self) { group in
-            // Local saves: wake a sync; the cursor moves on only once the save is taken in.
+            // Local saves: each is taken in (its keys durably pending) before the loop asks
+            // for the next one, so the member's cursor never passes a save not taken in; then
+            // a sync is woken to upload it.
             let tracer = self.tracer
             group.addTask(executorPreference: queue) {
-                await withTaskCancellationHandler {
-                    for await save in store.saves() {
-                        tracer.mark(.saveSeen)
-                        wake.yield()
-                        await engine.waitIntake(through: save.seq)
-                    }
-                } onCancel: {
-                    Task { await engine.releaseWaiters() }
+                for await save in store.saves() {
+                    tracer.mark(.saveSeen)
+                    guard await engine.takeIn(delivered: save) else { break }
+                    wake.yield()
                 }
                 return false
             }
@@ -180,10 +184,10 @@ public final class CloudSync: Service, Sendable {
                         defer { value = false }
                         return value
                     }
-                    let summary = await engine.sync(complete: complete, fetch: fetch)
+                    let result = await engine.sync(complete: complete, fetch: fetch)
                     if Task.isCancelled { return false }
-                    if await engine.needsRemap { return true }
-                    if summary.error != nil {
+                    if result.tablesChanged { return true }
+                    if result.summary.error != nil {
                         failures += 1
                         // A failed sync (the remote down, say) is tried again after a growing wait.
                         let delay = Retry.delay(afterFailure: failures + 1, configuration)
@@ -199,7 +203,6 @@ public final class CloudSync: Service, Sendable {
             group.cancelAll()
             return first
         }
-        await engine.releaseWaiters()
         if let departed = store.groupReplacedError {
             throw CloudSyncError(.store, "stopped syncing: \(departed.message)", underlying: departed)
         }
@@ -237,7 +240,8 @@ public final class CloudSync: Service, Sendable {
 /// Lets the notifications name the bridge as their `object` without a cycle.
 ///
 /// `@unchecked Sendable`: `sync` is set once, in the initialiser, before any
-/// event can be emitted, and only read afterwards.
+/// event can be emitted, and only read afterwards (from the events' queue);
+/// loading a weak reference is safe from any thread.
 private final class WeakSyncBox: @unchecked Sendable {
     weak var sync: CloudSync?
 }

@@ -1,10 +1,18 @@
+import Dispatch
 import Foundation
 import Metrics
 import Synchronization
 
 /// Hands sync events to every ``CloudSync/events()`` subscriber, posts the
 /// did-start / did-finish notifications, and keeps the metrics.
+///
+/// Nothing here waits for an observer: a subscriber's stream buffers, and
+/// the notifications are posted in order from a queue of their own (as the
+/// store's `SaveNotifier` posts its saves), so a slow `.cloudSyncDidFinish`
+/// observer delays the next notification, never the next sync.
 final class EventHub: Sendable {
+    /// Posts the notifications, one at a time, in the order emitted.
+    private let poster: DispatchQueue
     private let subscribers = Mutex<[Int: AsyncStream<CloudSyncEvent>.Continuation]>([:])
     private let nextID = Mutex(0)
     private let object: @Sendable () -> AnyObject?
@@ -16,6 +24,7 @@ final class EventHub: Sendable {
 
     init(label: String, object: @escaping @Sendable () -> AnyObject?) {
         self.object = object
+        poster = DispatchQueue(label: "GroupStoreCloud.Events.\(label)")
         let dimensions = [("bridge", label)]
         pending = Gauge(label: "groupstore_cloud_pending_uploads", dimensions: dimensions)
         lastSuccess = Gauge(label: "groupstore_cloud_last_success_seconds", dimensions: dimensions)
@@ -38,7 +47,7 @@ final class EventHub: Sendable {
     func emit(_ event: CloudSyncEvent, error: CloudSyncError? = nil) {
         switch event {
         case .started:
-            NotificationCenter.default.post(name: .cloudSyncDidStart, object: object())
+            post(.cloudSyncDidStart, userInfo: nil)
         case .finished(let summary):
             pending.record(summary.pending)
             if summary.error == nil {
@@ -48,7 +57,7 @@ final class EventHub: Sendable {
             }
             var info: [AnyHashable: Any] = ["summary": summary]
             if let error { info["error"] = error }
-            NotificationCenter.default.post(name: .cloudSyncDidFinish, object: object(), userInfo: info)
+            post(.cloudSyncDidFinish, userInfo: info)
         case .conflict: conflicts.increment()
         case .parked: parked.increment()
         default: break
@@ -56,7 +65,24 @@ final class EventHub: Sendable {
         for continuation in subscribers.withLock({ Array($0.values) }) { continuation.yield(event) }
     }
 
+    /// Posts a notification from ``poster``. The `userInfo` values are
+    /// Sendable (a summary, an error) in a dictionary typed `Any`.
+    private func post(_ name: Notification.Name, userInfo: [AnyHashable: Any]?) {
+        let box = UserInfoBox(userInfo: userInfo)
+        let object = self.object
+        poster.async { NotificationCenter.default.post(name: name, object: object(), userInfo: box.userInfo) }
+    }
+
     func finish() {
         for continuation in subscribers.withLock({ Array($0.values) }) { continuation.finish() }
     }
+}
+
+/// A notification's `userInfo` on its way to the poster's queue.
+///
+/// `@unchecked Sendable`: it holds a ``CloudSyncSummary`` and a
+/// ``CloudSyncError``, both Sendable, in the `[AnyHashable: Any]` that
+/// NotificationCenter takes, and is read once, on that queue.
+private struct UserInfoBox: @unchecked Sendable {
+    let userInfo: [AnyHashable: Any]?
 }

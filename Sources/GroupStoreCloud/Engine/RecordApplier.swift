@@ -24,6 +24,9 @@ struct RecordApplier: Sendable {
         var refetch = false
         /// Records are parked as orphans (so an applied one may have been one).
         var mayHaveOrphans = true
+        /// Keys became pending (local edits found by value, records the
+        /// remote forgot, what the transaction caused).
+        var markedKeys = false
     }
 
     struct RecordKey: Hashable, Sendable {
@@ -80,7 +83,8 @@ struct RecordApplier: Sendable {
             return
         }
         let codec = codec(table)
-        if let pending = try SyncState.pendingEntry(db, entity: table.name, name: name) {
+        let client = try codec.read(name, in: db)
+        if let pending = try localEdit(table, name, row: client, state: state, in: db, outcome: &outcome) {
             let own = try SyncState.inFlight(db, entity: table.name, name: name).contains { sent in
                 if case .save(let fields) = sent { return Self.same(fields, record.fields) }
                 return false
@@ -90,10 +94,9 @@ struct RecordApplier: Sendable {
                 // it becomes the acknowledged version; a later local edit stays pending on top of it.
                 try SyncState.setRecord(db, entity: table.name, name: name, record: record)
                 try SyncState.clearSent(db, entity: table.name, name: name)
-                if Self.same(try codec.read(name, in: db)?.fields, record.fields) { try SyncState.clearPending(db, pending) }
+                if Self.same(client?.fields, record.fields) { try SyncState.clearPending(db, pending) }
                 return
             }
-            let client = try codec.read(name, in: db)
             let changedHere = client.map { row in state.map { !Self.same(row.fields, $0.ancestor) } ?? true } ?? (state != nil)
             if changedHere {
                 try settle(
@@ -125,12 +128,16 @@ struct RecordApplier: Sendable {
         // Never synced here: a local row of that name is new, and stays.
         guard let state = try SyncState.recordState(db, entity: table.name, name: name) else { return }
         let codec = codec(table)
-        if let pending = try SyncState.pendingEntry(db, entity: table.name, name: name) {
-            let client = try codec.read(name, in: db)
+        let client = try codec.read(name, in: db)
+        if let pending = try localEdit(table, name, row: client, state: state, in: db, outcome: &outcome) {
             if try SyncState.inFlight(db, entity: table.name, name: name).contains(.delete) {
                 // This group's own delete, taken by the remote before the member that sent it died.
                 try SyncState.removeRecord(db, entity: table.name, name: name)
-                if client == nil { try SyncState.clearPending(db, pending) } else { try SyncState.clearSent(db, entity: table.name, name: name) }
+                if client == nil {
+                    try SyncState.clearPending(db, pending)
+                } else {
+                    try SyncState.clearSent(db, entity: table.name, name: name)
+                }
                 return
             }
             if client == nil || !Self.same(client?.fields, state.ancestor) {
@@ -206,7 +213,9 @@ struct RecordApplier: Sendable {
                 if let result { try codec.upsert(name, fields: result, assets: available, in: db) } else { try codec.delete(name, in: db) }
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 // The result cannot be written yet (its parent is missing, or children hold it): it waits, still pending.
-                try park(db, table, name, "down", "conflict result waits: \(error.message ?? "constraint failed") in \(table.name)", server, &outcome)
+                try park(
+                    db, table, name, "down", "conflict result waits: \(error.message ?? "constraint failed") in \(table.name)", server,
+                    &outcome)
                 return
             }
         }

@@ -1,35 +1,29 @@
 import Foundation
-import Logging
 import GRDB
 import GroupStore
+import Logging
 
 extension SyncEngine {
-    /// The zones of the synced tables.
-    var zones: [CloudZone] {
-        var zones: [CloudZone] = []
-        for table in tables where !zones.contains(zone(of: table)) { zones.append(zone(of: table)) }
-        return zones
-    }
-
     /// Fetches every zone; returns how many records were applied.
     func fetchAll(summary: inout CloudSyncSummary) async throws -> Int {
         var applied = 0
         // Shared zones this group synced before and no longer does (its shared zone was
         // changed): they come only from an earlier configuration, so once per engine.
-        if !leftStaleZones {
+        if state.setupLeft.contains(.leaveStaleZones) {
             let current = Set(zones.map(\.description))
             let stale = try readDatabase { db in
                 try String.fetchAll(
                     db,
-                    sql: "SELECT zone FROM \(SyncState.record) WHERE zone LIKE 'shared/%' UNION SELECT zone FROM \(SyncState.zone) WHERE zone LIKE 'shared/%'")
+                    sql:
+                        "SELECT zone FROM \(SyncState.record) WHERE zone LIKE 'shared/%' UNION SELECT zone FROM \(SyncState.zone) WHERE zone LIKE 'shared/%'"
+                )
             }.filter { !current.contains($0) }.compactMap(CloudZone.init(description:))
             for zone in stale { applied += try await leave(zone, because: "this group no longer syncs it", summary: &summary) }
-            leftStaleZones = true
+            state.setupLeft.remove(.leaveStaleZones)
         }
         for zone in zones { applied += try await fetch(zone, summary: &summary) }
         // Every echo of what was acknowledged before this fetch came back in it.
-        acknowledgedSinceFetch = false
-        acknowledgedTags = [:]
+        state.echoes.forget()
         if applied > 0 { events.emit(.fetched(count: applied)) }
         return applied
     }
@@ -40,11 +34,11 @@ extension SyncEngine {
     /// deleted remotely, and the token is saved with the last page only.
     private func fetch(_ zone: CloudZone, summary: inout CloudSyncSummary) async throws -> Int {
         var token: CloudChangeToken?
-        if let known = knownTokens[zone] {
+        if let known = state.tokens.known[zone] {
             token = known
         } else {
             token = try readDatabase { try SyncState.token($0, zone: zone) }
-            knownTokens[zone] = token
+            state.tokens.known[zone] = token
         }
         var listing = token == nil
         var seen: Set<String> = []
@@ -55,10 +49,7 @@ extension SyncEngine {
                 let since = token
                 tracer.mark(.fetchSent)
                 batch = try await Retry.run(configuration, "fetch \(zone) from \(remote.displayName)") {
-                    if let blocking = blockingRemote {
-                        return try blocking.fetchChangesNow(in: zone, since: since, limit: Self.fetchPageSize)
-                    }
-                    return try await remote.fetchChanges(in: zone, since: since, limit: Self.fetchPageSize)
+                    try await self.remote.fetchChanges(in: zone, since: since, limit: Self.fetchPageSize)
                 }
             } catch let error as CloudSyncError where error.code == .permissionDenied && zone.scope == .shared {
                 return try await leave(zone, because: error.message, summary: &summary)
@@ -73,11 +64,13 @@ extension SyncEngine {
             if listing { for record in batch.changed { seen.insert(record.id.type.lowercased() + "\u{0}" + record.id.name) } }
             let last = !batch.moreComing
             if batch.changed.isEmpty && batch.deleted.isEmpty && !listing && batch.token == token && last { break }
-            if acknowledgedSinceFetch && !listing && batch.deleted.isEmpty && !batch.changed.isEmpty, try await onlyEchoes(batch.changed) {
+            if state.echoes.acknowledgedSinceFetch && !listing && batch.deleted.isEmpty && !batch.changed.isEmpty,
+                try await onlyEchoes(batch.changed)
+            {
                 // This group's own uploads coming back: nothing to write. The token moves on here
                 // and is stored with the next write of the sync state (a crash fetches them again).
-                knownTokens[zone] = batch.token
-                unsavedTokens[zone] = batch.token
+                state.tokens.known[zone] = batch.token
+                state.tokens.unsaved[zone] = batch.token
                 token = batch.token
                 if last { break } else { continue }
             }
@@ -99,7 +92,7 @@ extension SyncEngine {
     /// uploads, acknowledged, coming back).
     private func onlyEchoes(_ records: [CloudRecord]) async throws -> Bool {
         // The tags the remote just gave this group's uploads (no read).
-        if records.allSatisfy({ acknowledgedTags[$0.id] == $0.tag }) { return true }
+        if records.allSatisfy({ state.echoes.tags[$0.id] == $0.tag }) { return true }
         let applier = self.applier
         return try readDatabase { db in
             try records.allSatisfy { record in
@@ -118,16 +111,19 @@ extension SyncEngine {
     /// its table syncs with, or refused and parked, never dropped.
     private func leave(_ zone: CloudZone, because reason: String, summary: inout CloudSyncSummary) async throws -> Int {
         let (held, token) = try readDatabase { db in
-            let held = try Row.fetchAll(db, sql: "SELECT entity, name FROM \(SyncState.record) WHERE zone = ?", arguments: [zone.description])
-                .map { CloudRecordID(zone: zone, type: $0[0], name: $0[1]) }
+            let held = try Row.fetchAll(
+                db, sql: "SELECT entity, name FROM \(SyncState.record) WHERE zone = ?", arguments: [zone.description]
+            )
+            .map { CloudRecordID(zone: zone, type: $0[0], name: $0[1]) }
             return (held, try SyncState.token(db, zone: zone))
         }
         guard !held.isEmpty || token != nil else {
-            logger.debug("shared zone not shared with this user (yet): nothing fetched", metadata: ["zone": "\(zone)", "reason": "\(reason)"])
+            logger.debug(
+                "shared zone not shared with this user (yet): nothing fetched", metadata: ["zone": "\(zone)", "reason": "\(reason)"])
             return 0
         }
         let empty = CloudChangeBatch(changed: [], deleted: [], token: CloudChangeToken(""), moreComing: false)
-        // Which records have local edits is decided in the apply's transaction, after its intake.
+        // Which records have local edits is decided in the apply's transaction (by value, see ``RecordApplier/localEdit``).
         let (outcome, left) = try await apply(empty, zone: zone, saveToken: nil, dropToken: true, deleted: [], forgotten: [], leaving: held)
         logger.info(
             "shared zone left: its records leave the group",
@@ -174,18 +170,15 @@ extension SyncEngine {
         let assets = try await downloadAssets(for: batch.changed)
         let applier = self.applier
         let tables = self.tables
-        let intake = historyIntake
-        let position = intakePosition
-        let unsaved = unsavedTokens
-        let (outcome, taken, left) = try writeStore { db -> (RecordApplier.Outcome, HistoryIntake.Outcome, Int) in
-            // Local edits committed since the last intake become pending first, in this
-            // transaction: a fetched record then meets each of them as a conflict.
-            let taken = try intake.takeInAll(after: position, in: db)
+        let unsaved = state.tokens.unsaved
+        let (outcome, left) = try writeStore { db -> (RecordApplier.Outcome, Int) in
+            // Local edits not taken in yet are found by value, record by record (see
+            // ``RecordApplier/localEdit``): a fetched record meets each of them as a conflict.
             var gone = gone
             var forgotten = forgotten
             let forgottenBefore = forgotten.count
             for id in leaving {
-                if try SyncState.pendingEntry(db, entity: id.type, name: id.name) != nil { forgotten.append(id) } else { gone.append(id) }
+                if try applier.hasLocalEdit(id, in: db) { forgotten.append(id) } else { gone.append(id) }
             }
             var outcome = RecordApplier.Outcome()
             outcome.mayHaveOrphans = try SyncState.hasOrphans(db)
@@ -200,6 +193,7 @@ extension SyncEngine {
             for id in forgotten {
                 try SyncState.removeRecord(db, entity: id.type, name: id.name)
                 try SyncState.addPending(db, entity: id.type, name: id.name, editedAt: Date())
+                outcome.markedKeys = true
             }
             let deletedByType = Dictionary(grouping: deleted) { $0.type.lowercased() }
             for table in tables.reversed() {
@@ -212,13 +206,13 @@ extension SyncEngine {
             for (other, token) in unsaved { try SyncState.setToken(db, zone: other, token) }
             if let saveToken { try SyncState.setToken(db, zone: zone, saveToken) }
             if dropToken { try SyncState.dropToken(db, zone: zone) }
-            return (outcome, taken, leaving.count - (forgotten.count - forgottenBefore))
+            return (outcome, leaving.count - (forgotten.count - forgottenBefore))
         }
-        noteIntake(taken)
-        for (other, token) in unsaved where unsavedTokens[other] == token { unsavedTokens[other] = nil }
-        if let saveToken { knownTokens[zone] = saveToken }
-        if dropToken { knownTokens[zone] = .some(nil) }
-        orphansMayExist = outcome.mayHaveOrphans
+        for (other, token) in unsaved where state.tokens.unsaved[other] == token { state.tokens.unsaved[other] = nil }
+        if let saveToken { state.tokens.known[zone] = saveToken }
+        if dropToken { state.tokens.known[zone] = .some(nil) }
+        state.orphansMayExist = outcome.mayHaveOrphans
+        if outcome.markedKeys || outcome.applied > 0 || !outcome.conflicts.isEmpty { state.reasons.insert(.keysMarked) }
         return (outcome, left)
     }
 
@@ -226,7 +220,7 @@ extension SyncEngine {
     /// (orphans waiting for a parent included).
     private func downloadAssets(for records: [CloudRecord]) async throws -> [String: [UInt8]] {
         let withAssets = records.filter { $0.fields.values.contains { if case .asset = $0 { true } else { false } } }
-        guard !withAssets.isEmpty || orphansMayExist else { return [:] }
+        guard !withAssets.isEmpty || state.orphansMayExist else { return [:] }
         let applier = self.applier
         let (orphans, fresh) = try readDatabase { db -> ([CloudRecord], [CloudRecord]) in
             // Records this group already has at that tag (its own uploads, coming back) need nothing.
@@ -262,7 +256,8 @@ extension SyncEngine {
             events.emit(.conflict(table: conflict.table, record: conflict.record, outcome: conflict.outcome))
         }
         for parked in outcome.parked {
-            logger.info("record parked", metadata: ["table": "\(parked.table)", "record": "\(parked.record)", "reason": "\(parked.reason)"])
+            logger.info(
+                "record parked", metadata: ["table": "\(parked.table)", "record": "\(parked.record)", "reason": "\(parked.reason)"])
             events.emit(.parked(table: parked.table, record: parked.record, reason: parked.reason))
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
-import Logging
 import GRDB
 import GroupStore
+import Logging
 
 extension SyncEngine {
     /// One prepared upload: the change, the pending entry it clears, and
@@ -14,42 +14,35 @@ extension SyncEngine {
     }
 
     /// Uploads everything pending, table by table (parents first); returns
-    /// how many changes the remote accepted.
-    /// With `intakeFirst`, the first batch's transaction takes the history
-    /// in first.
-    func uploadAll(summary: inout CloudSyncSummary, intakeFirst: Bool = false) async throws -> (accepted: Int, refetch: Bool) {
+    /// how many changes the remote accepted, and whether a conflict needs
+    /// the server's version fetched first.
+    func uploadAll(summary: inout CloudSyncSummary) async throws -> (accepted: Int, refetch: Bool) {
+        // What marks keys pending from here on (a save taken in while this
+        // upload waits for the remote) is a reason for the next one.
+        state.reasons.subtract([.savesTakenIn, .keysMarked, .pendingLeft])
         var accepted = 0
         var refetch = false
-        var intakeFirst = intakeFirst
         for table in tables {
             while true {
-                let batch = try await prepareUploads(table, intakeFirst: intakeFirst)
-                intakeFirst = false
-                let (uploads, more) = (batch.uploads, batch.more)
-                if uploads.isEmpty && batch.settled.isEmpty { break }
-                guard !uploads.isEmpty else {
-                    if more { continue } else { break }
+                let batch = try prepareUploads(table)
+                if batch.uploads.isEmpty {
+                    if batch.more && !batch.settled.isEmpty { continue } else { break }
                 }
                 try await uploadAssets(batch.assets)
                 tracer.mark(.uploadPrepared)
-                let results = try await send(uploads.map(\.change))
+                let results = try await send(batch.uploads.map(\.change))
                 tracer.mark(.uploadAnswered)
-                let outcome = try await acknowledge(uploads, results)
-                // Bounded: past it, echoes are recognised by reading the sync state.
-                for case .saved(let record) in results where acknowledgedTags.count < Self.maxKnownEchoes {
-                    acknowledgedTags[record.id] = record.tag
-                }
+                let outcome = try acknowledge(batch.uploads, results)
+                for case .saved(let record) in results { state.echoes.remember(record) }
                 report(outcome.outcome, into: &summary)
-                if !outcome.outcome.parked.isEmpty { orphansMayExist = true }
-                if outcome.accepted > 0 { acknowledgedSinceFetch = true }
+                if !outcome.outcome.parked.isEmpty { state.orphansMayExist = true }
                 accepted += outcome.accepted
                 if outcome.outcome.refetch {
                     refetch = true
                     break
                 }
-                // A short batch all taken: nothing of this table is left to read (pending keys
-                // come from this engine's intake, diffs and applies, none of which ran meanwhile).
-                if !more && outcome.accepted == uploads.count { break }
+                // A short batch all taken: nothing of this table is left to read.
+                if !batch.more && outcome.accepted == batch.uploads.count { break }
             }
         }
         if accepted > 0 { events.emit(.uploaded(count: accepted)) }
@@ -68,30 +61,10 @@ extension SyncEngine {
     /// Reads a batch of pending keys of `table` and what to send for each;
     /// keys whose row equals its last acknowledged version (echoes of
     /// applied remote changes) or that never reached the remote are cleared.
-    /// With `intakeFirst`, the history since the intake position is taken in
-    /// first, in the same write transaction (a sync woken by local saves
-    /// reads and records them in one transaction).
-    private func prepareUploads(_ table: MappedTable, intakeFirst: Bool) async throws -> Batch {
-        let zone = zone(of: table)
-        let codec = applier.codec(table)
-        let read = { @Sendable (db: Database) throws -> Batch in try Self.readBatch(table, zone: zone, codec: codec, in: db) }
-        guard intakeFirst else {
-            let batch = try readDatabase(read)
-            if !batch.settled.isEmpty || !batch.uploads.isEmpty { try writeDatabase { db in try Self.record(batch, in: db) } }
-            return batch
-        }
-        let intake = historyIntake
-        let position = intakePosition
-        let (batch, taken) = try writeDatabase { db -> (Batch, HistoryIntake.Outcome) in
-            let taken = try intake.takeInAll(after: position, persistOwn: false, in: db)
-            let batch = try read(db)
-            if !batch.settled.isEmpty || !batch.uploads.isEmpty {
-                try Self.record(batch, in: db)
-                if taken.through > position { try SyncState.setValue(db, "intake_seq", taken.through) }
-            }
-            return (batch, taken)
-        }
-        noteIntake(taken)
+    private func prepareUploads(_ table: MappedTable) throws -> Batch {
+        let (zone, codec) = (zone(of: table), applier.codec(table))
+        let batch = try readDatabase { db in try Self.readBatch(table, zone: zone, codec: codec, in: db) }
+        if !batch.settled.isEmpty || !batch.uploads.isEmpty { try writeDatabase { db in try Self.record(batch, in: db) } }
         return batch
     }
 
@@ -162,10 +135,7 @@ extension SyncEngine {
     /// remote finds too large.
     private func send(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
         do {
-            return try await Retry.run(configuration, "upload to \(remote.displayName)") {
-                if let blocking = blockingRemote { return try blocking.modifyNow(changes) }
-                return try await remote.modify(changes)
-            }
+            return try await Retry.run(configuration, "upload to \(remote.displayName)") { try await self.remote.modify(changes) }
         } catch let error as CloudSyncError where error.code == .batchTooLarge {
             guard changes.count > 1 else {
                 return [.refused(changes[0].id, reason: "too large for \(remote.displayName): \(error.message)")]
@@ -177,9 +147,8 @@ extension SyncEngine {
     }
 
     /// Records what the remote did with each change, in one local transaction.
-    private func acknowledge(
-        _ uploads: [Upload], _ results: [CloudModifyResult]
-    ) async throws -> (accepted: Int, outcome: RecordApplier.Outcome) {
+    private func acknowledge(_ uploads: [Upload], _ results: [CloudModifyResult]) throws -> (accepted: Int, outcome: RecordApplier.Outcome)
+    {
         let applier = self.applier
         let maxRounds = configuration.maxConflictRounds
         return try writeStore { db in
@@ -190,8 +159,8 @@ extension SyncEngine {
                 let name = upload.entry.name
                 let codec = applier.codec(table)
                 switch result {
-                // A local change made since the row was read is in the history past the intake
-                // position: the next intake marks it pending again. Clearing by version is enough.
+                // A local change made since the row was read comes as a save not taken in yet,
+                // which marks the key pending again. Clearing by version is enough.
                 case .saved(let record):
                     try SyncState.setRecord(db, entity: table.name, name: name, record: record)
                     try SyncState.clearPending(db, upload.entry)
@@ -223,9 +192,10 @@ extension SyncEngine {
                     let state = try SyncState.recordState(db, entity: table.name, name: name)
                     let client = try codec.read(name, in: db)
                     try SyncState.setRounds(db, entity: table.name, name: name, rounds: rounds)
-                    let serverAssets = server?.fields.values.compactMap { value -> String? in
-                        if case .asset(let asset) = value { return asset.hash } else { return nil }
-                    } ?? []
+                    let serverAssets =
+                        server?.fields.values.compactMap { value -> String? in
+                            if case .asset(let asset) = value { return asset.hash } else { return nil }
+                        } ?? []
                     if serverAssets.contains(where: { client?.assets[$0] == nil }) {
                         // The server's version names assets not here: it is settled when fetched (with them).
                         outcome.refetch = true

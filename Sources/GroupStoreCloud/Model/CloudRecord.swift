@@ -74,10 +74,19 @@ public struct CloudZone: Hashable, Sendable, Codable, CustomStringConvertible {
             && !owner.unicodeScalars.contains { CharacterSet.controlCharacters.contains($0) }
     }
 
+    /// A user name a remote accepts (a private zone's owner): 1 to 128 of
+    /// `A-Z a-z 0-9 . _ - @ +`.
+    package static func isUserName(_ name: String) -> Bool {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@+".unicodeScalars)
+        return !name.isEmpty && name.count <= 128 && name.unicodeScalars.allSatisfy { allowed.contains($0) }
+    }
+
     /// A shared zone's name: 1 to 63 of `A-Z a-z 0-9 . _ -`.
     public static func isZoneName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 63
-            && name.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0))
+            }
     }
 }
 
@@ -138,7 +147,7 @@ public enum CloudRecordChange: Hashable, Sendable {
     }
 
     /// An estimate of the bytes this change adds to a batch.
-    var batchSize: Int {
+    package var batchSize: Int {
         switch self {
         case .save(let id, _, let fields, _):
             return fields.reduce(id.name.utf8.count + 64) { $0 + $1.key.utf8.count + $1.value.batchSize }

@@ -64,7 +64,11 @@ public enum CloudValue: Hashable, Sendable, Codable, CustomStringConvertible {
         case .null: break
         case .integer(let value): try container.encode(value, forKey: .i)
         case .real(let value):
-            if value.isInfinite { try container.encode(value > 0 ? "inf" : "-inf", forKey: .r) } else { try container.encode(value, forKey: .r) }
+            if value.isInfinite {
+                try container.encode(value > 0 ? "inf" : "-inf", forKey: .r)
+            } else {
+                try container.encode(value, forKey: .r)
+            }
         case .text(let value): try container.encode(value, forKey: .t)
         case .bytes(let value): try container.encode(Data(value).base64EncodedString(), forKey: .b)
         case .invalidText(let value): try container.encode(Data(value).base64EncodedString(), forKey: .x)
@@ -85,7 +89,7 @@ public enum CloudValue: Hashable, Sendable, Codable, CustomStringConvertible {
     }
 
     /// The size this value adds to an upload batch (assets travel apart).
-    var batchSize: Int {
+    package var batchSize: Int {
         switch self {
         case .null: return 4
         case .integer, .real: return 12

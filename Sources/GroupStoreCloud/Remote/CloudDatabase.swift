@@ -1,19 +1,38 @@
 import Foundation
+import ServiceLifecycle
 
 /// A remote database the bridge syncs with: CloudKit's model (zones,
 /// records, server change tags, change tokens, push hints), with nothing of
 /// any particular server in it.
 ///
-/// Conformances: ``EmbeddedRemote`` (a SQLite file shared by the groups of
-/// one host) and, in `GroupStoreCloudPostgres`, a PostgreSQL server. Each
-/// enforces the same rules: tags change with every accepted save; a save or
+/// A remote is a swift-service-lifecycle `Service`, as Hummingbird's
+/// `PersistDriver` is: its `run()` owns what lives as long as the remote is
+/// used (a push connection, a connection pool, a file watch) and returns on
+/// cancellation or graceful shutdown, finishing the ``pushHints()`` streams.
+/// Run it in the same `ServiceGroup` as the ``CloudSync`` that uses it,
+/// listed before it (a group stops its services in reverse order, so the
+/// remote outlives the bridge):
+///
+/// ```swift
+/// let remote = try PostgresRemote(url: url, logger: logger)
+/// let sync = CloudSync(CloudSyncConfiguration(group: directory, remote: remote, logger: logger))
+/// try await ServiceGroup(services: [store, remote, sync], logger: logger).run()
+/// ```
+///
+/// Every call is `async`; there is no blocking form.
+///
+/// Conformances: ``MemoryRemote`` (in memory, for tests and examples), and in
+/// modules of their own `EmbeddedRemote` (`GroupStoreCloudEmbedded`: a SQLite
+/// file shared by the groups of one host) and `PostgresRemote`
+/// (`GroupStoreCloudPostgres`: a PostgreSQL server). Each enforces the same
+/// rules, checked by one conformance suite: tags change with every accepted save; a save or
 /// delete whose base tag is stale is a conflict that returns the server's
 /// record; deletes leave a tombstone so a stale edit of a deleted record is a
 /// conflict too; a private zone is visible to its owner only; a public
 /// record is written by its creator only; a shared zone is read by its owner
 /// and the users it is shared with, and written by its owner and those it is
 /// shared with read-write.
-public protocol CloudDatabase: Sendable {
+public protocol CloudDatabase: Service {
     /// Names the remote in messages (a path, or a URL without its password).
     var displayName: String { get }
 
@@ -66,8 +85,9 @@ public protocol CloudDatabase: Sendable {
     /// zones shared with this user.
     func shares() async throws -> [CloudShare]
 
-    /// Push hints: an element whenever the remote may have changed. Only a
-    /// hint (the bridge fetches on start and after any reconnect anyway).
+    /// Push hints: an element whenever the remote may have changed, while
+    /// the remote runs. Only a hint (the bridge fetches on start, after any
+    /// reconnect, and on a timer anyway).
     func pushHints() -> AsyncStream<Void>
 }
 

@@ -3,9 +3,9 @@ import CSHA256
 /// SHA-256, for content-addressed assets. Foundation on Linux has no digest,
 /// and one function does not justify a crypto dependency; it is in C
 /// (`CSHA256`) so debug builds hash megabytes in milliseconds.
-enum SHA256 {
+package enum SHA256 {
     /// The digest of `bytes` as 64 lower-case hexadecimal digits.
-    static func hex(_ bytes: [UInt8]) -> String {
+    package static func hex(_ bytes: [UInt8]) -> String {
         var digest = [UInt8](repeating: 0, count: 32)
         bytes.withUnsafeBufferPointer { input in
             digest.withUnsafeMutableBufferPointer { output in

@@ -1,4 +1,5 @@
 import Foundation
+import GroupStoreCloud
 import Logging
 import PostgresNIO
 import Synchronization
@@ -39,7 +40,9 @@ extension PostgresRemote {
             if let failure, !Task.isCancelled {
                 logger.info(
                     "push listener lost its connection; reconnecting",
-                    metadata: ["remote": "\(displayName)", "error": "\(PostgresFailure.cloudError(failure, doing: "listen", remote: displayName))"])
+                    metadata: [
+                        "remote": "\(displayName)", "error": "\(PostgresFailure.cloudError(failure, doing: "listen", remote: displayName))",
+                    ])
             }
             if Task.isCancelled { break }
             try? await Task.sleep(for: .seconds(delay))

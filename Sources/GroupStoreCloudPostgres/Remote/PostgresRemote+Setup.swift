@@ -30,20 +30,24 @@ extension PostgresRemote {
                 format = (rows.first?.first ?? nil).flatMap { Int($0) }
             }
             if let format, format > PostgresServerSchema.format {
-                throw CloudSyncError(.badRemote, "\(display) has GroupStore schema format \(format); this GroupStore sets up format \(PostgresServerSchema.format): upgrade GroupStore")
+                throw CloudSyncError(
+                    .badRemote,
+                    "\(display) has GroupStore schema format \(format); this GroupStore sets up format \(PostgresServerSchema.format): upgrade GroupStore"
+                )
             }
             try await connection.query("BEGIN", logger: quiet)
             try await connection.query("SELECT pg_advisory_xact_lock(hashtext('groupstore.setup'))", logger: quiet)
-            for statement in PostgresServerSchema.statements {
-                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: quiet)
-            }
+            let ran = try await PostgresMigrator(connection: connection, logger: quiet).migrate(PostgresServerSchema.migrations)
             try await connection.query("COMMIT", logger: quiet)
             try? await connection.close()
             logger.debug("GroupStore schema set up", metadata: ["remote": "\(display)"])
             if let format {
-                return format < PostgresServerSchema.format
-                    ? "\(display): GroupStore schema upgraded from format \(format) to \(PostgresServerSchema.format)"
-                    : "\(display): GroupStore schema is up to date (format \(format)); its functions refreshed"
+                if format < PostgresServerSchema.format {
+                    return "\(display): GroupStore schema upgraded from format \(format) to \(PostgresServerSchema.format)"
+                }
+                return ran.isEmpty
+                    ? "\(display): GroupStore schema is up to date (format \(format))"
+                    : "\(display): GroupStore schema is up to date (format \(format)); ran \(ran.joined(separator: ", "))"
             }
             return "\(display): GroupStore schema created (format \(PostgresServerSchema.format)); grant each user role groupstore_user"
         } catch {
@@ -63,14 +67,14 @@ extension PostgresRemote {
 }
 
 extension PostgresServerSchema {
-    /// ``script`` split into statements (at a `;` ending a line outside a
+    /// `sql` split into statements (at a `;` ending a line outside a
     /// dollar-quoted body), for the extended protocol, which takes one
     /// statement at a time.
-    static let statements: [String] = {
+    static func statements(of sql: String) -> [String] {
         var statements: [String] = []
         var current = ""
         var inBody = false
-        for line in script.split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in sql.split(separator: "\n", omittingEmptySubsequences: false) {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.hasPrefix("--") || (trimmed.isEmpty && current.isEmpty) { continue }
             current += line + "\n"
@@ -83,5 +87,5 @@ extension PostgresServerSchema {
         }
         if !current.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { statements.append(current) }
         return statements
-    }()
+    }
 }

@@ -16,14 +16,16 @@ import Synchronization
 /// role is then granted `groupstore_user`. The database role is the user:
 /// ``account()`` is `current_user`.
 ///
-/// The remote is a `Service`: run it beside the ``CloudSync`` that uses it
-/// (its connection pool and its listener live in ``run()``); calls made
-/// before it runs wait for it.
+/// The remote is a `Service` (every ``CloudDatabase`` is): run it in the
+/// `ServiceGroup` before the `CloudSync` that uses it (its connection pool
+/// and its listener live in ``run()``); calls made before it runs wait for it.
 ///
 /// ```swift
 /// let remote = try PostgresRemote(url: "postgres://alice@db.example.com/app?sslmode=verify-full", logger: logger)
-/// let sync = try CloudSync(store: store, remote: remote, configuration: configuration, logger: logger)
-/// try await ServiceGroup(services: [store, remote, sync], logger: logger).run()
+/// var configuration = CloudSyncConfiguration(group: "/var/lib/myapp/group", remote: remote, logger: logger)
+/// configuration.privateTables = ["note"]
+/// let sync = CloudSync(configuration)
+/// try await ServiceGroup(services: [remote, sync], logger: logger).run()
 /// ```
 ///
 /// Errors are ``CloudSyncError``s, the bridge's error type, whose codes the
@@ -32,7 +34,7 @@ import Synchronization
 /// ``CloudSyncError/Code/badRemote``, a role without `groupstore_user`
 /// ``CloudSyncError/Code/permissionDenied``; the PostgreSQL error is kept in
 /// ``CloudSyncError/underlying``.
-public final class PostgresRemote: CloudDatabase, Service {
+public final class PostgresRemote: CloudDatabase {
     /// The URL, without its password in ``PostgresURL/description``.
     public let url: PostgresURL
     public var displayName: String { url.description }
@@ -123,22 +125,30 @@ public final class PostgresRemote: CloudDatabase, Service {
             } else if role[1] != "true" {
                 throw CloudSyncError(
                     .permissionDenied,
-                    "role \(user) may not sync through \(displayName): it is not granted groupstore_user (GRANT groupstore_user TO \(PostgresTypedTable.quote(user)))")
+                    "role \(user) may not sync through \(displayName): it is not granted groupstore_user (GRANT groupstore_user TO \(PostgresTypedTable.quote(user)))"
+                )
             }
             let meta = try await Self.cells(
                 connection.query(
                     "SELECT (SELECT value FROM groupstore.meta WHERE key = 'epoch'), (SELECT value FROM groupstore.meta WHERE key = 'format')",
                     logger: logger))
             guard let epoch = meta.first?[0], let formatText = meta.first?[1], let format = Int(formatText) else {
-                throw CloudSyncError(.badRemote, "the server \(displayName) has no GroupStore schema: run `groupstore cloud setup --remote URL` as a role that may create it")
+                throw CloudSyncError(
+                    .badRemote,
+                    "the server \(displayName) has no GroupStore schema: run `groupstore cloud setup --remote URL` as a role that may create it"
+                )
             }
             guard format <= PostgresServerSchema.format else {
-                throw CloudSyncError(.badRemote, "the server \(displayName) has GroupStore schema format \(format); this GroupStore reads up to format \(PostgresServerSchema.format): upgrade GroupStore")
+                throw CloudSyncError(
+                    .badRemote,
+                    "the server \(displayName) has GroupStore schema format \(format); this GroupStore reads up to format \(PostgresServerSchema.format): upgrade GroupStore"
+                )
             }
             guard format == PostgresServerSchema.format else {
                 throw CloudSyncError(
                     .badRemote,
-                    "the server \(displayName) has GroupStore schema format \(format); this GroupStore needs format \(PostgresServerSchema.format): run `groupstore cloud setup --remote URL` to upgrade it")
+                    "the server \(displayName) has GroupStore schema format \(format); this GroupStore needs format \(PostgresServerSchema.format): run `groupstore cloud setup --remote URL` to upgrade it"
+                )
             }
             state.withLock { state in
                 if state.epoch != epoch { state.tables = [:] }
@@ -164,7 +174,8 @@ public final class PostgresRemote: CloudDatabase, Service {
                 binds.append(type.scope.rawValue)
                 binds.append(json)
                 _ = try await Self.cells(
-                    connection.query(PostgresQuery(unsafeSQL: "SELECT groupstore.prepare_type($1, $2, $3::jsonb)::text", binds: binds), logger: logger))
+                    connection.query(
+                        PostgresQuery(unsafeSQL: "SELECT groupstore.prepare_type($1, $2, $3::jsonb)::text", binds: binds), logger: logger))
             }
             try await loadCatalog(connection)
         }
@@ -203,7 +214,8 @@ public final class PostgresRemote: CloudDatabase, Service {
         return try await withCheckedThrowingContinuation { continuation in
             let lost = { @Sendable in
                 guard !settled.exchange(true, ordering: .acquiringAndReleasing) else { return }
-                continuation.resume(throwing: CloudSyncError(.transient, "a statement got no answer (the connection to the server was lost)"))
+                continuation.resume(
+                    throwing: CloudSyncError(.transient, "a statement got no answer (the connection to the server was lost)"))
             }
             let timer = future.eventLoop.scheduleTask(in: statementTimeout, lost)
             let watch = connection.map { connection in
@@ -229,7 +241,8 @@ public final class PostgresRemote: CloudDatabase, Service {
         if let epoch = state.withLock({ $0.epoch }) { return epoch }
         let rows = try await Self.cells(connection.query("SELECT value FROM groupstore.meta WHERE key = 'epoch'", logger: logger))
         guard let epoch = rows.first?.first ?? nil else {
-            throw CloudSyncError(.badRemote, "the server \(displayName) has no GroupStore schema: run `groupstore cloud setup --remote URL`")
+            throw CloudSyncError(
+                .badRemote, "the server \(displayName) has no GroupStore schema: run `groupstore cloud setup --remote URL`")
         }
         state.withLock { $0.epoch = epoch }
         return epoch

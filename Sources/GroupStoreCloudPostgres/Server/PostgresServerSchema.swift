@@ -1,3 +1,5 @@
+import GroupStoreCloud
+
 /// The server side of a PostgreSQL remote (format 3), created and upgraded by
 /// ``PostgresRemote/setup(url:logger:)`` (`groupstore cloud setup`), run by a
 /// role that may create schemas and roles:
@@ -40,6 +42,14 @@ enum PostgresServerSchema {
     static let originSetting = "groupstore.origin"
     /// Column types a typed table's mapped columns may have.
     static let columnTypes = ["text", "bigint", "double precision", "boolean", "timestamp(3) without time zone", "bytea", "jsonb"]
+
+    /// The ordered migrations of the server schema (``PostgresMigrator``).
+    /// The first is the whole schema of format 3 as it shipped before
+    /// migrations were kept: every statement of it is idempotent, so a
+    /// server of format 1, 2 or 3 set up by an older build runs it once and
+    /// is brought to format 3. A change to the schema is a new migration,
+    /// never an edit (`MigrationChecksumTests`).
+    static let migrations = [SchemaMigration("groupstore.postgres.v3", sql: script)]
 
     /// Creates what is missing and replaces the functions (idempotent). Run
     /// in one transaction.

@@ -15,14 +15,16 @@ final class PostgresCommandTests: CloudTestCase {
     }
 
     func testSetupIsIdempotent_andSyncUsesTheRole_withOneLineErrors() throws {
-        // Set up again (the test's setUp did it once): nothing to create, the functions refreshed.
+        // Set up again (the test's setUp did it once): every migration has run, nothing to do.
         let again = try groupstore(["cloud", "setup", "--remote", server.url(user: "postgres")])
         XCTAssertEqual(again.status, 0, again.errors)
         XCTAssertTrue(again.output.contains("is up to date (format 3)"), again.output)
 
         let group = self.group("a")
-        let exec = try groupstore(["exec", "--group", group, "--member", "app", "--sql",
-                                   "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT); INSERT INTO note VALUES ('n1', 'from the CLI')"])
+        let exec = try groupstore([
+            "exec", "--group", group, "--member", "app", "--sql",
+            "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT); INSERT INTO note VALUES ('n1', 'from the CLI')",
+        ])
         XCTAssertEqual(exec.status, 0, exec.errors)
         let sync = try groupstore(["cloud", "sync", "--group", group, "--remote", server.url(user: "alice"), "--tables", "note"])
         XCTAssertEqual(sync.status, 0, sync.errors)
@@ -30,21 +32,29 @@ final class PostgresCommandTests: CloudTestCase {
         XCTAssertEqual(try server.psql("SELECT gs_owner || ':' || title FROM note", as: "alice"), "alice:from the CLI")
 
         // --user must be the role; a role that does not exist, and a server that is not there, fail at once.
-        let wrongUser = try groupstore(["cloud", "sync", "--group", group, "--remote", server.url(user: "alice"), "--tables", "note", "--user", "bob"])
+        let wrongUser = try groupstore([
+            "cloud", "sync", "--group", group, "--remote", server.url(user: "alice"), "--tables", "note", "--user", "bob",
+        ])
         XCTAssertEqual(wrongUser.status, 1)
         XCTAssertTrue(wrongUser.errors.contains("--user bob is not the role alice"), wrongUser.errors)
         let noRole = try groupstore(["cloud", "sync", "--group", group, "--remote", server.url(user: "nobody"), "--tables", "note"])
         XCTAssertEqual(noRole.status, 1)
         XCTAssertTrue(noRole.errors.contains("cannot log in to") && noRole.errors.contains("role \"nobody\" does not exist"), noRole.errors)
-        let gone = try groupstore(["cloud", "sync", "--group", group, "--remote", "postgres://alice@/postgres?host=\(root)/no-server", "--tables", "note"])
+        let gone = try groupstore([
+            "cloud", "sync", "--group", group, "--remote", "postgres://alice@/postgres?host=\(root)/no-server", "--tables", "note",
+        ])
         XCTAssertEqual(gone.status, 1)
         XCTAssertTrue(gone.errors.contains("cannot reach postgres://alice@"), gone.errors)
         XCTAssertEqual(gone.errors.split(separator: "\n").count, 1, gone.errors)
-        let badMode = try groupstore(["cloud", "sync", "--group", group, "--remote", server.url(user: "alice") + "&sslmode=sometimes", "--tables", "note"])
+        let badMode = try groupstore([
+            "cloud", "sync", "--group", group, "--remote", server.url(user: "alice") + "&sslmode=sometimes", "--tables", "note",
+        ])
         XCTAssertEqual(badMode.status, 1)
         XCTAssertTrue(badMode.errors.contains("sslmode sometimes is not one of"), badMode.errors)
         // A password never shows in messages.
-        let secret = try groupstore(["cloud", "sync", "--group", group, "--remote", "postgres://alice:hunter2@/postgres?host=\(root)/no-server", "--tables", "note"])
+        let secret = try groupstore([
+            "cloud", "sync", "--group", group, "--remote", "postgres://alice:hunter2@/postgres?host=\(root)/no-server", "--tables", "note",
+        ])
         XCTAssertFalse(secret.errors.contains("hunter2"), secret.errors)
     }
 
@@ -53,13 +63,17 @@ final class PostgresCommandTests: CloudTestCase {
         func sync() throws -> (status: Int32?, output: String, errors: String) {
             try groupstore(["cloud", "sync", "--group", group, "--remote", server.url(user: "alice"), "--tables", "note"])
         }
-        let exec = try groupstore(["exec", "--group", group, "--member", "app", "--sql",
-                                   "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT); INSERT INTO note VALUES ('n1', 'before the upgrade')"])
+        let exec = try groupstore([
+            "exec", "--group", group, "--member", "app", "--sql",
+            "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT); INSERT INTO note VALUES ('n1', 'before the upgrade')",
+        ])
         XCTAssertEqual(exec.status, 0, exec.errors)
         let first = try sync()
         XCTAssertEqual(first.status, 0, first.errors)
-        // The server as format 2 left it: no feed function.
-        _ = try server.psql("DROP FUNCTION groupstore.feed(text, xid8, bigint, bigint); UPDATE groupstore.meta SET value = '2' WHERE key = 'format'")
+        // The server as a format-2 build left it: no feed function, no migrations recorded.
+        _ = try server.psql(
+            "DROP FUNCTION groupstore.feed(text, xid8, bigint, bigint); UPDATE groupstore.meta SET value = '2' WHERE key = 'format'; DROP TABLE groupstore.migrations"
+        )
         let refused = try sync()
         XCTAssertEqual(refused.status, 1)
         XCTAssertTrue(refused.errors.contains("format 2") && refused.errors.contains("groupstore cloud setup"), refused.errors)
@@ -72,9 +86,11 @@ final class PostgresCommandTests: CloudTestCase {
         XCTAssertEqual(after.status, 0, after.errors)
         XCTAssertTrue(after.output.contains("fetched 1"), after.output)
 
-        // A feed function of another shape (its result columns changed) is replaced, not refused.
+        // A feed function of another shape (its result columns changed), left by a build that
+        // kept no migrations, is replaced, not refused.
         _ = try server.psql(
             """
+            DROP TABLE groupstore.migrations;
             DROP FUNCTION groupstore.feed(text, xid8, bigint, bigint);
             CREATE FUNCTION groupstore.feed(p_zone text, p_tx xid8, p_seq bigint, p_limit bigint) RETURNS TABLE (other text) LANGUAGE sql AS 'SELECT 1::text';
             """)
@@ -91,7 +107,9 @@ final class PostgresCommandTests: CloudTestCase {
         for user in ["alice", "bob"] {
             let group = self.group(user)
             groups[user] = group
-            let exec = try groupstore(["exec", "--group", group, "--member", "app", "--sql", "CREATE TABLE item(id TEXT PRIMARY KEY, title TEXT)"])
+            let exec = try groupstore([
+                "exec", "--group", group, "--member", "app", "--sql", "CREATE TABLE item(id TEXT PRIMARY KEY, title TEXT)",
+            ])
             XCTAssertEqual(exec.status, 0, exec.errors)
         }
         func sync(_ user: String, _ extra: [String] = []) throws -> (status: Int32?, output: String, errors: String) {
@@ -116,7 +134,9 @@ final class PostgresCommandTests: CloudTestCase {
         XCTAssertEqual(noSuchRole.status, 1)
         XCTAssertTrue(noSuchRole.errors.contains("there is no such role"), noSuchRole.errors)
 
-        let exec = try groupstore(["exec", "--group", groups["alice"]!, "--member", "app", "--sql", "INSERT INTO item VALUES ('a1', 'from alice')"])
+        let exec = try groupstore([
+            "exec", "--group", groups["alice"]!, "--member", "app", "--sql", "INSERT INTO item VALUES ('a1', 'from alice')",
+        ])
         XCTAssertEqual(exec.status, 0, exec.errors)
         let first = try sync("alice", ["--shared-zone", "alice/family"])
         XCTAssertEqual(first.status, 0, first.errors)

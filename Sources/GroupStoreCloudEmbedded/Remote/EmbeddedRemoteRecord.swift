@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GroupStoreCloud
 
 /// A row of the `records` table: a record, or the tombstone a delete left.
 ///
@@ -88,11 +89,5 @@ struct EmbeddedRemoteRecord: Sendable {
         try db.cachedStatement(sql: "INSERT INTO change_log (zone, type, name) VALUES (?, ?, ?)")
             .execute(arguments: [id.zone.description, id.type, id.name])
         return db.lastInsertedRowID
-    }
-
-    /// The tag of the change at `seq`: its position, and the start of the
-    /// remote's epoch so a recreated remote never hands out an old tag.
-    static func tag(seq: Int64, epoch: String) -> String {
-        "\(seq)-\(epoch.prefix(8))"
     }
 }

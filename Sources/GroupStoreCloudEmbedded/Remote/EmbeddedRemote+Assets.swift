@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GroupStoreCloud
 
 extension EmbeddedRemote {
     /// Which of `hashes` the remote has no asset for.
@@ -14,7 +15,9 @@ extension EmbeddedRemote {
                     let chunk = Array(wanted[start..<min(start + 500, wanted.count)])
                     start += chunk.count
                     let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                    for row in try Row.fetchAll(db, sql: "SELECT hash FROM assets WHERE hash IN (\(marks))", arguments: StatementArguments(chunk)) {
+                    for row in try Row.fetchAll(
+                        db, sql: "SELECT hash FROM assets WHERE hash IN (\(marks))", arguments: StatementArguments(chunk))
+                    {
                         present.insert(try row.decode(String.self, atIndex: 0))
                     }
                 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import GRDB
+import GroupStoreCloud
 import Logging
 
 #if canImport(Glibc)
@@ -41,16 +42,7 @@ struct EmbeddedRemoteConnection: Sendable {
                 }
             }
             let pool = try openPool(path)
-            var note: String?
-            let needsWrite = try pool.read { db -> Bool in
-                switch try EmbeddedRemoteSchema.status(db, display: display) {
-                case .empty: return true
-                case .remote(let format): return format < EmbeddedRemoteSchema.format
-                }
-            }
-            if needsWrite {
-                note = try pool.write { try EmbeddedRemoteSchema.createOrUpgrade($0, display: display) }
-            }
+            let note = try EmbeddedRemoteSchema.migrate(pool, display: display)
             let epoch = try pool.read { try EmbeddedRemoteSchema.meta($0)["epoch"] }
             guard let epoch, !epoch.isEmpty else {
                 throw CloudSyncError(.badRemote, "the remote \(display) has no epoch in its meta table")
@@ -91,13 +83,6 @@ struct EmbeddedRemoteConnection: Sendable {
         return result
     }
 
-    /// ``write(_:)`` for synchronous callers.
-    func writeBlocking<T>(_ body: (Database) throws -> T) throws -> T {
-        let result = try pool.write(body)
-        announceCommit()
-        return result
-    }
-
     /// Sets the times of the file's `-wal` (of the file itself, if there is
     /// no `-wal`) to now: the inotify event (`IN_ATTRIB`) that wakes the
     /// push watchers. It comes after the commit is visible, unlike the
@@ -105,16 +90,6 @@ struct EmbeddedRemoteConnection: Sendable {
     func announceCommit() {
         if utimensat(AT_FDCWD, path + "-wal", nil, 0) == 0 { return }
         _ = utimensat(AT_FDCWD, path, nil, 0)
-    }
-
-    /// Runs `work` on a dispatch queue, off the Swift concurrency pool, for
-    /// the blocking steps GRDB has no async form of (opening a pool).
-    static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try work() })
-            }
-        }
     }
 
     /// The ``CloudSyncError`` for any error met while `doing` something with
@@ -133,7 +108,8 @@ struct EmbeddedRemoteConnection: Sendable {
             case .SQLITE_IOERR, .SQLITE_FULL, .SQLITE_NOMEM, .SQLITE_INTERRUPT, .SQLITE_PROTOCOL:
                 return CloudSyncError(.transient, "the remote \(display) failed to \(operation): \(detail)", underlying: error)
             case .SQLITE_NOTADB, .SQLITE_CORRUPT:
-                return CloudSyncError(.badRemote, "the remote \(display) is not a SQLite database or is damaged (\(operation)): \(detail)", underlying: error)
+                return CloudSyncError(
+                    .badRemote, "the remote \(display) is not a SQLite database or is damaged (\(operation)): \(detail)", underlying: error)
             case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY, .SQLITE_AUTH:
                 return CloudSyncError(.badRemote, "cannot use the remote \(display) (\(operation)): \(detail)", underlying: error)
             default:

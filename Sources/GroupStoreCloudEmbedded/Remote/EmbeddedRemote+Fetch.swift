@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GroupStoreCloud
 
 extension EmbeddedRemote {
     /// The most records one page of ``fetchChanges(in:since:limit:)`` holds,
@@ -25,30 +26,13 @@ extension EmbeddedRemote {
         }
     }
 
-    /// ``fetchChanges(in:since:limit:)`` on the calling thread (see
-    /// ``BlockingCloudDatabase``).
-    func fetchChangesNow(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) throws -> CloudChangeBatch {
-        try performNow("fetch changes") { connection in
-            let query = try fetchQuery(zone, since: token, limit: limit)
-            return try connection.pool.read { db in try query.run(db) }
-        }
-    }
-
     /// The read of a fetch, once the zone and the token are checked.
     private func fetchQuery(_ zone: CloudZone, since token: CloudChangeToken?, limit: Int) throws -> FetchQuery {
         if zone.scope == .private, zone.owner != user {
-            throw CloudSyncError(.permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from the remote \(path)")
+            throw CloudSyncError(
+                .permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from the remote \(path)")
         }
-        var start: EmbeddedRemoteToken?
-        if let token {
-            guard let parsed = EmbeddedRemoteToken(token) else {
-                throw CloudSyncError(.tokenExpired, "the change token of \(zone) is not one of the remote \(path); fetch the zone again")
-            }
-            if faults.consumeTokenExpiry() {
-                throw CloudSyncError(.tokenExpired, "the remote \(path) expired the change token of \(zone) (injected fault)")
-            }
-            start = parsed
-        }
+        let start = try FeedToken.start(of: token, in: zone, remote: path, faults: faults)
         return FetchQuery(zone: zone, user: user, start: start, limit: min(max(1, limit), Self.maxFetchLimit), display: path)
     }
 }
@@ -57,14 +41,15 @@ extension EmbeddedRemote {
 private struct FetchQuery: Sendable {
     var zone: CloudZone
     var user: String
-    var start: EmbeddedRemoteToken?
+    var start: FeedToken?
     var limit: Int
     var display: String
 
     func run(_ db: Database) throws -> CloudChangeBatch {
-        if zone.scope == .shared, !EmbeddedRemote.isUserName(zone.owner) {
+        if zone.scope == .shared, !CloudZone.isUserName(zone.owner) {
             throw CloudSyncError(
-                .invalidConfiguration, "\(zone) cannot exist on the remote \(display): its owner \(String(reflecting: zone.owner)) is not a user name")
+                .invalidConfiguration,
+                "\(zone) cannot exist on the remote \(display): its owner \(String(reflecting: zone.owner)) is not a user name")
         }
         if zone.scope == .shared, try EmbeddedRemote.access(db, to: zone, user: user) == nil {
             throw CloudSyncError(.permissionDenied, "\(zone) is not shared with \(user) on the remote \(display)")
@@ -75,29 +60,7 @@ private struct FetchQuery: Sendable {
         }
         let horizon = meta["horizon"].flatMap { Int64($0) } ?? 0
         let head = try EmbeddedRemoteSchema.head(db)
-        let position: Int64
-        let floor: Int64
-        if let start {
-            guard start.epoch == epoch else {
-                throw CloudSyncError(
-                    .tokenExpired, "the change token of \(zone) was issued by another remote file at \(display) (replaced or restored); fetch the zone again")
-            }
-            guard start.floor <= head else {
-                throw CloudSyncError(
-                    .tokenExpired, "the change token of \(zone) is ahead of the remote \(display) (restored from an older copy?); fetch the zone again")
-            }
-            guard start.floor >= horizon else {
-                throw CloudSyncError(
-                    .tokenExpired, "the change token of \(zone) is older than the remote \(display) keeps changes for; fetch the zone again")
-            }
-            position = start.position
-            floor = start.floor
-        } else {
-            // A full listing: live records only; deletions from before it
-            // concern nobody.
-            position = 0
-            floor = head
-        }
+        let (position, floor) = try FeedToken.range(from: start, epoch: epoch, head: head, horizon: horizon, zone: zone, remote: display)
         let rows = try Row.fetchAll(
             db.cachedStatement(
                 sql: """
@@ -120,9 +83,10 @@ private struct FetchQuery: Sendable {
             }
             last = stored.seq
         }
-        let next = moreComing
-            ? EmbeddedRemoteToken(epoch: epoch, position: last, floor: floor)
-            : EmbeddedRemoteToken(epoch: epoch, position: head, floor: head)
+        let next =
+            moreComing
+            ? FeedToken(epoch: epoch, position: last, floor: floor)
+            : FeedToken(epoch: epoch, position: head, floor: head)
         return CloudChangeBatch(changed: changed, deleted: deleted, token: next.token, moreComing: moreComing)
     }
 }
@@ -136,24 +100,19 @@ extension EmbeddedRemote {
     /// a restore).
     public func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {
         try await perform("check records the listing lacks") { connection in
-            let prefix = String(connection.epoch.prefix(8))
+            let epoch = connection.epoch
             return try await connection.pool.read { db -> Set<CloudRecordID> in
                 let head = try EmbeddedRemoteSchema.head(db)
                 let horizon = try EmbeddedRemoteSchema.meta(db)["horizon"].flatMap { Int64($0) } ?? 0
                 let entry = try db.cachedStatement(sql: "SELECT zone, type, name FROM change_log WHERE seq = ?")
                 var forgotten = Set<CloudRecordID>()
                 for (id, tag) in records {
-                    let parts = tag.split(separator: "-", maxSplits: 1)
-                    guard parts.count == 2, let seq = Int64(parts[0]), parts[1] == prefix, seq <= head else {
-                        forgotten.insert(id)
-                        continue
+                    let lost = try FeedToken.isForgotten(tag: tag, epoch: epoch, head: head, horizon: horizon) { seq in
+                        try Row.fetchOne(entry, arguments: [seq]).map { row in
+                            (row[0] as String?) == id.zone.description && (row[1] as String?) == id.type && (row[2] as String?) == id.name
+                        }
                     }
-                    if let row = try Row.fetchOne(entry, arguments: [seq]) {
-                        let same = (row[0] as String?) == id.zone.description && (row[1] as String?) == id.type && (row[2] as String?) == id.name
-                        if !same { forgotten.insert(id) }
-                    } else if seq > horizon {
-                        forgotten.insert(id)
-                    }
+                    if lost { forgotten.insert(id) }
                 }
                 return forgotten
             }

@@ -3,7 +3,7 @@ import FolderWatching
 import Logging
 
 /// Push hints for an embedded remote: an inotify watch on the directory that
-/// holds the remote's file, which yields whenever a client announces a
+/// holds the remote's file, which calls `hint` whenever a client announces a
 /// committed write (it touches the times of the `-wal`, or of the file:
 /// `IN_ATTRIB`), by any process (this one included), and when the file is
 /// created, moved in or rewritten in place (a remote replaced or restored).
@@ -15,13 +15,10 @@ import Logging
 /// process that opens the file hands the `-wal` to its owner: one spare
 /// hint).
 enum RemotePushWatcher {
-    /// A stream that yields (coalesced: at most one pending element) when the
-    /// remote at `path` (absolute) may have changed. The watch is cancelled
-    /// when the stream terminates. If the directory cannot be watched the
-    /// stream stays open and silent (hints are only hints; the failure is
-    /// logged).
-    static func hints(for path: String, display: String, logger: Logger) -> AsyncStream<Void> {
-        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    /// Starts the watch of the remote at `path` (absolute); the caller
+    /// cancels the watcher returned. `nil` if the directory cannot be
+    /// watched (hints are only hints; the failure is logged).
+    static func start(for path: String, display: String, logger: Logger, hint: @escaping @Sendable () -> Void) -> FolderWatcher? {
         let (directory, name) = EmbeddedRemoteFile.split(path)
         let wal = name + "-wal"
         let watcher: FolderWatcher
@@ -31,19 +28,19 @@ enum RemotePushWatcher {
                     switch event.kind {
                     case .overflow:
                         // Events were lost: something may have changed.
-                        continuation.yield()
+                        hint()
                         return
                     case .watchEnded:
                         logger.info("push hints stop: the directory \(directory) of the remote \(display) is gone")
                         return
                     case .attributesChanged:
                         if event.name == name || event.name == wal {
-                            continuation.yield()
+                            hint()
                             return
                         }
                     default:
                         if event.name == name {
-                            continuation.yield()
+                            hint()
                             return
                         }
                     }
@@ -52,10 +49,9 @@ enum RemotePushWatcher {
             try watcher.watch(directory, for: [.attributesChanged, .closedAfterWrite, .created, .movedIn])
         } catch {
             logger.info("no push hints for the remote \(display): cannot watch \(directory): \(error)")
-            return stream
+            return nil
         }
-        continuation.onTermination = { _ in watcher.cancel() }
         watcher.start()
-        return stream
+        return watcher
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GroupStoreCloud
 import Logging
 
 extension EmbeddedRemote {
@@ -35,16 +36,6 @@ extension EmbeddedRemote {
         }
     }
 
-    /// ``modify(_:)`` on the calling thread (see ``BlockingCloudDatabase``).
-    func modifyNow(_ changes: [CloudRecordChange]) throws -> [CloudModifyResult] {
-        try performNow("modify") { connection in
-            guard let context = try modifyContext(changes, connection) else { return [] }
-            let results = try connection.writeBlocking { db in try context.apply(changes, db) }
-            logModify(changes)
-            return results
-        }
-    }
-
     /// What a `modify` of `changes` needs, once they are checked to fit
     /// one call; `nil` when there is nothing to do.
     private func modifyContext(_ changes: [CloudRecordChange], _ connection: EmbeddedRemoteConnection) throws -> ModifyContext? {
@@ -55,7 +46,8 @@ extension EmbeddedRemote {
         let bytes = changes.reduce(0) { $0 + $1.batchSize }
         guard bytes <= Self.maxBatchBytes else {
             throw CloudSyncError(
-                .batchTooLarge, "\(changes.count) changes (\(bytes) bytes) are more than the remote \(path) takes at once (\(Self.maxBatchBytes) bytes)")
+                .batchTooLarge,
+                "\(changes.count) changes (\(bytes) bytes) are more than the remote \(path) takes at once (\(Self.maxBatchBytes) bytes)")
         }
         guard !changes.isEmpty else { return nil }
         return ModifyContext(user: user, display: path, epoch: connection.epoch, conflictOnEverySave: faults.conflictOnEverySave)
@@ -156,7 +148,7 @@ private struct ModifyContext: Sendable {
     private func write(_ record: CloudRecord, deleted: Bool, _ db: Database) throws -> CloudRecord {
         let seq = try EmbeddedRemoteRecord.logChange(db, record.id)
         var record = record
-        record.tag = EmbeddedRemoteRecord.tag(seq: seq, epoch: epoch)
+        record.tag = FeedToken.tag(seq: seq, epoch: epoch)
         try EmbeddedRemoteRecord(record: record, deleted: deleted, seq: seq).store(db)
         return record
     }

@@ -1,4 +1,5 @@
 import Foundation
+import GroupStoreCloud
 import Synchronization
 
 #if canImport(Glibc)

@@ -5,7 +5,8 @@ import GRDB
 /// history does not track: per record its zone, server change tag and last
 /// acknowledged values (the ancestor of three-way merges); the pending keys
 /// and the intake position; per zone the change token; parked records.
-/// Nothing is kept only in memory.
+/// Nothing is kept only in memory. The tables are made and upgraded by
+/// ``SyncStateSchema``.
 enum SyncState {
     static let meta = "groupstore_cloud_meta"
     static let record = "groupstore_cloud_record"
@@ -13,31 +14,6 @@ enum SyncState {
     static let parked = "groupstore_cloud_parked"
     static let zone = "groupstore_cloud_zone"
     static let diff = "groupstore_cloud_diff"
-
-    static func create(_ db: Database) throws {
-        try db.execute(
-            sql: """
-                CREATE TABLE IF NOT EXISTS \(meta)(key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS \(record)(
-                    entity TEXT NOT NULL, name TEXT NOT NULL, zone TEXT NOT NULL, tag TEXT NOT NULL,
-                    ancestor TEXT NOT NULL, edited_at REAL NOT NULL, PRIMARY KEY (entity, name)) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS \(pending)(
-                    entity TEXT NOT NULL, name TEXT NOT NULL, edited_at REAL NOT NULL,
-                    version INTEGER NOT NULL DEFAULT 1, rounds INTEGER NOT NULL DEFAULT 0,
-                    sent TEXT, sent_before TEXT, PRIMARY KEY (entity, name)) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS \(parked)(
-                    entity TEXT NOT NULL, name TEXT NOT NULL, direction TEXT NOT NULL, reason TEXT NOT NULL,
-                    record TEXT, parked_at REAL NOT NULL, PRIMARY KEY (entity, name, direction)) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS \(zone)(zone TEXT PRIMARY KEY NOT NULL, token TEXT) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS \(diff)(entity TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
-                INSERT OR IGNORE INTO \(meta)(key, value) VALUES ('format', 1), ('intake_seq', 0), ('conflicts', 0);
-                """)
-        // Columns added since the first builds of the bridge.
-        let columns = Set(try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [pending]))
-        for column in ["sent", "sent_before"] where !columns.contains(column) {
-            try db.execute(sql: "ALTER TABLE \(pending) ADD COLUMN \(column) TEXT")
-        }
-    }
 
     /// Whether the tables exist (`cloud status` on a group never synced).
     static func exists(_ db: Database) throws -> Bool {
@@ -54,8 +30,19 @@ enum SyncState {
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(meta)(key, value) VALUES (?, ?)").execute(arguments: [key, value])
     }
 
-    static func intakeSeq(_ db: Database) throws -> Int64 {
+    /// The last local save taken in (`intake_seq`).
+    static func intakePosition(_ db: Database) throws -> Int64 {
         Int64.fromDatabaseValue(try value(db, "intake_seq")) ?? 0
+    }
+
+    static func setIntakePosition(_ db: Database, _ seq: Int64) throws {
+        try setValue(db, "intake_seq", seq)
+    }
+
+    /// Forgets every record, pending key, parked record, token and diff mark
+    /// (a change of account).
+    static func forgetRecords(_ db: Database) throws {
+        for name in [record, pending, parked, zone, diff] { try db.execute(sql: "DELETE FROM \(name)") }
     }
 
     // MARK: records
@@ -68,9 +55,10 @@ enum SyncState {
     }
 
     static func recordState(_ db: Database, entity: String, name: String) throws -> RecordState? {
-        guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT zone, tag, ancestor, edited_at FROM \(record) WHERE entity = ? AND name = ?"),
-            arguments: [entity, name])
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT zone, tag, ancestor, edited_at FROM \(record) WHERE entity = ? AND name = ?"),
+                arguments: [entity, name])
         else { return nil }
         // An unreadable ancestor (edited by hand) counts as unknown: the row is compared as new.
         let ancestor = (try? CloudFieldsJSON.decode(row[2])) ?? [:]
@@ -124,7 +112,9 @@ enum SyncState {
                 """
         ).execute(arguments: [entity, name, editedAt.timeIntervalSince1970])
         // A new edit gets another chance upstream.
-        try db.cachedStatement(sql: "DELETE FROM \(parked) WHERE entity = ? AND name = ? AND direction = 'up'").execute(arguments: [entity, name])
+        try db.cachedStatement(sql: "DELETE FROM \(parked) WHERE entity = ? AND name = ? AND direction = 'up'").execute(arguments: [
+            entity, name,
+        ])
     }
 
     /// What is in flight for a key: written before an upload is sent, so a
@@ -159,8 +149,10 @@ enum SyncState {
 
     /// Uploads of this key that may have reached the remote unanswered.
     static func inFlight(_ db: Database, entity: String, name: String) throws -> [Sent] {
-        guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT sent, sent_before FROM \(pending) WHERE entity = ? AND name = ?"), arguments: [entity, name])
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT sent, sent_before FROM \(pending) WHERE entity = ? AND name = ?"),
+                arguments: [entity, name])
         else { return [] }
         return [row[0] as String?, row[1] as String?].compactMap { text in
             guard let text else { return nil }
@@ -216,11 +208,15 @@ enum SyncState {
 
     /// Nothing left to upload for a key: a parked upload of it is moot.
     private static func releaseParkedUpload(_ db: Database, entity: String, name: String) throws {
-        try db.cachedStatement(sql: "DELETE FROM \(parked) WHERE entity = ? AND name = ? AND direction = 'up'").execute(arguments: [entity, name])
+        try db.cachedStatement(sql: "DELETE FROM \(parked) WHERE entity = ? AND name = ? AND direction = 'up'").execute(arguments: [
+            entity, name,
+        ])
     }
 
     static func setRounds(_ db: Database, entity: String, name: String, rounds: Int) throws {
-        try db.cachedStatement(sql: "UPDATE \(pending) SET rounds = ? WHERE entity = ? AND name = ?").execute(arguments: [rounds, entity, name])
+        try db.cachedStatement(sql: "UPDATE \(pending) SET rounds = ? WHERE entity = ? AND name = ?").execute(arguments: [
+            rounds, entity, name,
+        ])
     }
 
     // MARK: parked

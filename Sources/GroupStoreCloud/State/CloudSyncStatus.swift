@@ -21,8 +21,11 @@ public struct CloudSyncStatus: Sendable, Codable, Hashable {
     public var account: String?
     /// Local changes taken in and not uploaded yet (parked ones not counted).
     public var pending: Int
-    /// Transactions committed since the bridge last took the history in
-    /// (every table's; those of synced tables become pending at the next sync).
+    /// Transactions committed by others than the bridge after the last
+    /// local save it took in (every table's; those of synced tables become
+    /// pending at the next sync). A running bridge is delivered only saves
+    /// of synced tables, so transactions of other tables committed after its
+    /// last one stay counted here until a save of a synced table comes.
     public var transactionsNotTakenIn: Int
     public var parked: Int
     /// Conflicts settled so far.
@@ -46,9 +49,10 @@ public struct CloudSyncStatus: Sendable, Codable, Hashable {
                     group: group, live: live, account: nil, pending: 0, transactionsNotTakenIn: 0, parked: 0, conflicts: 0, lastSync: nil,
                     parkedRecords: [])
                 guard try SyncState.exists(db) else { return status }
-                status.transactionsNotTakenIn = try Int.fetchOne(
-                    db, sql: "SELECT count(*) FROM groupstore_transaction WHERE seq > ? AND coalesce(author, '') <> ?",
-                    arguments: [try SyncState.intakeSeq(db), name]) ?? 0
+                status.transactionsNotTakenIn =
+                    try Int.fetchOne(
+                        db, sql: "SELECT count(*) FROM groupstore_transaction WHERE seq > ? AND coalesce(author, '') <> ?",
+                        arguments: [try SyncState.intakePosition(db), name]) ?? 0
                 let counts = try SyncState.counts(db)
                 status.pending = counts.pending
                 status.parked = counts.parked

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GroupStoreCloud
 import Logging
 
 extension EmbeddedRemote {
@@ -11,12 +12,14 @@ extension EmbeddedRemote {
     ///   not one this remote accepts (or is this user).
     public func share(_ zone: String, with member: String, access: CloudShareAccess?) async throws {
         guard CloudZone.isZoneName(zone) else {
-            throw CloudSyncError(.invalidConfiguration, "a shared zone's name is 1 to 63 of A-Z a-z 0-9 . _ -, not \(String(reflecting: zone))")
+            throw CloudSyncError(
+                .invalidConfiguration, "a shared zone's name is 1 to 63 of A-Z a-z 0-9 . _ -, not \(String(reflecting: zone))")
         }
-        guard Self.isUserName(member), member != user else {
+        guard CloudZone.isUserName(member), member != user else {
             throw CloudSyncError(
                 .invalidConfiguration,
-                "zone \(zone) of \(user) can be shared with another user of 1 to 128 of A-Z a-z 0-9 . _ - @ +, not \(String(reflecting: member))")
+                "zone \(zone) of \(user) can be shared with another user of 1 to 128 of A-Z a-z 0-9 . _ - @ +, not \(String(reflecting: member))"
+            )
         }
         let owner = user
         try await perform("share a zone") { connection in
@@ -35,8 +38,10 @@ extension EmbeddedRemote {
         }
         logger.info(
             "zone shared",
-            metadata: ["remote": "\(path)", "zone": "\(CloudZone.shared(owner: owner, name: zone))", "with": "\(member)",
-                "access": "\(access?.rawValue ?? "none")"])
+            metadata: [
+                "remote": "\(path)", "zone": "\(CloudZone.shared(owner: owner, name: zone))", "with": "\(member)",
+                "access": "\(access?.rawValue ?? "none")",
+            ])
     }
 
     /// The shares of this user's zones and of the zones shared with this user.
@@ -62,11 +67,5 @@ extension EmbeddedRemote {
             db.cachedStatement(sql: "SELECT can_write FROM shares WHERE owner = ? AND zone = ? AND member = ?"),
             arguments: [zone.owner, zone.name, user])
         return canWrite.map { $0 ? .readWrite : .readOnly }
-    }
-
-    /// Whether `name` is a user name this remote accepts.
-    static func isUserName(_ name: String) -> Bool {
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@+".unicodeScalars)
-        return !name.isEmpty && name.count <= 128 && name.unicodeScalars.allSatisfy { allowed.contains($0) }
     }
 }

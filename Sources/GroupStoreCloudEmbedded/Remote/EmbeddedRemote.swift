@@ -1,6 +1,10 @@
+import FolderWatching
 import Foundation
 import GRDB
+import GroupStore
+import GroupStoreCloud
 import Logging
+import ServiceLifecycle
 import Synchronization
 
 /// The embedded remote: a SQLite file on this host, shared by several groups
@@ -21,6 +25,11 @@ import Synchronization
 /// stale base tag is a conflict carrying the server's record; a delete
 /// leaves a tombstone, so a stale edit of a deleted record is a conflict too.
 ///
+/// The remote is a `Service`: its ``run()`` owns the push-hint watch (one
+/// inotify watch of the file's directory) and ends the hint streams when it
+/// returns; run it in the `ServiceGroup` before the ``CloudSync`` that uses
+/// it. Its other calls work whether it runs or not.
+///
 /// The file is a GRDB `DatabasePool` in WAL mode with a 10-second busy
 /// timeout; any number of processes may use it at once. It is checked before
 /// every call: a file deleted, replaced by another remote (its tokens then
@@ -40,6 +49,8 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
     /// `path` made absolute, for the file checks and the push-hint watch.
     let absolutePath: String
     private let connection: Mutex<EmbeddedRemoteConnection>
+    /// The streams of ``pushHints()``, fed while ``run()`` runs.
+    private let hints = PushHints()
 
     /// Opens the remote at `path`, creating it when the file is missing (its
     /// directory must exist).
@@ -63,7 +74,7 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
         logger: Logger = Logger(label: "GroupStoreCloud")
     ) throws {
         // A user names a private zone (`private/<user>`): letters, digits and . _ - @ + only.
-        guard Self.isUserName(user) else {
+        guard CloudZone.isUserName(user) else {
             throw CloudSyncError(
                 .invalidConfiguration,
                 "the user of the remote \(path) must be 1 to 128 of A-Z a-z 0-9 . _ - @ +, not \(String(reflecting: user))")
@@ -133,10 +144,20 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
     }
 
     /// Push hints: yields (coalesced) whenever a write to the remote is
-    /// committed, by any process, or the file is replaced. Ends the watch
-    /// when the stream terminates.
+    /// committed, by any process, or the file is replaced, while ``run()``
+    /// runs; finished when it returns.
     public func pushHints() -> AsyncStream<Void> {
-        RemotePushWatcher.hints(for: absolutePath, display: path, logger: logger)
+        hints.stream()
+    }
+
+    /// Watches the remote's file for push hints until cancelled or told to
+    /// shut down gracefully, then finishes every hint stream.
+    public func run() async throws {
+        let hints = self.hints
+        let watcher = RemotePushWatcher.start(for: absolutePath, display: path, logger: logger) { hints.yield() }
+        try? await gracefulShutdown()
+        watcher?.cancel()
+        hints.finish()
     }
 
     /// Prunes the change log to its last `n` entries, and the tombstones of
@@ -145,11 +166,11 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
     /// their zones again in full.
     /// - Throws: ``CloudSyncError/Code/badRemote`` or
     ///   ``CloudSyncError/Code/transient`` when the file cannot be written.
-    public func compactLog(keepingLast n: Int) throws {
+    public func compactLog(keepingLast n: Int) async throws {
         let display = path
         do {
-            let connection = try currentConnectionBlocking()
-            let result = try connection.writeBlocking { db -> (horizon: Int64, tombstones: Int)? in
+            let connection = try await currentConnection()
+            let result = try await connection.write { db -> (horizon: Int64, tombstones: Int)? in
                 guard
                     let row = try Row.fetchOne(
                         db, sql: "SELECT seq FROM change_log ORDER BY seq DESC LIMIT 1 OFFSET ?", arguments: [max(0, n)])
@@ -192,34 +213,15 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
         }
     }
 
-    /// ``perform(_:_:)`` on the calling thread, for a caller that may block
-    /// (the sync engine, on its own queue: see ``BlockingCloudDatabase``).
-    func performNow<T>(_ operation: String, _ body: (EmbeddedRemoteConnection) throws -> T) throws -> T {
-        try faults.beforeCall(operation, remote: path)
-        do {
-            return try body(try currentConnectionBlocking())
-        } catch {
-            throw EmbeddedRemoteConnection.remoteError(error, display: path, doing: operation)
-        }
-    }
-
     /// The connection to the file at the path now: the one open, or a new
     /// one if the file was replaced (a remote recreated or restored).
     private func currentConnection() async throws -> EmbeddedRemoteConnection {
         let (current, file) = try check()
         if current.file.isSameFile(as: file) { return current }
         let (absolute, display) = (absolutePath, path)
-        let (opened, _) = try await EmbeddedRemoteConnection.offPool {
+        let (opened, _) = try await offThePool {
             try EmbeddedRemoteConnection.open(path: absolute, display: display)
         }
-        return adopt(opened, replacing: current)
-    }
-
-    /// ``currentConnection()`` for synchronous callers.
-    private func currentConnectionBlocking() throws -> EmbeddedRemoteConnection {
-        let (current, file) = try check()
-        if current.file.isSameFile(as: file) { return current }
-        let (opened, _) = try EmbeddedRemoteConnection.open(path: absolutePath, display: path)
         return adopt(opened, replacing: current)
     }
 
@@ -269,7 +271,8 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
             do {
                 known = try JSONDecoder().decode([CloudColumn].self, from: Data(try row.decode(String.self, atIndex: 1).utf8))
             } catch {
-                throw CloudSyncError(.badRemote, "the remote \(display) holds unreadable columns for the record type \(type.name)", underlying: error)
+                throw CloudSyncError(
+                    .badRemote, "the remote \(display) holds unreadable columns for the record type \(type.name)", underlying: error)
             }
             let knownNames = Set(known.map(\.name))
             let added = type.columns.filter { !knownNames.contains($0.name) }
@@ -298,3 +301,7 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
         return types
     }
 }
+
+/// The faults an ``EmbeddedRemote`` injects (``RemoteFaults``, shared with
+/// ``MemoryRemote``).
+public typealias EmbeddedRemoteFaults = RemoteFaults

@@ -1,14 +1,17 @@
 import Foundation
 import GRDB
+import GroupStoreCloud
 import XCTest
 
-@testable import GroupStoreCloud
+@testable import GroupStoreCloudEmbedded
 
 /// The embedded remote on real files in a temporary directory: tags, tokens,
 /// tombstones, scopes, assets, batch limits, faults, push hints and bad files.
 final class EmbeddedRemoteTests: XCTestCase {
     private var directory = ""
     private var path: String { directory + "/cloud.sqlite" }
+    /// The remotes running (their push-hint watches), stopped at the end of each test.
+    private var running: [Task<Void, Never>] = []
 
     private let notes = CloudRecordType(
         name: "notes", scope: .private,
@@ -29,6 +32,13 @@ final class EmbeddedRemoteTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
+    override func tearDown() async throws {
+        for task in running { task.cancel() }
+        for task in running { await task.value }
+        running = []
+        try await super.tearDown()
+    }
+
     override func tearDownWithError() throws {
         try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory)
         try? FileManager.default.removeItem(atPath: directory)
@@ -36,9 +46,11 @@ final class EmbeddedRemoteTests: XCTestCase {
 
     // MARK: - Helpers
 
+    /// A remote acting as `user`, running (its push hints watched) until the test ends.
     private func remote(_ user: String = "alice", faults: EmbeddedRemoteFaults = .init()) async throws -> EmbeddedRemote {
         let remote = try EmbeddedRemote(path: path, user: user, faults: faults)
         try await remote.prepare([notes, posts])
+        running.append(Task { try? await remote.run() })
         return remote
     }
 
@@ -126,7 +138,7 @@ final class EmbeddedRemoteTests: XCTestCase {
         try await create(remote, note("b"), [:])
         try await create(remote, note("c"), [:])
         let recent = try await fetchAll(remote, .private("alice"), since: old).token
-        try remote.compactLog(keepingLast: 0)
+        try await remote.compactLog(keepingLast: 0)
         let error = await cloudError { _ = try await remote.fetchChanges(in: .private("alice"), since: old, limit: 10) }
         XCTAssertEqual(error?.code, .tokenExpired)
         XCTAssertTrue(error?.message.contains(path) ?? false, error?.message ?? "")
@@ -194,7 +206,9 @@ final class EmbeddedRemoteTests: XCTestCase {
         faults.failNext(2)
         faults.rateLimitNext(1, retryAfter: 1.5)
         for _ in 0..<2 {
-            let error = await cloudError { _ = try await remote.modify([.save(id: note("n"), baseTag: nil, fields: [:], editedAt: Date())]) }
+            let error = await cloudError {
+                _ = try await remote.modify([.save(id: note("n"), baseTag: nil, fields: [:], editedAt: Date())])
+            }
             XCTAssertEqual(error?.code, .transient)
             XCTAssertEqual(error?.isTransient, true)
         }
@@ -239,7 +253,8 @@ final class EmbeddedRemoteTests: XCTestCase {
 
     func testFaultsFromTheEnvironment() async throws {
         let faults = EmbeddedRemoteFaults(environment: [
-            EmbeddedRemoteFaults.environmentVariable: "fail=1, ratelimit=1,retry-after=0.25,expire=1,maxbatch=50,conflict-always=1,bogus=7,fail2,=3"
+            EmbeddedRemoteFaults.environmentVariable:
+                "fail=1, ratelimit=1,retry-after=0.25,expire=1,maxbatch=50,conflict-always=1,bogus=7,fail2,=3"
         ])
         XCTAssertEqual(faults.maxBatchRecords, 50)
         XCTAssertTrue(faults.conflictOnEverySave)
@@ -294,28 +309,33 @@ final class EmbeddedRemoteTests: XCTestCase {
         }
     }
 
-    func testDroppedOrFinishedHintStreamsReleaseTheirWatch() async throws {
-        let remote = try await remote()
+    /// The push-hint watch belongs to the remote's `run()`: one inotify
+    /// instance however many hint streams, released when `run()` returns,
+    /// which finishes the streams.
+    func testARunningRemoteWatchesOnce_andItsEndReleasesTheWatchAndEndsTheStreams() async throws {
+        let remote = try EmbeddedRemote(path: path, user: "alice")
         let before = inotifyDescriptors()
-        do {
-            let held = remote.pushHints()
-            XCTAssertEqual(inotifyDescriptors(), before + 1, "a hint stream watches with one inotify instance")
-            _ = held
-        }
-        for _ in 0..<5 { _ = remote.pushHints() }
-        let consumed = remote.pushHints()
-        let task = Task { for await _ in consumed {} }
-        task.cancel()
-        await task.value
-        // Cancelling the dispatch source closes the descriptor on the watcher's queue.
+        let streams = (0..<5).map { _ in remote.pushHints() }
+        let run = Task { try? await remote.run() }
         let deadline = Date().addingTimeInterval(10)
+        while inotifyDescriptors() == before, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        XCTAssertEqual(inotifyDescriptors(), before + 1, "a running remote watches with one inotify instance")
+        run.cancel()
+        await run.value
+        for stream in streams {
+            var iterator = stream.makeAsyncIterator()
+            while await iterator.next() != nil {}
+        }
+        // Cancelling the dispatch source closes the descriptor on the watcher's queue.
         while inotifyDescriptors() > before, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        XCTAssertEqual(inotifyDescriptors(), before, "hint streams that ended still hold inotify descriptors")
+        XCTAssertEqual(inotifyDescriptors(), before, "the remote's run ended and its watch still holds an inotify descriptor")
     }
 
     private func inotifyDescriptors() -> Int {
         let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return fds.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)"))?.contains("inotify") ?? false }.count
+        return fds.filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)"))?.contains("inotify") ?? false
+        }.count
     }
 
     // MARK: - Bad remotes
@@ -360,7 +380,9 @@ final class EmbeddedRemoteTests: XCTestCase {
 
         let other = directory + "/other.sqlite"
         let foreign = try DatabaseQueue(path: other)
-        try foreign.write { try $0.execute(sql: "CREATE TABLE meta (key TEXT, value TEXT); INSERT INTO meta VALUES ('kind', 'something else')") }
+        try foreign.write {
+            try $0.execute(sql: "CREATE TABLE meta (key TEXT, value TEXT); INSERT INTO meta VALUES ('kind', 'something else')")
+        }
         try foreign.close()
         let metaError = openError(other)
         XCTAssertEqual(metaError?.code, .badRemote)
@@ -394,11 +416,14 @@ final class EmbeddedRemoteTests: XCTestCase {
         let fetch = await cloudError { _ = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 10) }
         XCTAssertEqual(fetch?.code, .badRemote)
         XCTAssertTrue(fetch?.message.contains(path) ?? false, fetch?.message ?? "")
-        let modify = await cloudError { _ = try await remote.modify([.save(id: self.note("b"), baseTag: nil, fields: [:], editedAt: Date())]) }
+        let modify = await cloudError {
+            _ = try await remote.modify([.save(id: self.note("b"), baseTag: nil, fields: [:], editedAt: Date())])
+        }
         XCTAssertEqual(modify?.code, .badRemote)
         let assets = await cloudError { _ = try await remote.missingAssets(["x"]) }
         XCTAssertEqual(assets?.code, .badRemote)
-        XCTAssertThrowsError(try remote.compactLog(keepingLast: 0))
+        let compact = await cloudError { try await remote.compactLog(keepingLast: 0) }
+        XCTAssertEqual(compact?.code, .badRemote)
     }
 
     func testRemoteReplacedByGarbageOrDeletedFailsCleanly() async throws {
@@ -426,7 +451,9 @@ final class EmbeddedRemoteTests: XCTestCase {
             }
         }
         removeRemoteFiles()
-        let gone = await cloudError { _ = try await remote.modify([.save(id: self.note("b"), baseTag: nil, fields: [:], editedAt: Date())]) }
+        let gone = await cloudError {
+            _ = try await remote.modify([.save(id: self.note("b"), baseTag: nil, fields: [:], editedAt: Date())])
+        }
         XCTAssertEqual(gone?.code, .badRemote)
         XCTAssertTrue(gone?.message.contains(path) ?? false, gone?.message ?? "")
     }
@@ -440,7 +467,9 @@ final class EmbeddedRemoteTests: XCTestCase {
         let fetch = await cloudError { _ = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 10) }
         XCTAssertEqual(fetch?.code, .badRemote)
         XCTAssertTrue(fetch?.message.contains(path) ?? false, fetch?.message ?? "")
-        let modify = await cloudError { _ = try await remote.modify([.save(id: self.note("a"), baseTag: a.tag, fields: [:], editedAt: Date())]) }
+        let modify = await cloudError {
+            _ = try await remote.modify([.save(id: self.note("a"), baseTag: a.tag, fields: [:], editedAt: Date())])
+        }
         XCTAssertEqual(modify?.code, .badRemote)
     }
 }

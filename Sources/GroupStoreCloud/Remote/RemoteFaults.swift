@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 
-/// Faults an ``EmbeddedRemote`` injects on purpose, so tests (and spawned
+/// Faults a remote injects on purpose (``MemoryRemote``, and the embedded
+/// remote, where it is named `EmbeddedRemoteFaults`), so tests (and spawned
 /// processes, through ``init(environment:)``) can drive the bridge through
 /// the failures a real server produces: transient errors, rate limiting,
 /// expired tokens, small batch limits and conflicts that never settle.
@@ -10,12 +11,12 @@ import Synchronization
 /// while the bridge runs.
 ///
 /// ```swift
-/// let faults = EmbeddedRemoteFaults()
+/// let faults = RemoteFaults()
 /// faults.failNext(3)                    // the next 3 calls throw .transient
 /// faults.maxBatchRecords = 50           // larger modify batches: .batchTooLarge
-/// let remote = try EmbeddedRemote(path: path, user: "alice", faults: faults)
+/// let remote = MemoryRemote(user: "alice", faults: faults)
 /// ```
-public final class EmbeddedRemoteFaults: Sendable {
+public final class RemoteFaults: Sendable {
     /// The environment variable ``init(environment:)`` reads.
     public static let environmentVariable = "GROUPSTORE_REMOTE_FAULTS"
 
@@ -27,7 +28,7 @@ public final class EmbeddedRemoteFaults: Sendable {
         var rateLimiting = 0
         var retryAfter: TimeInterval = 0.2
         var expiring = 0
-        var maxBatchRecords = EmbeddedRemoteFaults.defaultMaxBatchRecords
+        var maxBatchRecords = RemoteFaults.defaultMaxBatchRecords
         var conflictOnEverySave = false
     }
 
@@ -106,7 +107,7 @@ public final class EmbeddedRemoteFaults: Sendable {
     }
 
     /// Called at the start of every remote call: throws the fault due, if any.
-    func beforeCall(_ operation: String, remote: String) throws(CloudSyncError) {
+    package func beforeCall(_ operation: String, remote: String) throws(CloudSyncError) {
         enum Due { case none, fail, rateLimit(TimeInterval) }
         let due: Due = state.withLock { state in
             if state.failing > 0 {
@@ -124,12 +125,13 @@ public final class EmbeddedRemoteFaults: Sendable {
         case .fail:
             throw CloudSyncError(.transient, "the remote \(remote) failed to \(operation) (injected fault)")
         case .rateLimit(let delay):
-            throw CloudSyncError(.rateLimited, "the remote \(remote) asks to retry \(operation) in \(delay) s (injected fault)", retryAfter: delay)
+            throw CloudSyncError(
+                .rateLimited, "the remote \(remote) asks to retry \(operation) in \(delay) s (injected fault)", retryAfter: delay)
         }
     }
 
     /// Whether this fetch with a token must expire it (consumes the fault).
-    func consumeTokenExpiry() -> Bool {
+    package func consumeTokenExpiry() -> Bool {
         state.withLock { state in
             guard state.expiring > 0 else { return false }
             state.expiring -= 1

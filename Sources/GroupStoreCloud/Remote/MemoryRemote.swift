@@ -1,0 +1,178 @@
+import Foundation
+import ServiceLifecycle
+import Synchronization
+
+/// A remote held in memory, for tests and examples: the same rules as the
+/// embedded and PostgreSQL remotes (server-assigned change tags, conflicts
+/// that carry the server's record, tombstones, change tokens that expire,
+/// private, public and shared zones, content-addressed assets, push hints),
+/// checked by the same conformance suite, with nothing on disk.
+///
+/// Several users share one remote through one ``Server``: each
+/// `MemoryRemote` is one user's connection to it.
+///
+/// ```swift
+/// let server = MemoryRemote.Server()
+/// let alice = MemoryRemote(user: "alice", server: server)
+/// let bob = MemoryRemote(user: "bob", server: server)
+/// var configuration = CloudSyncConfiguration(group: directory, remote: alice)
+/// ```
+///
+/// Its ``run()`` owns nothing but the end of its hint streams: it waits for
+/// cancellation or graceful shutdown, then finishes them. Hints are given
+/// whether it runs or not.
+public final class MemoryRemote: CloudDatabase {
+    /// What the users of one in-memory remote share.
+    public final class Server: Sendable {
+        let store = Mutex(MemoryRemoteStore())
+        let hints = PushHints()
+        /// Names the remote in messages.
+        public let name: String
+
+        public init(name: String = "memory") {
+            self.name = name
+        }
+
+        /// Prunes the change log to its last `n` entries and the tombstones
+        /// pruned with it: tokens from before then expire.
+        public func compactLog(keepingLast n: Int) {
+            _ = store.withLock { $0.compactLog(keepingLast: n) }
+        }
+    }
+
+    /// The user this connection acts as.
+    public let user: String
+    public let server: Server
+    /// The faults this remote injects (none by default).
+    public let faults: RemoteFaults
+    /// The largest estimated size of one `modify`, in bytes.
+    public static let maxBatchBytes = 2_000_000
+    /// The most records one page of a fetch holds.
+    public static let maxFetchLimit = 100_000
+
+    /// - Precondition: `user` is 1 to 128 of A-Z a-z 0-9 . _ - @ +.
+    public init(user: String, server: Server = Server(), faults: RemoteFaults = .init()) {
+        precondition(CloudZone.isUserName(user), "a remote's user is 1 to 128 of A-Z a-z 0-9 . _ - @ +")
+        self.user = user
+        self.server = server
+        self.faults = faults
+    }
+
+    public var displayName: String { "\(server.name) (in memory)" }
+
+    public func run() async throws {
+        try? await gracefulShutdown()
+        server.hints.finish()
+    }
+
+    public func pushHints() -> AsyncStream<Void> {
+        server.hints.stream()
+    }
+
+    public func account() async throws -> String {
+        try faults.beforeCall("read the account", remote: displayName)
+        return user
+    }
+
+    public func prepare(_ types: [CloudRecordType]) async throws {
+        try faults.beforeCall("prepare record types", remote: displayName)
+        try server.store.withLock { (store: inout MemoryRemoteStore) throws(CloudSyncError) in try store.prepare(types) }
+        server.hints.yield()
+    }
+
+    public func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
+        try faults.beforeCall("modify", remote: displayName)
+        guard changes.count <= faults.maxBatchRecords else {
+            throw CloudSyncError(
+                .batchTooLarge, "\(changes.count) changes are more than \(displayName) takes at once (\(faults.maxBatchRecords))")
+        }
+        let bytes = changes.reduce(0) { $0 + $1.batchSize }
+        guard bytes <= Self.maxBatchBytes else {
+            throw CloudSyncError(.batchTooLarge, "\(changes.count) changes (\(bytes) bytes) are more than \(displayName) takes at once")
+        }
+        guard !changes.isEmpty else { return [] }
+        let (user, always, now) = (self.user, faults.conflictOnEverySave, Date())
+        let results = server.store.withLock { store in
+            changes.map { store.apply($0, user: user, conflictOnEverySave: always, now: now) }
+        }
+        server.hints.yield()
+        return results
+    }
+
+    public func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
+        try faults.beforeCall("fetch changes", remote: displayName)
+        if zone.scope == .private, zone.owner != user {
+            throw CloudSyncError(.permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from \(displayName)")
+        }
+        let start = try FeedToken.start(of: token, in: zone, remote: displayName, faults: faults)
+        if zone.scope == .shared, !CloudZone.isUserName(zone.owner) {
+            throw CloudSyncError(.invalidConfiguration, "\(zone) cannot exist on \(displayName): its owner is not a user name")
+        }
+        let (user, display, limit) = (self.user, displayName, min(max(1, limit), Self.maxFetchLimit))
+        return try server.store.withLock { (store: inout MemoryRemoteStore) throws(CloudSyncError) in
+            if zone.scope == .shared, store.access(to: zone, user: user) == nil {
+                throw CloudSyncError(.permissionDenied, "\(zone) is not shared with \(user) on \(display)")
+            }
+            return try store.page(zone, after: start, limit: limit, display: display)
+        }
+    }
+
+    public func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {
+        try faults.beforeCall("check records the listing lacks", remote: displayName)
+        return server.store.withLock { $0.forgotten(records) }
+    }
+
+    public func missingAssets(_ hashes: [String]) async throws -> Set<String> {
+        try faults.beforeCall("look up assets", remote: displayName)
+        return server.store.withLock { store in Set(hashes.filter { store.assets[$0] == nil }) }
+    }
+
+    public func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws {
+        try faults.beforeCall("upload an asset", remote: displayName)
+        guard bytes.count == asset.size else {
+            throw CloudSyncError(
+                .badRemote, "\(displayName) refused asset \(asset.hash): \(bytes.count) bytes given, \(asset.size) announced")
+        }
+        let actual = SHA256.hex(bytes)
+        guard actual == asset.hash else {
+            throw CloudSyncError(.badRemote, "\(displayName) refused asset \(asset.hash): the bytes given hash to \(actual)")
+        }
+        server.store.withLock { $0.assets[asset.hash] = bytes }
+    }
+
+    public func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8] {
+        try faults.beforeCall("download an asset", remote: displayName)
+        guard let bytes = server.store.withLock({ $0.assets[asset.hash] }) else {
+            throw CloudSyncError(.badRemote, "\(displayName) has no asset \(asset.hash)")
+        }
+        return bytes
+    }
+
+    public func share(_ zone: String, with member: String, access: CloudShareAccess?) async throws {
+        try faults.beforeCall("share a zone", remote: displayName)
+        guard CloudZone.isZoneName(zone) else {
+            throw CloudSyncError(
+                .invalidConfiguration, "a shared zone's name is 1 to 63 of A-Z a-z 0-9 . _ -, not \(String(reflecting: zone))")
+        }
+        guard CloudZone.isUserName(member), member != user else {
+            throw CloudSyncError(.invalidConfiguration, "zone \(zone) of \(user) cannot be shared with \(String(reflecting: member))")
+        }
+        let key = MemoryRemoteStore.ShareKey(owner: user, zone: zone, member: member)
+        server.store.withLock { $0.shares[key] = access.map { $0 == .readWrite } }
+        server.hints.yield()
+    }
+
+    public func shares() async throws -> [CloudShare] {
+        try faults.beforeCall("list shares", remote: displayName)
+        let user = self.user
+        return server.store.withLock { store in
+            store.shares.filter { $0.key.owner == user || $0.key.member == user }
+                .map {
+                    CloudShare(
+                        zone: .shared(owner: $0.key.owner, name: $0.key.zone), user: $0.key.member,
+                        access: $0.value ? .readWrite : .readOnly)
+                }
+                .sorted { ($0.zone.description, $0.user) < ($1.zone.description, $1.user) }
+        }
+    }
+}

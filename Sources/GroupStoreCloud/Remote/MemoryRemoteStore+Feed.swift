@@ -1,0 +1,55 @@
+import Foundation
+
+extension MemoryRemoteStore {
+    /// One page of `zone`'s changes after `start` (`nil`: a full listing of
+    /// the live records), as the embedded remote pages its change log.
+    func page(_ zone: CloudZone, after start: FeedToken?, limit: Int, display: String) throws(CloudSyncError) -> CloudChangeBatch {
+        let (position, floor) = try FeedToken.range(from: start, epoch: epoch, head: head, horizon: horizon, zone: zone, remote: display)
+        let rows = records.values.filter { $0.record.id.zone == zone && $0.seq > position && (!$0.deleted || $0.seq > floor) }
+            .sorted { $0.seq < $1.seq }
+        let moreComing = rows.count > limit
+        var batch = CloudChangeBatch(changed: [], deleted: [], token: CloudChangeToken(""), moreComing: moreComing)
+        var last = position
+        for stored in rows.prefix(limit) {
+            if stored.deleted { batch.deleted.append(stored.record.id) } else { batch.changed.append(stored.record) }
+            last = stored.seq
+        }
+        let next = moreComing ? FeedToken(epoch: epoch, position: last, floor: floor) : FeedToken(epoch: epoch, position: head, floor: head)
+        batch.token = next.token
+        return batch
+    }
+
+    /// Of records held at these tags, those this remote never deleted (see
+    /// ``FeedToken/isForgotten(tag:epoch:head:horizon:entryIsTheRecords:)``).
+    func forgotten(_ held: [CloudRecordID: String]) -> Set<CloudRecordID> {
+        var forgotten = Set<CloudRecordID>()
+        for (id, tag) in held
+        where FeedToken.isForgotten(
+            tag: tag, epoch: epoch, head: head, horizon: horizon, entryIsTheRecords: { log[$0].map { $0 == Key(id) } })
+        {
+            forgotten.insert(id)
+        }
+        return forgotten
+    }
+
+    /// Registers record types for ``CloudDatabase/prepare(_:)``; a known type
+    /// keeps its scope and gains new columns.
+    mutating func prepare(_ types: [CloudRecordType]) throws(CloudSyncError) {
+        var updated = self.types
+        for type in types {
+            guard var known = updated[type.name] else {
+                updated[type.name] = type
+                continue
+            }
+            guard known.scope == type.scope else {
+                throw CloudSyncError(
+                    .scopeChanged,
+                    "table \(type.name) was first synced as \(known.scope.rawValue); it cannot be synced as \(type.scope.rawValue)")
+            }
+            let names = Set(known.columns.map(\.name))
+            known.columns += type.columns.filter { !names.contains($0.name) }
+            updated[type.name] = known
+        }
+        self.types = updated
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import GRDB
+import GroupStore
+
+/// The sync state's tables in `store.sqlite` (see ``SyncState``), made and
+/// upgraded through GRDB's `DatabaseMigrator`, with identifiers of their own
+/// (`groupstore.cloud.*`) beside the app's migrations in `grdb_migrations`.
+///
+/// A state made before migrations were kept (by builds that created the
+/// tables with `CREATE TABLE IF NOT EXISTS`) is adopted: the migrations
+/// whose tables and columns it has are recorded as applied, and the rest
+/// run. A shipped migration is never edited (`MigrationChecksumTests`).
+enum SyncStateSchema {
+    static let migrations = [
+        SchemaMigration(
+            "groupstore.cloud.v1",
+            sql: """
+                CREATE TABLE groupstore_cloud_meta(key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID;
+                CREATE TABLE groupstore_cloud_record(
+                    entity TEXT NOT NULL, name TEXT NOT NULL, zone TEXT NOT NULL, tag TEXT NOT NULL,
+                    ancestor TEXT NOT NULL, edited_at REAL NOT NULL, PRIMARY KEY (entity, name)) WITHOUT ROWID;
+                CREATE TABLE groupstore_cloud_pending(
+                    entity TEXT NOT NULL, name TEXT NOT NULL, edited_at REAL NOT NULL,
+                    version INTEGER NOT NULL DEFAULT 1, rounds INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (entity, name)) WITHOUT ROWID;
+                CREATE TABLE groupstore_cloud_parked(
+                    entity TEXT NOT NULL, name TEXT NOT NULL, direction TEXT NOT NULL, reason TEXT NOT NULL,
+                    record TEXT, parked_at REAL NOT NULL, PRIMARY KEY (entity, name, direction)) WITHOUT ROWID;
+                CREATE TABLE groupstore_cloud_zone(zone TEXT PRIMARY KEY NOT NULL, token TEXT) WITHOUT ROWID;
+                CREATE TABLE groupstore_cloud_diff(entity TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+                INSERT INTO groupstore_cloud_meta(key, value) VALUES ('format', 1), ('intake_seq', 0), ('conflicts', 0);
+                """),
+        // What an upload in flight sent, so a member taking over knows its own upload coming back.
+        SchemaMigration(
+            "groupstore.cloud.v2",
+            sql: """
+                ALTER TABLE groupstore_cloud_pending ADD COLUMN sent TEXT;
+                ALTER TABLE groupstore_cloud_pending ADD COLUMN sent_before TEXT;
+                UPDATE groupstore_cloud_meta SET value = 2 WHERE key = 'format';
+                """),
+    ]
+
+    /// The format the last migration leaves in `groupstore_cloud_meta`.
+    static let format = 2
+
+    /// Creates or upgrades the tables of the pool's database; blocks, so it
+    /// runs off the Swift concurrency pool.
+    static func migrate(_ pool: DatabasePool) async throws {
+        try await offThePool {
+            try pool.write { db in try adoptEarlierBuild(db) }
+            var migrator = DatabaseMigrator()
+            SchemaMigration.register(migrations, in: &migrator)
+            try migrator.migrate(pool)
+        }
+    }
+
+    /// Records as applied what a state made before migrations were kept
+    /// already has: `v1` if its tables exist, `v2` if the pending keys have
+    /// the `sent` columns.
+    private static func adoptEarlierBuild(_ db: Database) throws {
+        guard try db.tableExists(SyncState.meta), try SchemaMigration.applied(migrations, in: db).isEmpty else { return }
+        let columns = Set(try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [SyncState.pending]))
+        var adopted = ["groupstore.cloud.v1"]
+        if columns.isSuperset(of: ["sent", "sent_before"]) {
+            adopted.append("groupstore.cloud.v2")
+            try db.execute(sql: "UPDATE \(SyncState.meta) SET value = 2 WHERE key = 'format'")
+        }
+        try SchemaMigration.adopt(adopted, in: db)
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import GRDB
+
+/// One shipped step of a schema the package owns: an identifier that never
+/// changes and the SQL it runs, which never changes either once shipped (a
+/// database that ran it will not run it again: a change goes in a new
+/// migration). The sync state and the embedded remote run theirs through
+/// GRDB's `DatabaseMigrator` (``register(_:in:)``); the PostgreSQL remote
+/// through its own runner, on the same list type.
+///
+/// Identifiers start with `groupstore.`: the sync state's migrations share
+/// `grdb_migrations` in `store.sqlite` with the app's own, and GRDB runs only
+/// the migrations it knows, leaving the others' rows alone.
+package struct SchemaMigration: Sendable, Hashable {
+    package let identifier: String
+    /// Statements separated by `;`, run in one transaction.
+    package let sql: String
+
+    package init(_ identifier: String, sql: String) {
+        precondition(identifier.hasPrefix("groupstore."), "a GroupStore migration's identifier starts with groupstore.")
+        self.identifier = identifier
+        self.sql = sql
+    }
+
+    /// SHA-256 of the SQL, for the check that no shipped migration was edited.
+    package var checksum: String { SHA256.hex(Array(sql.utf8)) }
+
+    /// Registers `migrations` in order, each run with its foreign keys
+    /// checked as it goes (`.immediate`): GRDB's default checks the whole
+    /// database after the migration, which in `store.sqlite` would read
+    /// every table of the app.
+    package static func register(_ migrations: [SchemaMigration], in migrator: inout DatabaseMigrator) {
+        for migration in migrations {
+            migrator.registerMigration(migration.identifier, foreignKeyChecks: .immediate) { db in
+                try db.execute(sql: migration.sql)
+            }
+        }
+    }
+
+    /// Records `identifiers` as applied without running them: a database
+    /// made before migrations were kept (by an older build) already has
+    /// what they create.
+    package static func adopt(_ identifiers: [String], in db: Database) throws {
+        try db.execute(sql: "CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+        for identifier in identifiers {
+            try db.execute(sql: "INSERT OR IGNORE INTO grdb_migrations (identifier) VALUES (?)", arguments: [identifier])
+        }
+    }
+
+    /// The identifiers of `migrations` this database has run.
+    package static func applied(_ migrations: [SchemaMigration], in db: Database) throws -> Set<String> {
+        guard try db.tableExists("grdb_migrations") else { return [] }
+        return try String.fetchSet(db, sql: "SELECT identifier FROM grdb_migrations").intersection(migrations.map(\.identifier))
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import XCTest
+
+@testable import GroupStoreCloud
+@testable import GroupStoreCloudEmbedded
+@testable import GroupStoreCloudPostgres
+
+/// A migration that has shipped has run on databases that will never run
+/// it again: editing it changes nothing there and splits the schema in two.
+/// Each schema the package owns is checked against the checksums of its
+/// shipped migrations, in order.
+final class MigrationChecksumTests: XCTestCase {
+    /// Identifier and SHA-256 of the SQL of every shipped migration, in order.
+    static let shipped: [(schema: String, migrations: [(String, String)])] = [
+        (
+            "the sync state",
+            [
+                ("groupstore.cloud.v1", "400ea0a6dabe0ee1a772438378535a74ba176f19c5c29b20b947929a31e5eb8a"),
+                ("groupstore.cloud.v2", "872b480bf1526bc577e02db05fc2951364ca78d0f00e9c5730838c1856b2685b"),
+            ]
+        ),
+        (
+            "the embedded remote",
+            [
+                ("groupstore.remote.v1", "62c1ea87d752a137ec533d79ae13d5d04a2fe909f0c6e4ae0da73ee5b79b37f2"),
+                ("groupstore.remote.v2", "016e8a194a5a24283d76061cccf2d95f5103759dc3ddc146d88813b1a85e7e1d"),
+            ]
+        ),
+        (
+            "the PostgreSQL remote",
+            [
+                ("groupstore.postgres.v3", "a8b697d66484c72f5ac7128cab840a3b0d34a50e9ff6ac5afacc9a0441f71153")
+            ]
+        ),
+    ]
+
+    func testNoShippedMigrationWasEdited_andEachSchemaKeepsItsOrder() {
+        let current = [SyncStateSchema.migrations, EmbeddedRemoteSchema.migrations, PostgresServerSchema.migrations]
+        for ((schema, shipped), migrations) in zip(Self.shipped, current) {
+            XCTAssertGreaterThanOrEqual(migrations.count, shipped.count, "\(schema): a shipped migration was removed")
+            for ((identifier, checksum), migration) in zip(shipped, migrations) {
+                XCTAssertEqual(migration.identifier, identifier, "\(schema): the shipped migrations were reordered or renamed")
+                XCTAssertEqual(
+                    migration.checksum, checksum,
+                    "\(schema): migration \(identifier) was edited after it shipped (its SQL now hashes to \(migration.checksum)): "
+                        + "restore it and add a new migration instead")
+            }
+            XCTAssertEqual(
+                migrations.count, shipped.count,
+                "\(schema): new migrations \(migrations.dropFirst(shipped.count).map { "\($0.identifier) \($0.checksum)" }): record them here once they ship"
+            )
+            XCTAssertEqual(Set(migrations.map(\.identifier)).count, migrations.count, "\(schema): two migrations share an identifier")
+        }
+    }
+}
