@@ -30,7 +30,7 @@ final class QuietSyncTests: CloudTestCase {
             let save = Save(
                 seq: try XCTUnwrap(written.seq), author: "app", committedAt: Date(),
                 changes: [EntityChange(entity: "note", inserted: [.text(key)])])
-            let taken = await engine.takeIn(delivered: save)
+            let taken = await engine.takeIn(delivered: [save])
             XCTAssertTrue(taken)
         }
         let reasons = await engine.state.reasons

@@ -4,22 +4,22 @@ import GroupStore
 import GroupStoreCloud
 import XCTest
 
-/// The sync state's migrations share `grdb_migrations` with the app's own
-/// (GRDB 7.10 runs only the migrations a migrator knows and leaves the
-/// others' rows alone), and a state made by a build that kept no migrations
-/// is adopted in place.
+/// The sync state's migrations are recorded apart from the app's own
+/// `grdb_migrations` (the app's migrator sees only its own), and a state
+/// made by a build that kept no migrations is adopted in place.
 final class SyncStateMigrationTests: CloudTestCase {
     static let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT)"
 
-    private func identifiers(_ store: GroupStore) throws -> [String] {
-        try store.pool.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier") }
+    private func identifiers(_ store: GroupStore, in table: String = "groupstore_cloud_migrations") throws -> [String] {
+        try store.pool.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM \(table) ORDER BY identifier") }
     }
 
-    func testTheAppsMigrator_andTheBridgesMigrations_shareTheTable_eachRunningItsOwn() async throws {
+    func testTheAppsMigrator_andTheBridgesMigrations_eachRunTheirOwn_andTheAppSeesOnlyItsOwn() async throws {
         let a = try open("a", schema: Self.schema)
         try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'one')") }
         try await sync("a", tables: ["note"])
-        XCTAssertEqual(try identifiers(a), ["groupstore.cloud.v1", "groupstore.cloud.v2", "schema"])
+        XCTAssertEqual(try identifiers(a), ["groupstore.cloud.v1", "groupstore.cloud.v2"])
+        XCTAssertEqual(try identifiers(a, in: "grdb_migrations"), ["schema"])
         await a.close()
 
         // The app ships a new migration: its migrator runs it beside the bridge's rows.
@@ -31,7 +31,10 @@ final class SyncStateMigrationTests: CloudTestCase {
         configuration.migrator = migrator
         let reopened = try GroupStore(configuration)
         defer { reopened.close() }
-        XCTAssertEqual(try identifiers(reopened), ["body", "groupstore.cloud.v1", "groupstore.cloud.v2", "schema"])
+        XCTAssertEqual(try identifiers(reopened, in: "grdb_migrations"), ["body", "schema"])
+        let appMigrator = migrator
+        let superseded = try await reopened.pool.read { db in try appMigrator.hasBeenSuperseded(db) }
+        XCTAssertFalse(superseded, "the app's migrator saw the bridge's migrations")
         try await reopened.write { db in try db.execute(sql: "UPDATE note SET body = 'added' WHERE id = 'n1'") }
         let summary = try await sync("a", tables: ["note"])
         XCTAssertEqual(summary.uploaded, 1, "the row of the migrated table goes up")

@@ -224,6 +224,21 @@ final class LifecycleTests: StoreTestCase {
         }
     }
 
+    func testAMigratorThatErasesOnSchemaChange_isRefused_andTheDatabaseIsKept() async throws {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("t") { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        let first = try open("member") { $0.migrator = migrator }
+        try await writeSeq(first, "INSERT INTO t VALUES (1)")
+        await first.close()
+        migrator.eraseDatabaseOnSchemaChange = true
+        XCTAssertThrowsError(try open("member") { $0.migrator = migrator }) { error in
+            XCTAssertEqual((error as? GroupStoreError)?.code, .invalidConfiguration)
+            XCTAssertTrue("\(error)".contains("eraseDatabaseOnSchemaChange"), "\(error)")
+        }
+        let rows = try await DatabaseQueue(path: group + "/store.sqlite").read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
+        XCTAssertEqual(rows, 1)
+    }
+
     func testStart_afterAFailedStart_canBeCalledAgain() async throws {
         let writer = try open("writer")
         try await makeTable(writer)

@@ -239,6 +239,31 @@ final class SaveFeed: Sendable {
         }
     }
 
+    /// ``next(_:)``, and then every save that follows it at once (up to
+    /// `limit` in all) without waiting: all are in the subscriber's hand
+    /// until it asks again, which marks them processed together.
+    func nextBatch(_ id: Int, limit: Int) async -> [Save]? {
+        guard let first = await next(id) else { return nil }
+        var batch = [first]
+        state.withLock { state in
+            guard var subscriber = state.subscribers.removeValue(forKey: id) else { return }
+            defer { state.subscribers[id] = subscriber }
+            while batch.count < limit, let inHand = subscriber.inHand {
+                if !subscriber.pending.isEmpty {
+                    let save = subscriber.pending.removeLast()
+                    subscriber.inHand = save.seq
+                    batch.append(save)
+                } else if inHand >= state.floor, let save = state.buffer.first(after: inHand) {
+                    subscriber.inHand = save.seq
+                    batch.append(save)
+                } else {
+                    break
+                }
+            }
+        }
+        return batch
+    }
+
     /// Drops saves every subscriber (and, with none, the last processed
     /// position) is past, then the oldest beyond the limit.
     private static func trim(_ state: inout State) {

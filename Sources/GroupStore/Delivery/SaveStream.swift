@@ -70,6 +70,23 @@ public struct SaveStream: AsyncSequence, Sendable {
         }
     }
 
+    /// For the cloud bridge (same package): the next save and every one
+    /// that follows it at once, up to `limit`, processed together when it
+    /// asks again; `nil` once the stream ends (as for ``AsyncIterator``).
+    package func nextBatch(limit: Int) async -> [Save]? {
+        await subscription.runBeforeFirst()
+        let (feed, id) = (self.feed, self.id)
+        return await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await feed.nextBatch(id, limit: limit)
+            } onGracefulShutdown: {
+                feed.end(id)
+            }
+        } onCancel: {
+            feed.end(id)
+        }
+    }
+
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(stream: self)
     }

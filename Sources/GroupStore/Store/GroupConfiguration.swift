@@ -51,7 +51,10 @@ public struct GroupConfiguration: Sendable {
     /// The tables whose changes the history records.
     public var trackedTables: TrackedTables = .all
     /// Your GRDB migrations, run when the store opens (history triggers are
-    /// installed for the tables they create, and their rows are published).
+    /// installed for the tables they create, and their rows are published),
+    /// one at a time: a failing one is named in the error. A migrator with
+    /// `eraseDatabaseOnSchemaChange` is refused (it would erase the shared
+    /// database, the history's tables being "changes", at every open).
     public var migrator: DatabaseMigrator?
     /// History and payloads older than this are pruned even if a member has
     /// not consumed them (so a dead member cannot pin the disk).

@@ -49,6 +49,26 @@ extension GroupStore {
     }
 }
 
+extension GroupStore {
+    /// For the cloud bridge (same package): how far this member's
+    /// subscribers have processed the saves (the saves not given to them,
+    /// out of scope or its own, count as processed).
+    package var processedThrough: Int64 { feedProcessedThrough }
+
+    /// For the cloud bridge (same package): whether a transaction of
+    /// another author than `member`, or changes no transaction closes yet,
+    /// follow `seq` in the history, read in the caller's transaction.
+    package func hasChanges(_ db: Database, after seq: Int64, byOtherThan member: MemberName) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: Self.foreignChangesSQL), arguments: [seq, member.rawValue]) ?? true
+    }
+
+    private static let foreignChangesSQL = """
+        SELECT EXISTS (SELECT 1 FROM \(HistorySchema.changeTable)
+                       WHERE id > ?1 AND op = \(HistorySchema.markerOperation) AND (key IS NULL OR key <> ?2))
+            OR (SELECT max(id) FROM \(HistorySchema.changeTable)) > (\(HistorySchema.lastSeqSQL))
+        """
+}
+
 extension GroupInspector {
     /// For the cloud bridge's status (same package): the group's database.
     package var databasePool: DatabasePool { pool }

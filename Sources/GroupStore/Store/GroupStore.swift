@@ -79,6 +79,15 @@ public final class GroupStore: Sendable {
     public init(_ configuration: GroupConfiguration) throws {
         let member = configuration.member
         let logger = configuration.logger
+        if configuration.migrator?.eraseDatabaseOnSchemaChange == true {
+            // GRDB would find the history's tables and triggers "changed" and
+            // erase the shared database, every member's data, at each open.
+            throw GroupStoreError(
+                .invalidConfiguration,
+                "the migrator of member '\(member)' has eraseDatabaseOnSchemaChange set, which would erase the group's shared database "
+                    + "at every open: turn it off (to start over, delete the group directory \(configuration.directory))",
+                path: configuration.directory)
+        }
         let directory = try GroupDirectory(path: configuration.directory, create: configuration.createIfMissing)
         let folder = try directory.memberFolder(member, create: true)
         // Fail fast when the name is taken; the lock itself is taken once
@@ -291,6 +300,9 @@ public final class GroupStore: Sendable {
     public var cursor: Int64 {
         delivery.publicCursor.withLock { $0 }
     }
+
+    /// How far the subscribers have processed the saves (see ``SaveFeed/safeCursor()``).
+    var feedProcessedThrough: Int64 { feed.safeCursor() }
 
     /// Prunes now; see ``GroupConfiguration/retention``.
     @discardableResult

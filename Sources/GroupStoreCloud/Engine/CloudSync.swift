@@ -149,12 +149,14 @@ public final class CloudSync: Service, Sendable {
         let remap = try await withThrowingTaskGroup(of: Bool.self) { group in
             // Local saves: each is taken in (its keys durably pending) before the loop asks
             // for the next one, so the member's cursor never passes a save not taken in; then
-            // a sync is woken to upload it.
+            // a sync is woken to upload it. The saves that came meanwhile are taken in together,
+            // in one transaction (a burst of commits costs one intake, not one each).
             let tracer = self.tracer
             group.addTask(executorPreference: queue) {
-                for await save in store.saves() {
+                let saves = store.saves()
+                while let batch = await saves.nextBatch(limit: Self.intakeBatchLimit) {
                     tracer.mark(.saveSeen)
-                    guard await engine.takeIn(delivered: save) else { break }
+                    guard await engine.takeIn(delivered: batch) else { break }
                     wake.yield()
                 }
                 return false
@@ -208,6 +210,9 @@ public final class CloudSync: Service, Sendable {
         }
         return remap
     }
+
+    /// The most saves taken in in one transaction.
+    static let intakeBatchLimit = 512
 
     /// Wakes the sync loop for a sync that fetches.
     private func wakeToFetch(_ wake: AsyncStream<Void>.Continuation) {

@@ -24,6 +24,7 @@ extension RecordApplier {
         outcome: inout Outcome
     ) throws -> SyncState.Pending? {
         if let pending = try SyncState.pendingEntry(db, entity: table.name, name: name) { return pending }
+        guard outcome.editsUntaken else { return nil }
         let edited: Bool
         switch (row, state) {
         case (nil, nil): edited = false

@@ -27,6 +27,12 @@ struct RecordApplier: Sendable {
         /// Keys became pending (local edits found by value, records the
         /// remote forgot, what the transaction caused).
         var markedKeys = false
+        /// Local commits may exist that the intake has not taken in yet: a
+        /// record without a pending entry is compared by value too (see
+        /// ``localEdit(_:_:row:state:in:outcome:)``). When the history
+        /// holds nothing after the intake but the bridge's own, a pending
+        /// entry is the only sign of a local edit, and rows are not read.
+        var editsUntaken = true
     }
 
     struct RecordKey: Hashable, Sendable {
@@ -83,8 +89,9 @@ struct RecordApplier: Sendable {
             return
         }
         let codec = codec(table)
-        let client = try codec.read(name, in: db)
-        if let pending = try localEdit(table, name, row: client, state: state, in: db, outcome: &outcome) {
+        let mayBeEdited = try outcome.editsUntaken || SyncState.pendingEntry(db, entity: table.name, name: name) != nil
+        let client = mayBeEdited ? try codec.read(name, in: db) : nil
+        if mayBeEdited, let pending = try localEdit(table, name, row: client, state: state, in: db, outcome: &outcome) {
             let own = try SyncState.inFlight(db, entity: table.name, name: name).contains { sent in
                 if case .save(let fields) = sent { return Self.same(fields, record.fields) }
                 return false
@@ -128,8 +135,9 @@ struct RecordApplier: Sendable {
         // Never synced here: a local row of that name is new, and stays.
         guard let state = try SyncState.recordState(db, entity: table.name, name: name) else { return }
         let codec = codec(table)
-        let client = try codec.read(name, in: db)
-        if let pending = try localEdit(table, name, row: client, state: state, in: db, outcome: &outcome) {
+        let mayBeEdited = try outcome.editsUntaken || SyncState.pendingEntry(db, entity: table.name, name: name) != nil
+        let client = mayBeEdited ? try codec.read(name, in: db) : nil
+        if mayBeEdited, let pending = try localEdit(table, name, row: client, state: state, in: db, outcome: &outcome) {
             if try SyncState.inFlight(db, entity: table.name, name: name).contains(.delete) {
                 // This group's own delete, taken by the remote before the member that sent it died.
                 try SyncState.removeRecord(db, entity: table.name, name: name)

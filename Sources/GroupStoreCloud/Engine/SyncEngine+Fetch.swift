@@ -171,9 +171,14 @@ extension SyncEngine {
         let applier = self.applier
         let tables = self.tables
         let unsaved = state.tokens.unsaved
+        let store = self.store
+        // Everything up to here is taken in (or not for the bridge).
+        let takenIn = max(store.processedThrough, state.intakePosition)
         let (outcome, left) = try writeStore { db -> (RecordApplier.Outcome, Int) in
             // Local edits not taken in yet are found by value, record by record (see
             // ``RecordApplier/localEdit``): a fetched record meets each of them as a conflict.
+            // With nothing committed since the intake but the bridge's own, pending keys say it all.
+            let editsUntaken = try store.hasChanges(db, after: takenIn, byOtherThan: store.member)
             var gone = gone
             var forgotten = forgotten
             let forgottenBefore = forgotten.count
@@ -181,6 +186,7 @@ extension SyncEngine {
                 if try applier.hasLocalEdit(id, in: db) { forgotten.append(id) } else { gone.append(id) }
             }
             var outcome = RecordApplier.Outcome()
+            outcome.editsUntaken = editsUntaken
             outcome.mayHaveOrphans = try SyncState.hasOrphans(db)
             let byType = Dictionary(grouping: batch.changed) { $0.id.type.lowercased() }
             for table in tables {

@@ -4,24 +4,25 @@ import GroupStore
 import Logging
 
 extension SyncEngine {
-    /// Takes a save delivered to the bridge's member in (see ``SaveIntake``)
-    /// and returns once its keys are durably pending: the bridge's loop of
-    /// saves asks for the next one only then, so the member's durable cursor
-    /// never passes a save whose keys are not pending.
+    /// Takes saves delivered to the bridge's member in (see ``SaveIntake``),
+    /// in one transaction, and returns once their keys are durably pending:
+    /// the bridge's loop of saves asks for the next ones only then, so the
+    /// member's durable cursor never passes a save whose keys are not pending.
     ///
     /// A write that fails (the database busy past its timeout, a full disk)
     /// is tried again after a growing wait, for as long as the bridge runs.
     /// - Returns: `false` if the bridge stopped before the save was taken in
     ///   (it is then not processed, and comes again at the next start).
-    func takeIn(delivered save: Save) async -> Bool {
+    func takeIn(delivered saves: [Save]) async -> Bool {
         var failures = 0
         while true {
             do {
-                try takeIn([save])
+                try takeIn(saves)
                 return true
             } catch {
                 failures += 1
-                logger.info("cannot take a local save in; will retry", metadata: ["seq": "\(save.seq)", "error": "\(error)"])
+                logger.info(
+                    "cannot take a local save in; will retry", metadata: ["through": "\(saves.last?.seq ?? 0)", "error": "\(error)"])
                 let delay = Retry.delay(afterFailure: failures, configuration)
                 do { try await Task.sleep(nanoseconds: UInt64(delay * 1e9)) } catch { return false }
             }

@@ -3,8 +3,9 @@ import GRDB
 import GroupStore
 
 /// The sync state's tables in `store.sqlite` (see ``SyncState``), made and
-/// upgraded through GRDB's `DatabaseMigrator`, with identifiers of their own
-/// (`groupstore.cloud.*`) beside the app's migrations in `grdb_migrations`.
+/// upgraded by ``SchemaMigration``s recorded in `groupstore_cloud_migrations`
+/// (not in the app's `grdb_migrations`, where the app's migrator would take
+/// them for a newer app's).
 ///
 /// A state made before migrations were kept (by builds that created the
 /// tables with `CREATE TABLE IF NOT EXISTS`) is adopted: the migrations
@@ -43,14 +44,17 @@ enum SyncStateSchema {
     /// The format the last migration leaves in `groupstore_cloud_meta`.
     static let format = 2
 
-    /// Creates or upgrades the tables of the pool's database; blocks, so it
-    /// runs off the Swift concurrency pool.
+    /// Where the applied migrations are recorded.
+    static let migrationsTable = "groupstore_cloud_migrations"
+
+    /// Creates or upgrades the tables of the pool's database, off the
+    /// Swift concurrency pool.
     static func migrate(_ pool: DatabasePool) async throws {
         try await offThePool {
-            try pool.write { db in try adoptEarlierBuild(db) }
-            var migrator = DatabaseMigrator()
-            SchemaMigration.register(migrations, in: &migrator)
-            try migrator.migrate(pool)
+            try pool.write { db in
+                try adoptEarlierBuild(db)
+                try SchemaMigration.migrate(migrations, in: db, recordingIn: migrationsTable)
+            }
         }
     }
 
@@ -58,13 +62,13 @@ enum SyncStateSchema {
     /// already has: `v1` if its tables exist, `v2` if the pending keys have
     /// the `sent` columns.
     private static func adoptEarlierBuild(_ db: Database) throws {
-        guard try db.tableExists(SyncState.meta), try SchemaMigration.applied(migrations, in: db).isEmpty else { return }
+        guard try db.tableExists(SyncState.meta), try !db.tableExists(migrationsTable) else { return }
         let columns = Set(try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [SyncState.pending]))
-        var adopted = ["groupstore.cloud.v1"]
+        var adopted = [migrations[0]]
         if columns.isSuperset(of: ["sent", "sent_before"]) {
-            adopted.append("groupstore.cloud.v2")
+            adopted.append(migrations[1])
             try db.execute(sql: "UPDATE \(SyncState.meta) SET value = 2 WHERE key = 'format'")
         }
-        try SchemaMigration.adopt(adopted, in: db)
+        try SchemaMigration.adopt(adopted, in: db, recordingIn: migrationsTable)
     }
 }

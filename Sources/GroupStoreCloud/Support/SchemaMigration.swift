@@ -4,13 +4,16 @@ import GRDB
 /// One shipped step of a schema the package owns: an identifier that never
 /// changes and the SQL it runs, which never changes either once shipped (a
 /// database that ran it will not run it again: a change goes in a new
-/// migration). The sync state and the embedded remote run theirs through
-/// GRDB's `DatabaseMigrator` (``register(_:in:)``); the PostgreSQL remote
-/// through its own runner, on the same list type.
+/// migration; `MigrationChecksumTests` holds each shipped one's checksum).
 ///
-/// Identifiers start with `groupstore.`: the sync state's migrations share
-/// `grdb_migrations` in `store.sqlite` with the app's own, and GRDB runs only
-/// the migrations it knows, leaving the others' rows alone.
+/// Where they are recorded:
+/// - In a file the package owns (the embedded remote), through GRDB's
+///   `DatabaseMigrator` (``register(_:in:)``), in `grdb_migrations`.
+/// - In `store.sqlite`, the app's database, in a table of their own
+///   (``migrate(_:in:recordingIn:)``), never in `grdb_migrations`: the app's
+///   migrator would count them as migrations of a newer app
+///   (`hasBeenSuperseded`).
+/// - On a PostgreSQL server, by its own runner on the same list type.
 package struct SchemaMigration: Sendable, Hashable {
     package let identifier: String
     /// Statements separated by `;`, run in one transaction.
@@ -34,6 +37,32 @@ package struct SchemaMigration: Sendable, Hashable {
             migrator.registerMigration(migration.identifier, foreignKeyChecks: .immediate) { db in
                 try db.execute(sql: migration.sql)
             }
+        }
+    }
+
+    /// Runs the migrations of `migrations` that `table` does not record yet,
+    /// in order, each recorded in the same transaction (the caller's, a
+    /// write: nothing commits between two processes' checks).
+    package static func migrate(_ migrations: [SchemaMigration], in db: Database, recordingIn table: String) throws {
+        try db.execute(
+            sql: "CREATE TABLE IF NOT EXISTS \(table) (identifier TEXT PRIMARY KEY NOT NULL, checksum TEXT NOT NULL) WITHOUT ROWID")
+        let applied = try String.fetchSet(db, sql: "SELECT identifier FROM \(table)")
+        for migration in migrations where !applied.contains(migration.identifier) {
+            try db.execute(sql: migration.sql)
+            try db.execute(
+                sql: "INSERT INTO \(table)(identifier, checksum) VALUES (?, ?)", arguments: [migration.identifier, migration.checksum])
+        }
+    }
+
+    /// Records `migrations` as applied in `table` without running them: a
+    /// database made before migrations were kept already has what they create.
+    package static func adopt(_ migrations: some Sequence<SchemaMigration>, in db: Database, recordingIn table: String) throws {
+        try db.execute(
+            sql: "CREATE TABLE IF NOT EXISTS \(table) (identifier TEXT PRIMARY KEY NOT NULL, checksum TEXT NOT NULL) WITHOUT ROWID")
+        for migration in migrations {
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO \(table)(identifier, checksum) VALUES (?, ?)",
+                arguments: [migration.identifier, migration.checksum])
         }
     }
 
