@@ -37,6 +37,16 @@ let package = Package(
         .executable(name: "job-worker", targets: ["job-worker"]),
         .executable(name: "metrics-exporter", targets: ["metrics-exporter"]),
     ],
+    // The optional parts, each off by default: a build (or a package that
+    // depends on GroupStore) compiles none of SwiftNIO, BoringSSL or
+    // swift-crypto unless it asks for a part that needs them.
+    traits: [
+        .trait(
+            name: "Postgres",
+            description: "The PostgreSQL remote of the cloud bridge (GroupStoreCloudPostgres, on postgres-nio and SwiftNIO)."),
+        .trait(name: "Prometheus", description: "The metrics-exporter example, on swift-prometheus."),
+        .default(enabledTraits: []),
+    ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -104,7 +114,7 @@ let package = Package(
             name: "GroupStoreCloudPostgres",
             dependencies: [
                 "GroupStoreCloud",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -113,6 +123,13 @@ let package = Package(
         // Child processes with collected output: for the demo, the benchmark and the tests.
         .target(
             name: "Subprocesses",
+            swiftSettings: upcomingFeatures
+        ),
+        // Test infrastructure, not shipped: a throwaway PostgreSQL server per
+        // test (and per benchmark part) on a Unix socket.
+        .target(
+            name: "PostgresTestServer",
+            path: "Tests/Support/PostgresTestServer",
             swiftSettings: upcomingFeatures
         ),
         // The `groupstore` command-line tool.
@@ -146,7 +163,8 @@ let package = Package(
                 "GroupStoreCloud",
                 "GroupStoreCloudEmbedded",
                 "GroupStoreCloudPostgres",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .target(name: "PostgresTestServer", condition: .when(traits: ["Postgres"])),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the floors (the same SQL with no Swift layer).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -208,7 +226,7 @@ let package = Package(
             name: "metrics-exporter",
             dependencies: daemonDependencies + [
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Prometheus"])),
             ],
             path: "Examples/MetricsExporter",
             swiftSettings: upcomingFeatures
@@ -241,7 +259,8 @@ let package = Package(
                 "GroupStore",
                 "GroupStoreCLI",
                 "FolderWatching",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .target(name: "PostgresTestServer", condition: .when(traits: ["Postgres"])),
                 "Subprocesses",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -267,6 +286,22 @@ let package = Package(
                 "job-worker",
                 "metrics-exporter",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // Every Swift snippet of the README and the DocC articles, compiled
+        // with the package's settings (Tests/SnippetTests/Generated).
+        .testTarget(
+            name: "SnippetTests",
+            dependencies: [
+                "GroupStore",
+                "GroupStoreCloud",
+                "GroupStoreCloudEmbedded",
+                "GroupStoreCloudPostgres",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: upcomingFeatures
         ),

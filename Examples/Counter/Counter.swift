@@ -30,7 +30,7 @@ struct Counter: AsyncParsableCommand {
         configuration.inScopeEntityNames = ["counter"]
         configuration.migrator = Self.migrator
         let store = try await GroupStore.open(configuration)
-        try store.start()
+        try await store.start()
         FileHandle.standardError.write(Data("\(member): ready\n".utf8))
         if waitForGo { _ = await Self.readLineOffPool() }
 

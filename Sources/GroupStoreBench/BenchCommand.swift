@@ -2,6 +2,10 @@ import ArgumentParser
 import Foundation
 import Subprocesses
 
+#if Postgres
+    import PostgresTestServer
+#endif
+
 /// `groupstore-bench`: propagation latency, throughput and overhead of
 /// GroupStore, each beside its reference measured in the same run.
 ///
@@ -27,7 +31,10 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(help: "Also write the figures as JSON to this file.") var json: String?
     @Flag(help: "Fewer samples (a smoke run, not for quoting).") var quick = false
-    @Option(help: "Only these sections (comma-separated: latency,breakdown,polling,throughput,overhead,foreign,catchup,memory,bulk,cloud,postgres; or one part of cloud: cloud-latency, cloud-initial, cloud-rate, or of postgres: postgres-latency, postgres-initial, postgres-rate, postgres-fleet).")
+    @Option(
+        help:
+            "Only these sections (comma-separated: latency,breakdown,polling,throughput,overhead,foreign,catchup,memory,bulk,cloud,postgres; or one part of cloud: cloud-latency, cloud-initial, cloud-rate, or of postgres: postgres-latency, postgres-initial, postgres-rate, postgres-fleet)."
+    )
     var only: String?
 
     func run() async throws {
@@ -53,22 +60,28 @@ struct RunCommand: AsyncParsableCommand {
             reference = result.twoMembersTmpfs
             return result.rows
         }
-        if wanted?.contains("latency") ?? true {
-            // The usual server-side alternative, on this machine, in the same run.
-            FileHandle.standardError.write(Data("bench: PostgreSQL LISTEN/NOTIFY reference…\n".utf8))
-            do {
-                let server = try PostgresServer.start()
-                defer { server.stop() }
-                var row = try await PostgresScenario(bench: bench).notifyRoundTrip(server, section: "1. propagation latency, 1 commit/ms")
-                if let reference {
-                    row.reference = String(format: "GroupStore 2 members %.0f µs", reference.median)
-                    row.ratio = reference.median / (row.distribution?.median ?? .nan)
+        #if Postgres
+            if wanted?.contains("latency") ?? true {
+                // The usual server-side alternative, on this machine, in the same run.
+                FileHandle.standardError.write(Data("bench: PostgreSQL LISTEN/NOTIFY reference…\n".utf8))
+                do {
+                    let server = try PostgresServer.start()
+                    defer { server.stop() }
+                    var row = try await PostgresScenario(bench: bench).notifyRoundTrip(
+                        server, section: "1. propagation latency, 1 commit/ms")
+                    if let reference {
+                        row.reference = String(format: "GroupStore 2 members %.0f µs", reference.median)
+                        row.ratio = reference.median / (row.distribution?.median ?? .nan)
+                    }
+                    rows.append(row)
+                } catch {
+                    rows.append(
+                        TableRow(
+                            section: "1. propagation latency, 1 commit/ms", what: "PostgreSQL LISTEN/NOTIFY: not measured (\(error))",
+                            unit: ""))
                 }
-                rows.append(row)
-            } catch {
-                rows.append(TableRow(section: "1. propagation latency, 1 commit/ms", what: "PostgreSQL LISTEN/NOTIFY: not measured (\(error))", unit: ""))
             }
-        }
+        #endif
         section("breakdown") { try BreakdownScenario(bench: bench).run() }
         section("polling") { try PollingScenario(bench: bench, groupStoreLatency: reference).run() }
         section("throughput") { try ThroughputScenario(bench: bench).run() }
@@ -86,15 +99,23 @@ struct RunCommand: AsyncParsableCommand {
                 rows.append(TableRow(section: "cloud", what: "FAILED: \(error)", unit: ""))
             }
         }
-        let postgresParts = PostgresScenario.parts.filter { wanted == nil || wanted!.contains("postgres") || wanted!.contains("postgres-" + $0) }
-        if !postgresParts.isEmpty {
-            FileHandle.standardError.write(Data("bench: postgres…\n".utf8))
-            do {
-                rows += try await PostgresScenario(bench: bench).run(parts: Set(postgresParts))
-            } catch {
-                rows.append(TableRow(section: "postgres", what: "FAILED: \(error)", unit: ""))
+        #if Postgres
+            let postgresParts = PostgresScenario.parts.filter {
+                wanted == nil || wanted!.contains("postgres") || wanted!.contains("postgres-" + $0)
             }
-        }
+            if !postgresParts.isEmpty {
+                FileHandle.standardError.write(Data("bench: postgres…\n".utf8))
+                do {
+                    rows += try await PostgresScenario(bench: bench).run(parts: Set(postgresParts))
+                } catch {
+                    rows.append(TableRow(section: "postgres", what: "FAILED: \(error)", unit: ""))
+                }
+            }
+        #else
+            if wanted?.contains(where: { $0.hasPrefix("postgres") }) == true {
+                rows.append(TableRow(section: "postgres", what: "not built: build the benchmark with --traits Postgres", unit: ""))
+            }
+        #endif
 
         print("GroupStore benchmark — \(Report.machine)\(quick ? " (quick run: few samples)" : "")\n")
         print(Report.table(rows))

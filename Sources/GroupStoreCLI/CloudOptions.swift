@@ -2,8 +2,11 @@ import ArgumentParser
 import Foundation
 import GroupStore
 import GroupStoreCloud
-import GroupStoreCloudPostgres
 import Logging
+
+#if Postgres
+    import GroupStoreCloudPostgres
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -26,7 +29,8 @@ struct CloudOptions: ParsableArguments {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Public tables to sync (comma-separated): every user reads them, each row is written by its creator.", valueName: "C"))
+        help: ArgumentHelp(
+            "Public tables to sync (comma-separated): every user reads them, each row is written by its creator.", valueName: "C"))
     var publicTables: String = ""
 
     @Option(
@@ -78,7 +82,8 @@ struct CloudOptions: ParsableArguments {
         let sharedTables = Self.list(sharedTables)
         guard !privateTables.isEmpty || !publicTables.isEmpty || !sharedTables.isEmpty else {
             throw CommandFailure(
-                message: "no tables to sync: give --tables A,B (private), --public-tables C (public) or --shared-tables D (shared), or several")
+                message:
+                    "no tables to sync: give --tables A,B (private), --public-tables C (public) or --shared-tables D (shared), or several")
         }
         let sharedZone = try Self.sharedZone(self.sharedZone, tables: sharedTables)
         guard let policy = CloudConflictPolicy(name: policy) else {
@@ -111,10 +116,15 @@ struct CloudOptions: ParsableArguments {
     /// `--user`, if given, must name it.
     func checkRole() async throws {
         guard case .postgres(let url, _) = try RemoteArgument(remote) else { return }
-        let remote = try PostgresRemote(url: url, logger: Logger(label: "groupstore.cloud"))
-        let connections = Task { try? await remote.run() }
-        defer { connections.cancel() }
-        try await Self.check(user: user, isTheRoleOf: remote)
+        #if Postgres
+            let remote = try PostgresRemote(url: url, logger: Logger(label: "groupstore.cloud"))
+            let connections = Task { try? await remote.run() }
+            defer { connections.cancel() }
+            try await Self.check(user: user, isTheRoleOf: remote)
+        #else
+            _ = url
+            throw CommandFailure(message: "this groupstore was built without the PostgreSQL remote: build it with --traits Postgres")
+        #endif
     }
 
     /// With PostgreSQL the database role is the user: `user`, if given, must
@@ -123,7 +133,10 @@ struct CloudOptions: ParsableArguments {
         let role = try await remote.account()
         guard let user else { return }
         guard role == user else {
-            throw CommandFailure(message: "--user \(user) is not the role \(role) that \(remote.displayName) logs in as: with PostgreSQL the database role is the user")
+            throw CommandFailure(
+                message:
+                    "--user \(user) is not the role \(role) that \(remote.displayName) logs in as: with PostgreSQL the database role is the user"
+            )
         }
     }
 
@@ -137,7 +150,8 @@ struct CloudOptions: ParsableArguments {
     static func sharedZone(_ text: String?, tables: [String]) throws -> CloudZone? {
         guard let text else {
             if tables.isEmpty { return nil }
-            throw CommandFailure(message: "--shared-tables \(tables.joined(separator: ",")) needs --shared-zone OWNER/NAME: the zone their rows live in")
+            throw CommandFailure(
+                message: "--shared-tables \(tables.joined(separator: ",")) needs --shared-zone OWNER/NAME: the zone their rows live in")
         }
         guard !tables.isEmpty else {
             throw CommandFailure(message: "--shared-zone \(text) is given but no --shared-tables: name the tables whose rows live in it")
@@ -166,7 +180,9 @@ struct CloudOptions: ParsableArguments {
             }
             guard let table = synced.first(where: { $0.lowercased() == parts[0].lowercased() }) else {
                 throw CommandFailure(
-                    message: "--asset-columns names \(item), but table \(parts[0]) is not synced (give it in --tables, --public-tables or --shared-tables)")
+                    message:
+                        "--asset-columns names \(item), but table \(parts[0]) is not synced (give it in --tables, --public-tables or --shared-tables)"
+                )
             }
             columns[table, default: []].insert(parts[1])
         }
@@ -191,7 +207,9 @@ struct CloudOptions: ParsableArguments {
                 throw CommandFailure(message: "cannot read group \(group): permission denied")
             }
             throw CommandFailure(
-                message: "no group at \(group) (no store.sqlite in it): create it and its tables first, e.g. with groupstore exec --group \(group)")
+                message:
+                    "no group at \(group) (no store.sqlite in it): create it and its tables first, e.g. with groupstore exec --group \(group)"
+            )
         }
     }
 

@@ -3,8 +3,11 @@ import Foundation
 import GroupStore
 import GroupStoreCloud
 import GroupStoreCloudEmbedded
-import GroupStoreCloudPostgres
 import Logging
+
+#if Postgres
+    import GroupStoreCloudPostgres
+#endif
 
 /// The `--remote REMOTE` argument: an embedded remote's file, or a
 /// PostgreSQL URL.
@@ -49,7 +52,12 @@ enum RemoteArgument {
                 path: path, user: user, faults: EmbeddedRemoteFaults(environment: ProcessInfo.processInfo.environment),
                 logger: logger)
         case .postgres(let url, _):
-            return try PostgresRemote(url: url, logger: logger)
+            #if Postgres
+                return try PostgresRemote(url: url, logger: logger)
+            #else
+                _ = url
+                throw CommandFailure(message: "this groupstore was built without the PostgreSQL remote: build it with --traits Postgres")
+            #endif
         }
     }
 
@@ -57,7 +65,13 @@ enum RemoteArgument {
     func setup() async throws -> String {
         switch self {
         case .embedded(let path): return try await offThePool { try EmbeddedRemote.setup(path: path) }
-        case .postgres(let url, _): return try await PostgresRemote.setup(url: url)
+        case .postgres(let url, _):
+            #if Postgres
+                return try await PostgresRemote.setup(url: url)
+            #else
+                _ = url
+                throw CommandFailure(message: "this groupstore was built without the PostgreSQL remote: build it with --traits Postgres")
+            #endif
         }
     }
 

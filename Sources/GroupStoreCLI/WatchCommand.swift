@@ -65,7 +65,7 @@ struct WatchService: Service {
         // store's own service finds it done. (Subscribing needs no such care:
         // every save after this member's cursor is delivered either way.)
         let store = self.store
-        try await offThePool { try store.start() }
+        try await offThePool { try store.startBlocking() }
         FileHandle.standardError.write(Data("groupstore: watching \(store.directoryPath) as \(store.member)\n".utf8))
         for await save in store.saves() {
             let received = Date()

@@ -20,8 +20,8 @@ struct CaptureTrial {
         var configuration = GroupConfiguration(directory: group, member: try MemberName("library"))
         configuration.pruneInterval = nil
         let store = try GroupStore(configuration)
-        defer { store.close() }
-        try store.write { db in try db.execute(sql: "CREATE TABLE mark(n INTEGER PRIMARY KEY)") }
+        defer { store.closeBlocking() }
+        try store.writeBlocking { db in try db.execute(sql: "CREATE TABLE mark(n INTEGER PRIMARY KEY)") }
         let follower = try suite.watch(group, "follower")
         let shell = try suite.spawn("/usr/bin/sqlite3", ["-cmd", ".timeout 20000", group + "/store.sqlite"], name: "sqlite3")
         let reader = try DatabaseQueue(path: group + "/store.sqlite")
@@ -44,7 +44,7 @@ struct CaptureTrial {
             writers[writer, default: 0] += 1
             switch writer {
             case "library":
-                try store.write { db in
+                try store.writeBlocking { db in
                     for sql in batch {
                         // A failing statement is undone alone, as in the shell.
                         try? db.inSavepoint {
@@ -75,7 +75,7 @@ struct CaptureTrial {
             if step < steps && random.chance(50) { continue }
             checks += 1
             // The marker: once the follower has it, it has everything before.
-            try store.write { db in try db.execute(sql: "INSERT INTO mark(n) VALUES (?)", arguments: [step]) }
+            try store.writeBlocking { db in try db.execute(sql: "INSERT INTO mark(n) VALUES (?)", arguments: [step]) }
             let lines = try waitForMark(step, follower: follower, from: consumed)
             for line in lines[consumed...] {
                 let save = try PrintedChanges(line: line)
@@ -95,7 +95,8 @@ struct CaptureTrial {
             }
             consumed = lines.count
             let real = try reader.read { db in
-                try Dictionary(uniqueKeysWithValues: RandomSQL.tables(db).map { ($0.name.lowercased(), try Self.rows(of: $0.name, db) ?? [:]) })
+                try Dictionary(
+                    uniqueKeysWithValues: RandomSQL.tables(db).map { ($0.name.lowercased(), try Self.rows(of: $0.name, db) ?? [:]) })
             }
             let rebuilt = copy.filter { !$0.value.isEmpty || real[$0.key] != nil }
             let expected = real.filter { !$0.value.isEmpty || copy[$0.key] != nil }
@@ -105,7 +106,9 @@ struct CaptureTrial {
                     Outcome(
                         fault: "random SQL by three writers, rebuilt from saves", trials: step, passed: false,
                         figures: "copy differs after step \(step) (seed \(seed)) in \(differing): last statements \(batch); "
-                            + differing.map { "\($0): copy \(rebuilt[$0].map { Self.describe($0) } ?? "none") real \(expected[$0].map { Self.describe($0) } ?? "none")" }.joined(separator: "; "))
+                            + differing.map {
+                                "\($0): copy \(rebuilt[$0].map { Self.describe($0) } ?? "none") real \(expected[$0].map { Self.describe($0) } ?? "none")"
+                            }.joined(separator: "; "))
                 ]
             }
         }
@@ -115,7 +118,8 @@ struct CaptureTrial {
             Outcome(
                 fault: "random SQL by three writers, rebuilt from saves", trials: steps, passed: true,
                 figures:
-                    "\(statements) statements in \(steps) transactions (library \(writers["library"]!), sqlite3 \(writers["sqlite3"]!), exec \(writers["exec"]!)); \(saves) saves, \(resets) table resets; copy equal to the tables at all \(checks) checkpoints")
+                    "\(statements) statements in \(steps) transactions (library \(writers["library"]!), sqlite3 \(writers["sqlite3"]!), exec \(writers["exec"]!)); \(saves) saves, \(resets) table resets; copy equal to the tables at all \(checks) checkpoints"
+            )
         ]
     }
 
@@ -130,7 +134,10 @@ struct CaptureTrial {
     /// Every row of `table` by the key GroupStore names it with, or `nil` if
     /// the table does not exist.
     static func rows(of table: String, _ db: Database) throws -> Rows? {
-        guard let info = try Row.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ? COLLATE NOCASE", arguments: [table]) else {
+        guard
+            let info = try Row.fetchOne(
+                db, sql: "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ? COLLATE NOCASE", arguments: [table])
+        else {
             return nil
         }
         let withoutRowID: Bool = info[0]

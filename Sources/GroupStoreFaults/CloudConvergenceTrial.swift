@@ -44,11 +44,11 @@ struct CloudConvergenceTrial {
         let names = ["G1", "G2", "G3"]
         let groups = names.map { folder + "/" + $0 }
         var stores: [GroupStore] = []
-        defer { for store in stores { store.close() } }
+        defer { for store in stores { store.closeBlocking() } }
         for group in groups {
             let store = try GroupStore(.cloudTrialWriter(group))
             stores.append(store)
-            try store.write { db in
+            try store.writeBlocking { db in
                 try db.execute(
                     sql: """
                         CREATE TABLE parent(id TEXT PRIMARY KEY, name TEXT, n INTEGER);
@@ -66,7 +66,9 @@ struct CloudConvergenceTrial {
         for (name, group) in zip(names, groups) {
             let bridge = try harness.bridge(group, remote: remote, tables: ["parent", "child"], policy: policy, name: "cloud run \(name)")
             bridges.append(bridge)
-            guard CloudHarness.waitSyncing(bridge, timeout: 30) else { throw FaultFailure("\(name)'s bridge did not start: \(CloudHarness.tail(bridge))") }
+            guard CloudHarness.waitSyncing(bridge, timeout: 30) else {
+                throw FaultFailure("\(name)'s bridge did not start: \(CloudHarness.tail(bridge))")
+            }
         }
 
         // Three writers at once, each on a thread of its own, for `seconds`.
@@ -155,7 +157,8 @@ struct CloudConvergenceTrial {
         return [
             Outcome(
                 fault: "cloud: 3 groups editing the same 2 tables (FK, cascade) at once for \(seconds) s, policy \(policy)",
-                trials: 1, passed: problems.isEmpty, figures: problems.isEmpty ? figures : problems.joined(separator: "; ") + " (\(figures))")
+                trials: 1, passed: problems.isEmpty,
+                figures: problems.isEmpty ? figures : problems.joined(separator: "; ") + " (\(figures))")
         ]
     }
 
@@ -222,7 +225,7 @@ final class RandomTreeWriter: @unchecked Sendable {
             do {
                 let operations = Int.random(in: 1...4, using: &random)
                 var random = self.random
-                let (done, cascaded, parentDeletes) = try store.write { db -> (Int, Int, Int) in
+                let (done, cascaded, parentDeletes) = try store.writeBlocking { db -> (Int, Int, Int) in
                     var done = 0
                     var cascaded = 0
                     var parentDeletes = 0
@@ -269,7 +272,9 @@ final class RandomTreeWriter: @unchecked Sendable {
             let key = parents.randomElement(using: &random)!
             switch Int.random(in: 0..<3, using: &random) {
             case 0: try db.execute(sql: "UPDATE parent SET name = ? WHERE id = ?", arguments: [word(&random), key])
-            case 1: try db.execute(sql: "UPDATE parent SET n = ? WHERE id = ?", arguments: [Int.random(in: 0...1_000_000, using: &random), key])
+            case 1:
+                try db.execute(
+                    sql: "UPDATE parent SET n = ? WHERE id = ?", arguments: [Int.random(in: 0...1_000_000, using: &random), key])
             default:
                 try db.execute(
                     sql: "UPDATE parent SET name = ?, n = ? WHERE id = ?",
@@ -294,10 +299,12 @@ final class RandomTreeWriter: @unchecked Sendable {
             // Update some fields of a child, its parent among them at times.
             let key = children.randomElement(using: &random)!
             switch Int.random(in: 0..<4, using: &random) {
-            case 0: try db.execute(sql: "UPDATE child SET v = ? WHERE id = ?", arguments: [Int.random(in: 0...1_000_000, using: &random), key])
+            case 0:
+                try db.execute(sql: "UPDATE child SET v = ? WHERE id = ?", arguments: [Int.random(in: 0...1_000_000, using: &random), key])
             case 1: try db.execute(sql: "UPDATE child SET note = ? WHERE id = ?", arguments: [word(&random), key])
             case 2:
-                try db.execute(sql: "UPDATE child SET parent_id = ? WHERE id = ?", arguments: [parents.randomElement(using: &random)!, key])
+                try db.execute(
+                    sql: "UPDATE child SET parent_id = ? WHERE id = ?", arguments: [parents.randomElement(using: &random)!, key])
             default:
                 try db.execute(
                     sql: "UPDATE child SET v = ?, note = ? WHERE id = ?",

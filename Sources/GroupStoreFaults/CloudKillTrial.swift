@@ -62,8 +62,10 @@ struct CloudKillTrial {
                 totals.trials += 1
                 FileHandle.standardError.write(Data("faults: cloud kill trial \(trial + 1)/\(trials) held (seed \(trialSeed))\n".utf8))
             } catch {
-                failures.append("trial \(trial + 1) (seed \(trialSeed); replay: --only cloud --cloud-trials 1 --cloud-seed \(trialSeed)): \(error)")
-                FileHandle.standardError.write(Data("faults: cloud kill trial \(trial + 1)/\(trials) FAILED (seed \(trialSeed)): \(error)\n".utf8))
+                failures.append(
+                    "trial \(trial + 1) (seed \(trialSeed); replay: --only cloud --cloud-trials 1 --cloud-seed \(trialSeed)): \(error)")
+                FileHandle.standardError.write(
+                    Data("faults: cloud kill trial \(trial + 1)/\(trials) FAILED (seed \(trialSeed)): \(error)\n".utf8))
             }
         }
         let figures = String(
@@ -72,7 +74,8 @@ struct CloudKillTrial {
                 + "in the %ld trials that held: %ld transactions (%ld row writes) by the writer, %ld changes accepted by the remote, %ld conflicts settled, "
                 + "%ld live records checked: 0 lost, 0 uploaded twice, 0 applied twice or out of order; settled in median %.2f s, max %.2f s",
             seed, totals.kills, totals.killsDuringSync, totals.takeover.median, totals.takeover.max, Self.takeoverBound, totals.trials,
-            totals.transactions, totals.rowWrites, totals.uploads, totals.conflicts, totals.records, totals.settle.median, totals.settle.max)
+            totals.transactions, totals.rowWrites, totals.uploads, totals.conflicts, totals.records, totals.settle.median, totals.settle.max
+        )
         return [
             Outcome(
                 fault: "cloud: syncing member SIGKILLed at random points of its syncs (groups A, B, one embedded remote)",
@@ -103,8 +106,8 @@ struct CloudKillTrial {
 
         // The writer creates A and its table; B gets the table and an audit of every value it takes.
         let store = try GroupStore(.cloudTrialWriter(groupA))
-        defer { store.close() }
-        try store.write { db in try db.execute(sql: "CREATE TABLE item(id TEXT PRIMARY KEY, n INTEGER NOT NULL, note TEXT)") }
+        defer { store.closeBlocking() }
+        try store.writeBlocking { db in try db.execute(sql: "CREATE TABLE item(id TEXT PRIMARY KEY, n INTEGER NOT NULL, note TEXT)") }
         let (status, errors) = try suite.exec(
             groupB, "setup",
             """
@@ -129,13 +132,17 @@ struct CloudKillTrial {
             return bridge
         }
         var active = try startBridge(groupA, "A")
-        guard CloudHarness.waitSyncing(active, timeout: 30) else { throw FaultFailure("A's first bridge did not start: \(CloudHarness.tail(active))") }
+        guard CloudHarness.waitSyncing(active, timeout: 30) else {
+            throw FaultFailure("A's first bridge did not start: \(CloudHarness.tail(active))")
+        }
         var standby = try startBridge(groupA, "A")
         guard CloudHarness.waitStandingBy(standby, timeout: 30) else {
             throw FaultFailure("A's second bridge did not stand by: \(CloudHarness.tail(standby))")
         }
         let bridgeB = try startBridge(groupB, "B")
-        guard CloudHarness.waitSyncing(bridgeB, timeout: 30) else { throw FaultFailure("B's bridge did not start: \(CloudHarness.tail(bridgeB))") }
+        guard CloudHarness.waitSyncing(bridgeB, timeout: 30) else {
+            throw FaultFailure("B's bridge did not start: \(CloudHarness.tail(bridgeB))")
+        }
 
         var writer = ItemWriter(store: store)
         let kills = Int.random(in: 2...4, using: &random)
@@ -167,7 +174,9 @@ struct CloudKillTrial {
             let takeover = Date().timeIntervalSince(killedAt)
             guard tookOver else {
                 throw FaultFailure(
-                    String(format: "the standby did not take over within %.0f s of the SIGKILL: %@", Self.takeoverBound, CloudHarness.tail(standby)))
+                    String(
+                        format: "the standby did not take over within %.0f s of the SIGKILL: %@", Self.takeoverBound,
+                        CloudHarness.tail(standby)))
             }
             guard active.waitForExit(timeout: 10) == SIGKILL else { throw FaultFailure("\(active.name) did not die of SIGKILL") }
             totals.takeover.add(takeover)
@@ -213,7 +222,8 @@ struct CloudKillTrial {
             let differing = Set(lastA.keys).union(expected.keys).filter { lastA[$0] != expected[$0] }.sorted()
             throw FaultFailure(
                 "A's rows differ from what the writer last wrote at \(differing.count) keys: "
-                    + differing.prefix(4).map { "\($0): wrote \(expected[$0] ?? "deleted"), A has \(lastA[$0] ?? "nothing")" }.joined(separator: "; ")
+                    + differing.prefix(4).map { "\($0): wrote \(expected[$0] ?? "deleted"), A has \(lastA[$0] ?? "nothing")" }.joined(
+                        separator: "; ")
                     + " (history of \(differing.first ?? ""): \(writer.history[differing.first ?? ""] ?? []))")
         }
         // The remote holds exactly those live records.
@@ -222,7 +232,8 @@ struct CloudKillTrial {
             let differing = Set(remoteLive.keys).union(expected.keys).filter { remoteLive[$0] != expected[$0] }.sorted()
             throw FaultFailure(
                 "the remote's live records differ at \(differing.count) keys: "
-                    + differing.prefix(4).map { "\($0): wrote \(expected[$0] ?? "deleted"), remote \(remoteLive[$0] ?? "nothing")" }.joined(separator: "; "))
+                    + differing.prefix(4).map { "\($0): wrote \(expected[$0] ?? "deleted"), remote \(remoteLive[$0] ?? "nothing")" }.joined(
+                        separator: "; "))
         }
         // Nothing uploaded twice: accepted changes per record ≤ versions the writer made.
         let accepted = try CloudHarness.remoteChangeCounts(remote, type: "item")
@@ -235,7 +246,9 @@ struct CloudKillTrial {
         totals.records += expected.count
         // Nothing applied twice or out of order in B.
         let audit = try CloudHarness.read(groupB + "/store.sqlite") { db in
-            try Row.fetchAll(db, sql: "SELECT id, op, n FROM item_audit ORDER BY seq").map { ($0["id"] as String, $0["op"] as String, $0["n"] as Int64) }
+            try Row.fetchAll(db, sql: "SELECT id, op, n FROM item_audit ORDER BY seq").map {
+                ($0["id"] as String, $0["op"] as String, $0["n"] as Int64)
+            }
         }
         var seen: [String: Int64] = [:]
         for (id, op, n) in audit where op != "delete" {
@@ -253,7 +266,8 @@ struct CloudKillTrial {
         for (name, status) in [("A", statusA), ("B", statusB)] {
             guard status.live, status.pending == 0, status.parked == 0, status.lastError == nil else {
                 throw FaultFailure(
-                    "\(name)'s status after settling: live \(status.live), pending \(status.pending), parked \(status.parked) \(status.parkedRecords.prefix(3)), last error \(status.lastError ?? "none")")
+                    "\(name)'s status after settling: live \(status.live), pending \(status.pending), parked \(status.parked) \(status.parkedRecords.prefix(3)), last error \(status.lastError ?? "none")"
+                )
             }
         }
         totals.conflicts += statusA.conflicts + statusB.conflicts
@@ -307,11 +321,12 @@ struct ItemWriter {
                 }
             }
             let planned = changes
-            try store.write { db in
+            try store.writeBlocking { db in
                 for (key, row) in planned {
                     if let row {
                         try db.execute(
-                            sql: "INSERT INTO item(id, n, note) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET n = excluded.n, note = excluded.note",
+                            sql:
+                                "INSERT INTO item(id, n, note) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET n = excluded.n, note = excluded.note",
                             arguments: [key, row.n, row.note])
                     } else {
                         try db.execute(sql: "DELETE FROM item WHERE id = ?", arguments: [key])

@@ -65,7 +65,7 @@ struct PeerCommand: AsyncParsableCommand {
             return
         }
         let saves = store.saves()
-        try store.start()
+        try await store.start()
 
         // Ends the run: a signal, or (writes done and expected saves seen).
         let stop = DispatchSemaphore(value: 0)
@@ -90,12 +90,12 @@ struct PeerCommand: AsyncParsableCommand {
                 for n in 0..<writes {
                     if stopWriting.load(ordering: .acquiring) { break }
                     written += 1
-                    try store.write { db in
+                    try store.writeBlocking { db in
                         try db.execute(sql: "INSERT INTO items(author, n) VALUES (?, ?)", arguments: [member, n])
                     }
                     if intervalUs > 0 { usleep(UInt32(intervalUs)) }
                 }
-                store.flushPublications()
+                store.flushPublicationsBlocking()
                 Self.report("wrote \(written)")
             } catch {
                 Self.report("write failed: \(error)")

@@ -3,9 +3,13 @@ import GRDB
 import GroupStore
 import GroupStoreCloud
 import GroupStoreCloudEmbedded
-import GroupStoreCloudPostgres
 import Subprocesses
 import XCTest
+
+#if Postgres
+    import GroupStoreCloudPostgres
+    import PostgresTestServer
+#endif
 
 /// Base of in-process bridge tests: a temporary folder holding group
 /// directories ("hosts") and one remote they share: an in-memory one
@@ -25,30 +29,36 @@ class CloudTestCase: XCTestCase {
     var root = ""
     var remotePath: String { root + "/cloud.sqlite" }
     private var stores: [GroupStore] = []
-    /// The PostgreSQL server, for `.postgres`.
-    var server: PostgresServer!
+    #if Postgres
+        /// The PostgreSQL server, for `.postgres`.
+        var server: PostgresServer!
+    #endif
     private var runningRemotes: [Task<Void, Never>] = []
 
     override func setUp() async throws {
         try await super.setUp()
         guard Self.remoteKind == .postgres else { return }
-        do {
-            server = try PostgresServer.start()
-        } catch let error as PostgresServerError where error.notInstalled && ProcessInfo.processInfo.environment["CI"] != "true" {
-            throw XCTSkip(error.description)
-        }
-        _ = try await PostgresRemote.setup(url: server.url(user: "postgres"))
-        for role in ["alice", "bob", "carol"] {
-            try server.createRole(role)
-            try server.psql("GRANT groupstore_user TO \(role)")
-        }
+        #if Postgres
+            do {
+                server = try PostgresServer.start()
+            } catch let error as PostgresServerError where error.notInstalled && ProcessInfo.processInfo.environment["CI"] != "true" {
+                throw XCTSkip(error.description)
+            }
+            _ = try await PostgresRemote.setup(url: server.url(user: "postgres"))
+            for role in ["alice", "bob", "carol"] {
+                try server.createRole(role)
+                try server.psql("GRANT groupstore_user TO \(role)")
+            }
+        #endif
     }
 
     override func tearDown() async throws {
         for task in runningRemotes { task.cancel() }
         for task in runningRemotes { await task.value }
         runningRemotes = []
-        server?.stop()
+        #if Postgres
+            server?.stop()
+        #endif
         try await super.tearDown()
     }
 
@@ -57,16 +67,23 @@ class CloudTestCase: XCTestCase {
         switch Self.remoteKind {
         case .memory: return remote(user: user)
         case .embedded: return try embeddedRemote(user: user)
-        case .postgres: return try pgRemote(user: user)
+        case .postgres:
+            #if Postgres
+                return try pgRemote(user: user)
+            #else
+                throw XCTSkip("built without the Postgres trait")
+            #endif
         }
     }
 
-    /// A running PostgreSQL remote acting as `user` (its connections end with the test).
-    func pgRemote(user: String = "alice") throws -> PostgresRemote {
-        let remote = try PostgresRemote(url: server.url(user: user))
-        runningRemotes.append(Task { try? await remote.run() })
-        return remote
-    }
+    #if Postgres
+        /// A running PostgreSQL remote acting as `user` (its connections end with the test).
+        func pgRemote(user: String = "alice") throws -> PostgresRemote {
+            let remote = try PostgresRemote(url: server.url(user: user))
+            runningRemotes.append(Task { try? await remote.run() })
+            return remote
+        }
+    #endif
 
     override func setUpWithError() throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("cloud-\(UUID().uuidString.prefix(8))").path
@@ -74,7 +91,7 @@ class CloudTestCase: XCTestCase {
     }
 
     override func tearDownWithError() throws {
-        for store in stores { store.close() }
+        for store in stores { store.closeBlocking() }
         stores = []
         try? FileManager.default.removeItem(atPath: root)
     }

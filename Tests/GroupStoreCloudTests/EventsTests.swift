@@ -27,7 +27,7 @@ final class EventsTests: CloudTestCase {
         let a = try open("a", schema: Self.schema)
         let b = try open("b", schema: Self.schema)
         let bSaves = b.saves()
-        try b.start()
+        try await b.start()
         let syncA = CloudSync(try configuration("a", tables: ["note"]))
         let syncB = CloudSync(try configuration("b", tables: ["note"]))
         let eventsA = syncA.events()
@@ -70,7 +70,7 @@ final class EventsTests: CloudTestCase {
         let b = try open("b", schema: Self.schema)
         try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'first')") }
         let bSaves = b.saves()
-        try b.start()
+        try await b.start()
         let syncA = CloudSync(try configuration("a", tables: ["note"]))
         let syncB = CloudSync(try configuration("b", tables: ["note"]))
         let runA = Task { try await syncA.run() }

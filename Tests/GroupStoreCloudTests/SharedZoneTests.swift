@@ -47,7 +47,8 @@ class SharedZoneTests: CloudTestCase {
 
         // bob edits alice's row and adds one: both reach alice and carol.
         try await bob.write { db in
-            try db.execute(sql: "UPDATE item SET title = 'alice, edited by bob' WHERE id = 'a1'; INSERT INTO item VALUES ('b1', 'from bob')")
+            try db.execute(
+                sql: "UPDATE item SET title = 'alice, edited by bob' WHERE id = 'a1'; INSERT INTO item VALUES ('b1', 'from bob')")
         }
         let bobs = try await syncShared("bob")
         XCTAssertEqual(bobs.uploaded, 2)
@@ -65,7 +66,7 @@ class SharedZoneTests: CloudTestCase {
         // bob's group runs; alice stops sharing with him: the zone's rows leave his group
         // (a save of `cloud` every member sees), with no sync asked for.
         let bobSaves = bob.saves()
-        try bob.start()
+        try await bob.start()
         let running = CloudSync(try sharedConfiguration("bob"))
         let run = Task { try await running.run() }
         defer { run.cancel() }
@@ -131,13 +132,18 @@ class SharedZoneTests: CloudTestCase {
     func testZoneDescriptions_parseOrAreRefused() {
         XCTAssertEqual(CloudZone(description: "shared/alice/family"), .shared(owner: "alice", name: "family"))
         XCTAssertEqual(CloudZone(description: "shared/a/b/c"), .shared(owner: "a/b", name: "c"))
-        for text in ["shared/family", "shared/", "shared//family", "shared/alice/", "shared/ alice/family", "shared/alice/no good", "shared/alice/" + String(repeating: "x", count: 64), "private/", "publics"] {
+        for text in [
+            "shared/family", "shared/", "shared//family", "shared/alice/", "shared/ alice/family", "shared/alice/no good",
+            "shared/alice/" + String(repeating: "x", count: 64), "private/", "publics",
+        ] {
             XCTAssertNil(CloudZone(description: text), text)
         }
     }
 
     func testASharedTableReferencingAPrivateOne_isRefused_andSharedTablesNeedAZone() async throws {
-        _ = try open("alice", schema: "CREATE TABLE folder(id TEXT PRIMARY KEY); CREATE TABLE item(id TEXT PRIMARY KEY, folder TEXT REFERENCES folder(id))")
+        _ = try open(
+            "alice",
+            schema: "CREATE TABLE folder(id TEXT PRIMARY KEY); CREATE TABLE item(id TEXT PRIMARY KEY, folder TEXT REFERENCES folder(id))")
         var configuration = try sharedConfiguration("alice")
         configuration.privateTables = ["folder"]
         let refusing = configuration

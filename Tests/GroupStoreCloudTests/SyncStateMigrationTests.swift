@@ -30,7 +30,7 @@ final class SyncStateMigrationTests: CloudTestCase {
         migrator.registerMigration("body") { db in try db.execute(sql: "ALTER TABLE note ADD COLUMN body TEXT") }
         configuration.migrator = migrator
         let reopened = try GroupStore(configuration)
-        defer { reopened.close() }
+        defer { reopened.closeBlocking() }
         XCTAssertEqual(try identifiers(reopened, in: "grdb_migrations"), ["body", "schema"])
         let appMigrator = migrator
         let superseded = try await reopened.pool.read { db in try appMigrator.hasBeenSuperseded(db) }

@@ -56,8 +56,8 @@ final class DeliveryProcessTests: ProcessTestCase {
     func testValueObservationInThisProcess_emitsNewValue_afterAnotherProcessCommits() throws {
         try exec("writer", "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT)")
         let store = try GroupStore(GroupConfiguration(directory: group, member: try MemberName("observer")))
-        defer { store.close() }
-        try store.start()
+        defer { store.closeBlocking() }
+        try store.startBlocking()
 
         let values = ValueRecorder<Int>()
         let observation = ValueObservation.tracking { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM notes") ?? 0 }
@@ -98,7 +98,8 @@ final class DeliveryProcessTests: ProcessTestCase {
         // Rows written right after the shell created the table, before any
         // member installed its triggers, are delivered too.
         let create = try spawn(
-            "/usr/bin/sqlite3", [group + "/store.sqlite", "BEGIN; CREATE TABLE late(id INTEGER PRIMARY KEY); INSERT INTO late(id) VALUES (6); COMMIT;"])
+            "/usr/bin/sqlite3",
+            [group + "/store.sqlite", "BEGIN; CREATE TABLE late(id INTEGER PRIMARY KEY); INSERT INTO late(id) VALUES (6); COMMIT;"])
         XCTAssertEqual(try create.waitForExit(), 0)
         let first = try saves(watcher.waitForLines(1))[0]
         XCTAssertEqual(first.author, Save.externalAuthor)

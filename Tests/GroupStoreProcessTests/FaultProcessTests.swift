@@ -123,7 +123,7 @@ final class FaultProcessTests: ProcessTestCase {
         configuration.retention = 3600
         configuration.pruneInterval = nil
         let janitor = try GroupStore(configuration)
-        defer { janitor.close() }
+        defer { janitor.closeBlocking() }
 
         // The dead sleeper has consumed nothing since it left (its cursor is
         // the table's creation; the writer only writes and pins

@@ -23,7 +23,7 @@ class CaptureTestCase: StoreTestCase {
     func reader(_ name: String = "reader", _ configure: (inout GroupConfiguration) -> Void = { _ in }) throws -> (GroupStore, SaveStream) {
         let store = try open(name, configure)
         let saves = store.saves()
-        try store.start()
+        try store.startBlocking()
         return (store, saves)
     }
 
@@ -42,7 +42,8 @@ class CaptureTestCase: StoreTestCase {
     }
 
     /// The union of what `saves` report for `entity`, folded in order.
-    func folded(_ saves: [Save], _ entity: String) -> (inserted: Set<KeyValue>, updated: Set<KeyValue>, deleted: Set<KeyValue>, reset: Bool) {
+    func folded(_ saves: [Save], _ entity: String) -> (inserted: Set<KeyValue>, updated: Set<KeyValue>, deleted: Set<KeyValue>, reset: Bool)
+    {
         var result: (inserted: Set<KeyValue>, updated: Set<KeyValue>, deleted: Set<KeyValue>, reset: Bool) = ([], [], [], false)
         for save in saves {
             guard let change = save.change(of: entity) else { continue }

@@ -14,7 +14,7 @@ final class DeliveryTests: StoreTestCase {
         try await writeSeq(writer, "CREATE TABLE t(id INTEGER PRIMARY KEY)")
         let reader = try open("reader")
         let saves = reader.saves()
-        try reader.start()
+        try await reader.start()
         // The reader's own writer connection is busy (a long write of the
         // app's) until the peer's save has reached the reader's stream.
         let holding = DispatchSemaphore(value: 0)
@@ -51,7 +51,7 @@ final class DeliveryTests: StoreTestCase {
         XCTAssertFalse(behind.skipOwnCommit(cursor + 10, after: cursor + 5))
         XCTAssertEqual(behind.cursor, cursor)
         // The started store's own cursor follows its commits without a peer.
-        try store.start()
+        try await store.start()
         let last = try await writeSeq(store, "INSERT INTO t VALUES (2)")
         try await waitUntil("the cursor to pass the member's own commit") { store.cursor >= last }
     }
@@ -98,13 +98,13 @@ final class DeliveryTests: StoreTestCase {
                 both.enter()
                 Thread.detachNewThread {
                     go.wait()
-                    if side == 0 { try? store.start() } else { store.close() }
+                    if side == 0 { try? store.startBlocking() } else { store.closeBlocking() }
                     both.leave()
                 }
             }
             go.leave()
             XCTAssertEqual(both.wait(timeout: .now() + 10), .success, "start and close deadlocked in round \(round)")
-            store.close()
+            store.closeBlocking()
             let stopped = store.delivery.queue.sync { store.delivery.isStopped }
             XCTAssertTrue(stopped, "something kept running after close in round \(round)")
         }
@@ -117,12 +117,12 @@ final class DeliveryTests: StoreTestCase {
         let closedInHandler = Mutex(false)
         let reader = try open("reader") { configuration in
             configuration.synchronousDelivery = { _ in
-                box.withLock { $0 }?.close()
+                box.withLock { $0 }?.closeBlocking()
                 closedInHandler.withLock { $0 = true }
             }
         }
         box.withLock { $0 = reader }
-        try reader.start()
+        try await reader.start()
         try await writeSeq(writer, "INSERT INTO t VALUES (1)")
         try await waitUntil("the handler to close the store") { closedInHandler.withLock { $0 } }
         do {
@@ -142,7 +142,7 @@ final class DeliveryTests: StoreTestCase {
         let idle = try open("a")
         let b = try open("b")
         let saves = b.saves()
-        try b.start()
+        try await b.start()
         let outside = try DatabaseQueue(path: group + "/store.sqlite")
         try await outside.write { db in try db.execute(sql: "INSERT INTO t VALUES (1)") }
         let first = try await first(1, of: saves)
@@ -150,7 +150,7 @@ final class DeliveryTests: StoreTestCase {
         XCTAssertEqual(first.first?.change(of: "t")?.inserted, [.integer(1)])
         // Once "a" merges, it closes them itself (b is not first) and both get them.
         let aSaves = idle.saves()
-        try idle.start()
+        try await idle.start()
         try await outside.write { db in try db.execute(sql: "INSERT INTO t VALUES (2)") }
         let second = try await self.first(1, of: saves)
         XCTAssertEqual(second.first?.change(of: "t")?.inserted, [.integer(2)])

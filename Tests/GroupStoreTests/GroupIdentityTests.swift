@@ -96,7 +96,11 @@ final class GroupIdentityTests: CaptureTestCase {
         await writer.close()
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
         let other = try open("other")
-        for key in 1...5 { try await other.write { db in try db.execute(sql: "CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (?)", arguments: [key]) } }
+        for key in 1...5 {
+            try await other.write { db in
+                try db.execute(sql: "CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (?)", arguments: [key])
+            }
+        }
         let (_, saves) = try reader()
         let first = try await nextSave(saves)
         XCTAssertEqual(first.kind, .resync)
@@ -108,7 +112,8 @@ final class GroupIdentityTests: CaptureTestCase {
         let holder = try Subprocess(URL(fileURLWithPath: "/usr/bin/sqlite3"), [database], name: "holder")
         defer { holder.stop() }
         holder.writeLine("BEGIN IMMEDIATE; INSERT INTO t VALUES (1); SELECT 'holding';")
-        XCTAssertNotNil(holder.wait(timeout: 20) { output, _, _ in output.contains("holding") ? true : nil }, "the shell never took the lock")
+        XCTAssertNotNil(
+            holder.wait(timeout: 20) { output, _, _ in output.contains("holding") ? true : nil }, "the shell never took the lock")
 
         // A member with nothing to write joins at once, and inspection answers.
         let plain = try open("plain")
@@ -135,7 +140,7 @@ final class GroupIdentityTests: CaptureTestCase {
         XCTAssertTrue(messages.contains("waiting for another process"), "the join never waited for the lock")
         holder.writeLine("COMMIT;")
         let migrated = try await opening.value
-        defer { migrated.close() }
+        defer { migrated.closeBlocking() }
         let count = try await migrated.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
         XCTAssertEqual(count, 1)
         let migratedTable = try await migrated.pool.read { db in try db.tableExists("extra") }

@@ -10,7 +10,7 @@ final class HistoryTests: StoreTestCase {
         try await writer.write { db in try db.execute(sql: "CREATE TABLE player(id INTEGER PRIMARY KEY, name TEXT, score INT)") }
         let reader = try open("reader")
         let saves = reader.saves()
-        try reader.start()
+        try await reader.start()
 
         try await writer.write { db in
             try db.execute(sql: "INSERT INTO player(id, name, score) VALUES (1, 'a', 0), (2, 'b', 0), (3, 'c', 0)")
@@ -34,7 +34,7 @@ final class HistoryTests: StoreTestCase {
         try await writer.write { db in try db.execute(sql: "INSERT INTO t(id, v) VALUES (10, 0), (11, 0)") }
         let reader = try open("reader")
         let saves = reader.saves()
-        try reader.start()
+        try await reader.start()
         try await writer.write { db in
             try db.execute(sql: "INSERT INTO t(id, v) VALUES (1, 0); UPDATE t SET v = 1 WHERE id = 1")  // inserted
             try db.execute(sql: "INSERT INTO t(id, v) VALUES (2, 0); DELETE FROM t WHERE id = 2")  // nothing
@@ -56,7 +56,7 @@ final class HistoryTests: StoreTestCase {
         }
         let reader = try open("reader")
         let saves = reader.saves()
-        try reader.start()
+        try await reader.start()
         try await writer.write { db in
             try db.execute(sql: #"INSERT INTO tag(name, n) VALUES ('swift "6"', 1)"#)
             try db.execute(sql: "INSERT INTO membership(team, player) VALUES ('red', 7)")
@@ -74,7 +74,7 @@ final class HistoryTests: StoreTestCase {
         try await writer.write { db in try db.execute(sql: "CREATE TABLE t(code TEXT PRIMARY KEY, v); INSERT INTO t VALUES ('a', 1)") }
         let reader = try open("reader")
         let saves = reader.saves()
-        try reader.start()
+        try await reader.start()
         try await writer.write { db in try db.execute(sql: "UPDATE t SET code = 'b' WHERE code = 'a'") }
         let save = try await first(1, of: saves)[0]
         XCTAssertEqual(save.changes, [EntityChange(entity: "t", inserted: ["b"], deleted: ["a"])])
@@ -83,7 +83,7 @@ final class HistoryTests: StoreTestCase {
     func testTableCreatedInsideAWrite_isTrackedAtOnce_withItsFirstRowsDelivered() async throws {
         let reader = try open("reader")
         let saves = reader.saves()
-        try reader.start()
+        try await reader.start()
         let writer = try open("writer")
         try await writer.write { db in
             try db.execute(sql: "CREATE TABLE fresh(id INTEGER PRIMARY KEY); INSERT INTO fresh(id) VALUES (1), (2)")
@@ -98,7 +98,7 @@ final class HistoryTests: StoreTestCase {
         try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
         let reader = try open("reader")
         let saves = reader.saves()
-        try reader.start()
+        try await reader.start()
         try await writer.pool.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (1)") }
         try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (2)") }
         let received = try await first(2, of: saves)
@@ -124,7 +124,8 @@ final class HistoryTests: StoreTestCase {
         XCTAssertEqual(changes.count, 1, "\(changes)")
         XCTAssertEqual(changes.first?["inserted"] as? [Int], [2], "the outside writer's row 1 is a transaction of its own")
         let authors = try await writer.pool.read { db in
-            try String?.fetchAll(db, sql: "SELECT author FROM groupstore_transaction WHERE seq <= ? ORDER BY seq DESC LIMIT 2", arguments: [seq])
+            try String?.fetchAll(
+                db, sql: "SELECT author FROM groupstore_transaction WHERE seq <= ? ORDER BY seq DESC LIMIT 2", arguments: [seq])
         }
         XCTAssertEqual(authors, ["writer", nil], "the write's transaction, and before it the outside writer's")
     }
@@ -151,7 +152,7 @@ final class HistoryTests: StoreTestCase {
         v1.registerMigration("v1") { db in try db.execute(sql: "CREATE TABLE a(id INTEGER PRIMARY KEY)") }
         let reader = try open("reader") { $0.migrator = v1 }
         let saves = reader.saves()
-        try reader.start()
+        try await reader.start()
 
         var v2 = v1
         v2.registerMigration("v2") { db in

@@ -62,7 +62,7 @@ final class HistoryUpgradeTests: CaptureTestCase {
             configuration.synchronousDelivery = { _ in }
             configuration.cursorFlushInterval = 0.001
         }
-        try member.start()
+        try member.startBlocking()
         return member
     }
 
@@ -103,7 +103,9 @@ final class HistoryUpgradeTests: CaptureTestCase {
         XCTAssertEqual(try meta("epoch"), epoch, "the upgrade must keep the history's epoch (members' cursors stay valid)")
         XCTAssertEqual(try meta("pruned_through"), "3")
         let queue = try DatabaseQueue(path: database)
-        let type = try await queue.read { db in try String.fetchOne(db, sql: "SELECT type FROM sqlite_master WHERE name = 'groupstore_transaction'") }
+        let type = try await queue.read { db in
+            try String.fetchOne(db, sql: "SELECT type FROM sqlite_master WHERE name = 'groupstore_transaction'")
+        }
         XCTAssertEqual(type, "view")
         let listed = try await queue.read { db in try Int64.fetchAll(db, sql: "SELECT seq FROM groupstore_transaction") }
         XCTAssertEqual(listed.last, four, "the view lists the transactions after the upgrade")

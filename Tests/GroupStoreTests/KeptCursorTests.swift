@@ -19,7 +19,7 @@ final class KeptCursorTests: CaptureTestCase {
         try await writeSeq(writer, "CREATE TABLE t(id INTEGER PRIMARY KEY)")
         let reader = try open("reader") { $0.cursorFlushInterval = 0.001 }
         let saves = reader.saves()  // subscribed, and never asks for a save
-        try reader.start()
+        try await reader.start()
         // The reader's own writes hold nothing back: its cursor is written
         // past them.
         var own: Int64 = 0
@@ -41,7 +41,7 @@ final class KeptCursorTests: CaptureTestCase {
         try await writeSeq(writer, "CREATE TABLE t(id INTEGER PRIMARY KEY)")
         let reader = try open("reader") { $0.cursorFlushInterval = 0.001 }
         var iterator = reader.saves().makeAsyncIterator()
-        try reader.start()
+        try await reader.start()
         let one = try await writeSeq(writer, "INSERT INTO t VALUES (1)")
         try await writeSeq(writer, "INSERT INTO t VALUES (2)")
         let firstSave = await iterator.next()
@@ -65,7 +65,7 @@ final class KeptCursorTests: CaptureTestCase {
 
         let again = try open("reader")
         let saves = again.saves()
-        try again.start()
+        try await again.start()
         let next = try await first(1, of: saves)[0]
         XCTAssertEqual(next.kind, .resync, "the resync was lost: got \(next)")
     }
@@ -85,7 +85,7 @@ final class KeptCursorTests: CaptureTestCase {
             configuration.synchronousDelivery = { _ in }
             configuration.cursorFlushInterval = 0.001
         }
-        try live.start()
+        try await live.start()
         var last: Int64 = 0
         for id in 4...5 { last = try await writeSeq(writer, "INSERT INTO t VALUES (\(id))") }
         _ = try await waitForCursorFile(of: "live", at: last)

@@ -112,7 +112,7 @@ final class KnownHistoryStateTests: StoreTestCase {
         try await makeTable(writer)
         let reader = try open("reader")
         let saves = reader.saves()
-        try reader.start()
+        try await reader.start()
         try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (1)") }
         try await writer.pool.write { db in try db.execute(sql: "CREATE TABLE u(id INTEGER PRIMARY KEY)") }
         try await writer.write { db in try db.execute(sql: "INSERT INTO u(id) VALUES (7)") }
@@ -134,7 +134,11 @@ final class KnownHistoryStateTests: StoreTestCase {
         }
 
         /// The statements logged, cleared.
-        func take() -> [String] { lines.withLock { lines in defer { lines = [] }; return lines } }
+        func take() -> [String] {
+            lines.withLock { lines in
+                defer { lines = [] }; return lines
+            }
+        }
     }
 
     /// Whether a write read the history's state before the app's statement
@@ -178,7 +182,7 @@ final class KnownHistoryStateTests: StoreTestCase {
         let writer = try open("writer")
         try await makeTable(writer)
         let saves = writer.saves()
-        try writer.start()
+        try await writer.start()
         let start = try await writeSeq(writer, "INSERT INTO t(id) VALUES (1)")
         let outside = try DatabaseQueue(path: group + "/store.sqlite")
         try await outside.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (2)") }

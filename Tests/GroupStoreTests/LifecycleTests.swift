@@ -25,12 +25,12 @@ final class LifecycleTests: StoreTestCase {
         let writer = try open("writer")
         try await makeTable(writer)
         let before = try open("reader")
-        try before.start()
+        try await before.start()
         await before.close()
         try await insert(writer, 1...5)
 
         let reader = try open("reader")
-        try reader.start()
+        try await reader.start()
         _ = try await reader.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
         try await Task.sleep(for: .milliseconds(50))  // the habit under test: subscribing late
         let received = try await first(5, of: reader.saves())
@@ -42,7 +42,7 @@ final class LifecycleTests: StoreTestCase {
         try await makeTable(writer)
         let reader = try open("reader")
         let early = reader.saves()
-        try reader.start()
+        try await reader.start()
         try await insert(writer, 1...3)
         let fromEarly = try await first(3, of: early)
         XCTAssertEqual(keys(fromEarly), [1, 2, 3])
@@ -59,7 +59,7 @@ final class LifecycleTests: StoreTestCase {
         try await makeTable(writer)
         let reader = try open("reader")
         let slow = reader.saves()
-        try reader.start()
+        try await reader.start()
         let count = 1_500  // more than the in-memory buffer holds
         try await writer.write { _ in }
         for id in 1...count { try await writer.write { db in try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [id]) } }
@@ -72,27 +72,27 @@ final class LifecycleTests: StoreTestCase {
         for queue in [nil, OperationQueue(), OperationQueue.main] {
             try setUpWithError()
             let writer = try open("writer")
-            try writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+            try writer.writeBlocking { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
             let reader = try open("reader")
             let done = expectation(description: "observer on \(queue.map { $0 == .main ? "main" : "private" } ?? "nil") ran every API")
             let token = NotificationCenter.default.addObserver(forName: .groupStoreDidSave, object: reader, queue: queue) { _ in
                 _ = reader.cursor
                 _ = reader.groupReplacedError
                 _ = try? reader.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
-                try? reader.write { db in try db.execute(sql: "INSERT OR IGNORE INTO t VALUES (1000)") }
-                reader.flushPublications()
+                try? reader.writeBlocking { db in try db.execute(sql: "INSERT OR IGNORE INTO t VALUES (1000)") }
+                reader.flushPublicationsBlocking()
                 _ = try? reader.prune()
                 reader.saves().cancel()
-                try? reader.start()
-                reader.close()
+                try? reader.startBlocking()
+                reader.closeBlocking()
                 done.fulfill()
             }
             defer { NotificationCenter.default.removeObserver(token) }
-            try reader.start()
-            try writer.write { db in try db.execute(sql: "INSERT INTO t VALUES (1)") }
+            try reader.startBlocking()
+            try writer.writeBlocking { db in try db.execute(sql: "INSERT INTO t VALUES (1)") }
             // Waiting spins the main run loop, so the main-queue observer runs too.
             wait(for: [done], timeout: 20)
-            XCTAssertThrowsError(try reader.write { _ in }) { XCTAssertEqual(($0 as? GroupStoreError)?.code, .closed) }
+            XCTAssertThrowsError(try reader.writeBlocking { _ in }) { XCTAssertEqual(($0 as? GroupStoreError)?.code, .closed) }
             try tearDownWithError()
         }
     }
@@ -101,7 +101,7 @@ final class LifecycleTests: StoreTestCase {
         let writer = try open("writer")
         try await makeTable(writer)
         let reader = try open("reader")
-        try reader.start()
+        try await reader.start()
         try await insert(writer, 1...1)
         let finished = Task {
             for await save in reader.saves() {
@@ -179,7 +179,7 @@ final class LifecycleTests: StoreTestCase {
         let seen = Counter()
         let token = NotificationCenter.default.addObserver(forName: .groupStoreDidSave, object: observer, queue: nil) { _ in seen.add() }
         defer { NotificationCenter.default.removeObserver(token) }
-        try observer.start()
+        try await observer.start()
         try await insert(writer, 1...3)
         let head = try await writer.pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(seq) FROM groupstore_transaction") ?? 0 }
         _ = try await withDeadline(20, "3 notifications") {
@@ -200,7 +200,7 @@ final class LifecycleTests: StoreTestCase {
         try await makeTable(writer)
         let reader = try open("reader")
         let saves = reader.saves()
-        try reader.start()
+        try await reader.start()
         try await insert(writer, 1...1)
         let received = try await first(1, of: saves)
         XCTAssertEqual(keys(received), [1])
@@ -245,9 +245,9 @@ final class LifecycleTests: StoreTestCase {
         let reader = try open("reader")
         let saved = group + "/members-away"
         try FileManager.default.moveItem(atPath: group + "/members", toPath: saved)
-        XCTAssertThrowsError(try reader.start())
+        XCTAssertThrowsError(try reader.startBlocking())
         try FileManager.default.moveItem(atPath: saved, toPath: group + "/members")
-        try reader.start()
+        try await reader.start()
         let saves = reader.saves()
         try await insert(writer, 1...1)
         let received = try await first(1, of: saves)

@@ -32,7 +32,7 @@ final class MetricsTests: StoreTestCase {
         let writer = try open("writer")
         let reader = try open("reader")
         let saves = reader.saves()
-        try reader.start()
+        try await reader.start()
         var seqs = [try await writeSeq(writer, "CREATE TABLE t(id INTEGER PRIMARY KEY)")]
         for id in 1...count {
             seqs.append(
@@ -82,7 +82,7 @@ final class MetricsTests: StoreTestCase {
         let traces = Mutex<[Int64: DeliveryTrace]>([:])
         reader.traceDeliveries { trace in traces.withLock { $0[trace.seq] = trace } }
         let saves = reader.saves()
-        try reader.start()  // joins at seq 1, the table's
+        try await reader.start()  // joins at seq 1, the table's
         // Ten commits while the reader's queue is held: its next merge finds
         // them all, so it coalesces (the -wal file unwatched for a moment).
         // Unless the safety tick's merge, queued meanwhile, took them first:
@@ -99,7 +99,7 @@ final class MetricsTests: StoreTestCase {
                         with: Result {
                             try reader.delivery.queue.sync {
                                 for id in ids {
-                                    try writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (?)", arguments: [id]) }
+                                    try writer.writeBlocking { db in try db.execute(sql: "INSERT INTO t(id) VALUES (?)", arguments: [id]) }
                                 }
                             }
                         })

@@ -29,7 +29,7 @@ final class ObservationTests: StoreTestCase {
         let a = try open("a")
         let b = try open("b")
         let saves = b.saves()
-        try b.start()
+        try await b.start()
         try await a.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1)") }
         _ = try await first(1, of: saves)
         // b has notified its observers of t, so its writer connection has
@@ -53,7 +53,7 @@ final class ObservationTests: StoreTestCase {
         try await prepare()
         let b = try open("b")
         let saves = b.saves()
-        try b.start()
+        try await b.start()
         let (counts, cancellable) = observeCount(of: "t", in: b)
         try await waitUntil("the first value of count(*) FROM t") { counts.last == 1 }
         return (a, saves, counts, cancellable)
@@ -91,7 +91,9 @@ final class ObservationTests: StoreTestCase {
                 let version = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
                 try db.execute(sql: "PRAGMA writable_schema = ON")
                 try db.execute(
-                    sql: "INSERT INTO sqlite_master(type, name, tbl_name, rootpage, sql) VALUES ('table', 'vx', 'vx', 0, 'CREATE VIRTUAL TABLE vx USING nosuchmodule(a)')")
+                    sql:
+                        "INSERT INTO sqlite_master(type, name, tbl_name, rootpage, sql) VALUES ('table', 'vx', 'vx', 0, 'CREATE VIRTUAL TABLE vx USING nosuchmodule(a)')"
+                )
                 try db.execute(sql: "PRAGMA schema_version = \(version + 1)")
                 try db.execute(sql: "PRAGMA writable_schema = OFF")
             }

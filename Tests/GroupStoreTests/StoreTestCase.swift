@@ -13,7 +13,7 @@ class StoreTestCase: XCTestCase {
     }
 
     override func tearDownWithError() throws {
-        for store in stores { store.close() }
+        for store in stores { store.closeBlocking() }
         stores = []
         try? FileManager.default.removeItem(atPath: group)
     }

@@ -16,7 +16,7 @@ final class StoreTests: StoreTestCase {
             let save = notification.userInfo?[GroupStore.saveUserInfoKey] as? Save
             return save?.change(of: "t")?.inserted == [5]
         }
-        try reader.start()
+        try await reader.start()
         try await writer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (5)") }
         await fulfillment(of: [posted], timeout: 20)
     }
@@ -26,7 +26,7 @@ final class StoreTests: StoreTestCase {
         let peer = try open("peer")
         try await store.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
         let saves = store.saves()
-        try store.start()
+        try await store.start()
         try await store.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (1)") }
         try await peer.write { db in try db.execute(sql: "INSERT INTO t(id) VALUES (2)") }
         let received = try await first(1, of: saves)
@@ -40,7 +40,7 @@ final class StoreTests: StoreTestCase {
             XCTAssertEqual((error as? GroupStoreError)?.code, .memberAlreadyLive)
             XCTAssertTrue("\(error)".contains("member 'collector' is already live in group \(group)"), "\(error)")
         }
-        first.close()
+        first.closeBlocking()
         XCTAssertNoThrow(try open("collector"))
     }
 
@@ -48,8 +48,8 @@ final class StoreTests: StoreTestCase {
         let previous = umask(0o022)
         defer { umask(previous) }
         let store = try open("writer")  // a consumer: it keeps a cursor file
-        try store.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1)") }
-        store.flushPublications()
+        try store.writeBlocking { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1)") }
+        store.flushPublicationsBlocking()
         func mode(_ path: String) throws -> Int {
             (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as! NSNumber).intValue
         }
@@ -69,7 +69,7 @@ final class StoreTests: StoreTestCase {
         let outside = FileManager.default.temporaryDirectory.appendingPathComponent("outside-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: outside) }
-        try open("first").close()
+        try open("first").closeBlocking()
         try FileManager.default.createSymbolicLink(atPath: group + "/members/victim", withDestinationPath: outside)
 
         XCTAssertThrowsError(try open("victim")) { error in
@@ -119,8 +119,9 @@ final class StoreTests: StoreTestCase {
         try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
         let reader = try open("reader")
         let saves = reader.saves()
-        try reader.start()
-        let seq = try await writeSeq(writer, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO t SELECT i FROM n")
+        try await reader.start()
+        let seq = try await writeSeq(
+            writer, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) INSERT INTO t SELECT i FROM n")
         await writer.flushPublications()
         let save = try await first(1, of: saves)[0]
         XCTAssertEqual(save.change(of: "t")?.inserted.count, 20_000)
@@ -134,7 +135,7 @@ final class StoreTests: StoreTestCase {
     func testClose_finishesSaveStreams_andLaterWritesThrowClosed() async throws {
         let store = try open("member")
         let saves = store.saves()
-        try store.start()
+        try await store.start()
         await store.close()
         var count = 0
         for await _ in saves { count += 1 }
@@ -154,7 +155,7 @@ final class StoreTests: StoreTestCase {
         await writer.flushPublications()
         let reader = try open("reader") { $0.cursorFlushInterval = 0 }
         let saves = reader.saves()
-        try reader.start()
+        try await reader.start()
         var seqs: [Int64] = []
         for id in 1...4 {
             seqs.append(try await writeSeq(writer, "INSERT INTO t(id) VALUES (\(id))"))
@@ -231,7 +232,7 @@ final class StoreTests: StoreTestCase {
         try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
         let reader = try open("reader")
         let saves = reader.saves()
-        try reader.start()
+        try await reader.start()
         let count = 2_000
         var written: Set<Int64> = []
         for id in 1...count {
@@ -259,9 +260,11 @@ final class StoreTests: StoreTestCase {
         try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
         let reader = try open("reader")
         var iterator = reader.saves().makeAsyncIterator()
-        try reader.start()
+        try await reader.start()
         var seqs: [Int64?] = []
-        for id in 1...3 { seqs.append(try await writer.writeWithSequence { db in try db.execute(sql: "INSERT INTO t(id) VALUES (\(id))") }.seq) }
+        for id in 1...3 {
+            seqs.append(try await writer.writeWithSequence { db in try db.execute(sql: "INSERT INTO t(id) VALUES (\(id))") }.seq)
+        }
         // Take the first save and the second, and stop in the middle of the second.
         let firstSave = await iterator.next()
         let secondSave = await iterator.next()
@@ -270,11 +273,12 @@ final class StoreTests: StoreTestCase {
         // The process "dies" now: everything was delivered to the stream, but
         // only the first save was processed.
         await reader.close()
-        XCTAssertEqual(try String(contentsOfFile: group + "/members/reader/cursor", encoding: .utf8).split(separator: " ").first, "\(seqs[0]!)")
+        XCTAssertEqual(
+            try String(contentsOfFile: group + "/members/reader/cursor", encoding: .utf8).split(separator: " ").first, "\(seqs[0]!)")
 
         let again = try open("reader")
         let saves = again.saves()
-        try again.start()
+        try await again.start()
         let redelivered = try await first(2, of: saves)
         XCTAssertEqual(redelivered.map(\.seq), Array(seqs.suffix(2)), "the save in hand and the one after must come again, and only those")
     }

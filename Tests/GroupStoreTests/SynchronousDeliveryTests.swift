@@ -22,7 +22,7 @@ final class SynchronousDeliveryTests: StoreTestCase {
             }
         }
         reader.delivery.queue.setSpecific(key: key, value: 1)
-        try reader.start()
+        try await reader.start()
         var seqs: [Int64?] = []
         for id in 1...3 {
             seqs.append(
@@ -51,7 +51,7 @@ final class SynchronousDeliveryTests: StoreTestCase {
         let reader = try open("reader") { configuration in
             configuration.synchronousDelivery = { save in kinds.withLock { $0.append(save.kind) } }
         }
-        try reader.start()
+        try await reader.start()
         try await writer.write { db in try db.execute(sql: "INSERT INTO t VALUES (1)") }
         try await waitUntil("the insert in the handler") { !kinds.withLock { $0.isEmpty } }
         // By hand, as a careless script would: the history is emptied.
@@ -69,7 +69,7 @@ final class SynchronousDeliveryTests: StoreTestCase {
             configuration.notificationsCountAsProcessed = true
             configuration.cursorFlushInterval = 0.001
         }
-        try reader.start()
+        try await reader.start()
         let written = try await writer.writeWithSequence { db in try db.execute(sql: "INSERT INTO t VALUES (1)") }
         let seq = try XCTUnwrap(written.seq)
         try await waitForCursorFile(of: "reader", at: seq)

@@ -27,29 +27,40 @@ final class TriggerFormatTests: CaptureTestCase {
 
     func testAnInsertThatCollidesWithNothing_runsOneTriggerStep_andAReplaceRunsTheBookkeepingToo() throws {
         let writer = try open("writer")
-        try writer.write { db in try db.execute(sql: "CREATE TABLE u(id INTEGER PRIMARY KEY, email TEXT UNIQUE, v); INSERT INTO u VALUES (1, 'a', 0)") }
+        try writer.writeBlocking { db in
+            try db.execute(sql: "CREATE TABLE u(id INTEGER PRIMARY KEY, email TEXT UNIQUE, v); INSERT INTO u VALUES (1, 'a', 0)")
+        }
 
-        let plain = try triggerSteps(writer) { try writer.write { db in try db.execute(sql: "INSERT INTO u VALUES (2, 'b', 0)") } }
+        let plain = try triggerSteps(writer) { try writer.writeBlocking { db in try db.execute(sql: "INSERT INTO u VALUES (2, 'b', 0)") } }
         XCTAssertEqual(plain.count, 1, "an insert colliding with nothing should run the insert's record alone: \(plain)")
         XCTAssertTrue(plain.first?.hasPrefix("-- INSERT INTO groupstore_change") == true, "\(plain)")
 
         // Colliding with row 1 by its unique email: the pending bookkeeping runs.
-        let replace = try triggerSteps(writer) { try writer.write { db in try db.execute(sql: "INSERT OR REPLACE INTO u VALUES (3, 'a', 0)") } }
+        let replace = try triggerSteps(writer) {
+            try writer.writeBlocking { db in try db.execute(sql: "INSERT OR REPLACE INTO u VALUES (3, 'a', 0)") }
+        }
         XCTAssertGreaterThan(replace.count, 1, "a REPLACE that deletes a row should run the pending steps: \(replace)")
         let recorded = try writer.pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT op, key FROM groupstore_change WHERE op IN (1, 3) ORDER BY id DESC LIMIT 2").map { "\($0[0] as Int) \($0[1] as Int)" }
+            try Row.fetchAll(db, sql: "SELECT op, key FROM groupstore_change WHERE op IN (1, 3) ORDER BY id DESC LIMIT 2").map {
+                "\($0[0] as Int) \($0[1] as Int)"
+            }
         }
         XCTAssertEqual(recorded, ["1 3", "3 1"], "the REPLACE should be recorded as the delete of row 1, then the insert of row 3")
     }
 
     func testAGroupWithFirstGenerationTriggers_getsThemReplacedWhenAMemberJoins_withoutAReset_andCaptureStaysRight() async throws {
         let first = try open("writer")
-        try await first.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v); CREATE TABLE mark(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1, 0)") }
+        try await first.write { db in
+            try db.execute(
+                sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v); CREATE TABLE mark(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1, 0)")
+        }
         await first.close()
 
         // The group as code of trigger format 1 left it.
         let id = try await downgradeToFirstGeneration("t")
-        let resetsBefore = try await DatabaseQueue(path: database).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM groupstore_change WHERE op = 4")! }
+        let resetsBefore = try await DatabaseQueue(path: database).read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM groupstore_change WHERE op = 4")!
+        }
 
         let (_, saves) = try reader()
         let after = try await DatabaseQueue(path: database).read { db in
@@ -94,7 +105,10 @@ final class TriggerFormatTests: CaptureTestCase {
 
     func testTriggersPutBackByOlderCode_areReplacedByARunningMember_atItsNextMerge() async throws {
         let writer = try open("writer")
-        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v); CREATE TABLE mark(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1, 0)") }
+        try await writer.write { db in
+            try db.execute(
+                sql: "CREATE TABLE t(id INTEGER PRIMARY KEY, v); CREATE TABLE mark(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1, 0)")
+        }
         let (_, saves) = try reader()
         let id = try await downgradeToFirstGeneration("t")
         try shell("INSERT INTO t VALUES (2, 0); REPLACE INTO t VALUES (1, 1); INSERT INTO mark VALUES (1)")

@@ -413,6 +413,7 @@ final class Delivery: @unchecked Sendable {
         safetyTimer = nil
         watch.stop()
         writeCursor()
+        merger.close()
         phase = .stopped
     }
 

@@ -5,9 +5,9 @@ import Logging
 /// Reads what was committed after this member's cursor, and says what it
 /// found as a ``MergeOutcome``; ``Delivery`` hands it over.
 ///
-/// A read is one snapshot on one of the pool's reader connections (WAL
-/// readers): it never waits for this member's own writes, nor takes SQLite's
-/// write lock. The merger takes that lock only when the history needs
+/// A read is one snapshot on the merger's own reader connection
+/// (``HistoryConnection``, a WAL reader): it never waits for this member's
+/// own writes, nor takes SQLite's write lock. The merger takes that lock only when the history needs
 /// writing for everyone: a writer outside the library left changes that no
 /// transaction closes (``closeOutsideChanges()``), or changed the schema
 /// (``trackSchemaChange()``).
@@ -36,6 +36,7 @@ struct Merger {
     }
 
     private let pool: DatabasePool
+    private let connection: HistoryConnection
     let settings: Settings
     private let tracker: SchemaTracker
     private let logger: Logger
@@ -49,8 +50,9 @@ struct Merger {
     private var resyncPending: Bool
     private var names = TableNames()
 
-    init(pool: DatabasePool, settings: Settings, tracker: SchemaTracker, start: Start, logger: Logger) {
+    init(pool: DatabasePool, connection: HistoryConnection, settings: Settings, tracker: SchemaTracker, start: Start, logger: Logger) {
         self.pool = pool
+        self.connection = connection
         self.settings = settings
         self.tracker = tracker
         self.logger = logger
@@ -68,7 +70,7 @@ struct Merger {
         let batch: HistoryBatch
         let group: GroupState
         do {
-            (batch, group) = try pool.read { db in try readBatch(db) }
+            (batch, group) = try connection.read { db in try readBatch(db) }
         } catch {
             logger.info("cannot read the history; will retry", metadata: ["error": "\(error)"])
             outcome.next = .failed
@@ -159,6 +161,11 @@ struct Merger {
                (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'registry_version'),
                (SELECT value FROM \(HistorySchema.metaTable) WHERE key = 'trigger_format')
         """
+
+    /// Closes the merger's connection (delivery stopped).
+    func close() {
+        connection.close()
+    }
 
     // MARK: - Writes for the whole group
 

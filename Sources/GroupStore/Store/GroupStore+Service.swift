@@ -14,7 +14,7 @@ extension GroupStore: Service {
     /// loop ends when its own service is shut down.
     public func run() async throws {
         // Starting waits for the delivery's queue: off the concurrency pool.
-        try await offThePool { try self.start() }
+        try await start()
         // Returns on graceful shutdown; throws on cancellation.
         do {
             try await gracefulShutdown()

@@ -8,26 +8,27 @@ extension GroupStore {
     /// Runs `updates` in one write transaction, records it in the history
     /// under this member's name and publishes it to the group.
     ///
-    /// Blocks until committed; from async code use the async variant.
     /// Tables created inside the transaction start being tracked at once and
     /// their rows are published as inserted; tables dropped, renamed or
-    /// altered are published as reset (see ``EntityChange/reset``).
+    /// altered are published as reset (see ``EntityChange/reset``). The
+    /// transaction runs off the Swift concurrency pool.
     ///
-    /// - Returns: what `updates` returns.
-    @_disfavoredOverload
+    /// - Returns: what `updates` returns, Sendable or not (a `Row`, an array
+    ///   of records): it is handed over, not shared.
     @discardableResult
-    public func write<T>(_ updates: (Database) throws -> T) throws -> T {
+    public func write<T>(_ updates: @Sendable (Database) throws -> sending T) async throws -> sending T {
+        try await writeWithSequence(updates).value
+    }
+
+    /// ``write(_:)`` on the calling thread, which it blocks until the
+    /// transaction commits: for code that is not async (a thread of its own,
+    /// a synchronous delivery handler). Never call it from a task.
+    @discardableResult
+    public func writeBlocking<T>(_ updates: (Database) throws -> T) throws -> T {
         try checkOpen()
         let (value, payload) = try pool.writeWithoutTransaction { db in try recordedWrite(db, updates) }
         if let payload { committed(payload) }
         return value
-    }
-
-    /// Runs `updates` in one write transaction, records it in the history
-    /// under this member's name and publishes it to the group.
-    @discardableResult
-    public func write<T: Sendable>(_ updates: @Sendable (Database) throws -> T) async throws -> T {
-        try await writeWithSequence(updates).value
     }
 
     /// Every library write: `updates` in one `IMMEDIATE` write transaction
@@ -125,17 +126,16 @@ extension GroupStore {
         if payload.delivers { publisher.publish(payload) }
     }
 
-    /// Waits until every payload of this process's writes so far is published
-    /// (for short-lived tools that exit right after writing).
-    @_disfavoredOverload
-    public func flushPublications() {
-        publisher.flush()
-    }
-
     /// Waits until every payload of this process's writes so far is
-    /// published, without blocking a thread of the concurrency pool.
+    /// published (for short-lived tools that exit right after writing),
+    /// without blocking a thread of the concurrency pool.
     public func flushPublications() async {
         await offThePool { self.publisher.flush() }
+    }
+
+    /// ``flushPublications()``, blocking the calling thread (not from a task).
+    public func flushPublicationsBlocking() {
+        publisher.flush()
     }
 }
 
@@ -143,12 +143,23 @@ extension GroupStore {
     /// Like ``write(_:)``, also returning the transaction's sequence number:
     /// `nil` when no member will be given it (no tracked row changed for
     /// good: nothing was written, or a row was inserted and deleted again).
-    public func writeWithSequence<T: Sendable>(
-        _ updates: @Sendable (Database) throws -> T
-    ) async throws -> (value: T, seq: Int64?) {
+    public func writeWithSequence<T>(
+        _ updates: @Sendable (Database) throws -> sending T
+    ) async throws -> sending (value: T, seq: Int64?) {
         try checkOpen()
-        let (value, payload) = try await pool.writeWithoutTransaction { db in try self.recordedWrite(db, updates) }
+        let written = try await pool.writeWithoutTransaction { db in Handover(try self.recordedWrite(db, updates)) }
+        let (value, payload) = written.value
         if let payload { committed(payload) }
         return (value, payload.flatMap { $0.delivers ? $0.seq : nil })
     }
+}
+
+/// Carries a write's value from GRDB's writer queue to the task that awaits it.
+///
+/// `@unchecked Sendable`: the value comes from a closure whose result is
+/// `sending` (no other reference to it is left), is put in the box once,
+/// and read once by the one task the box is handed to.
+private struct Handover<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

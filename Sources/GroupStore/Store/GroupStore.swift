@@ -70,13 +70,12 @@ public final class GroupStore: Sendable {
     /// (its intake and its apply run a read of the history each).
     let bridgeNames = Mutex(TableNames())
 
-    /// Opens (creating if allowed) the group and joins it as `configuration.member`.
-    ///
-    /// Blocks while the database opens and migrations run; from async code,
-    /// prefer ``open(_:)``.
+    /// Opens (creating if allowed) the group and joins it as `configuration.member`,
+    /// blocking the calling thread while the database opens and migrations
+    /// run. For the package's own tools; apps use ``open(_:)``.
     ///
     /// - Throws: ``GroupStoreError`` (for example ``GroupStoreError/Code/memberAlreadyLive``).
-    public init(_ configuration: GroupConfiguration) throws {
+    package init(_ configuration: GroupConfiguration) throws {
         let member = configuration.member
         let logger = configuration.logger
         if configuration.migrator?.eraseDatabaseOnSchemaChange == true {
@@ -131,8 +130,15 @@ public final class GroupStore: Sendable {
             label: "GroupStore.Notifier.\(member)", object: { box.store }, posted: posted, enabled: configuration.postsNotifications)
         let memberFolder = MemberFolder(member: member, directory: directory, folder: folder, lock: lock)
         let publisher = Publisher(member: member, folder: memberFolder, logger: logger, metrics: metrics)
+        let historyConnection: HistoryConnection
+        do {
+            historyConnection = try HistoryConnection(path: directory.databasePath, configuration: configuration.databaseConfiguration)
+        } catch {
+            throw GroupStoreError(.database, "cannot open database \(directory.databasePath): \(error)", path: directory.databasePath)
+        }
         let merger = Merger(
-            pool: pool, settings: .init(member: member, inScopeEntityNames: scope), tracker: tracker, start: start, logger: logger)
+            pool: pool, connection: historyConnection, settings: .init(member: member, inScopeEntityNames: scope), tracker: tracker,
+            start: start, logger: logger)
 
         self.pool = pool
         self.member = member
@@ -157,18 +163,32 @@ public final class GroupStore: Sendable {
             metadata: ["group": "\(directory.path)", "member": "\(member)", "cursor": "\(start.cursor.seq)", "resync": "\(start.resync)"])
     }
 
-    /// Opens the group off the Swift concurrency pool (the open blocks on I/O).
+    /// Opens (creating if allowed) the group and joins it as
+    /// `configuration.member`: creates the group directory if needed, runs
+    /// your migrations, tracks the tables, fixes where this member starts,
+    /// and takes its lock. Runs off the Swift concurrency pool.
+    ///
+    /// - Throws: ``GroupStoreError``: ``GroupStoreError/Code/memberAlreadyLive``
+    ///   when another process runs as this member, ``GroupStoreError/Code/permissionDenied``
+    ///   for a group this process cannot write, ``GroupStoreError/Code/migrationFailed``
+    ///   naming the migration that failed.
     public static func open(_ configuration: GroupConfiguration) async throws -> GroupStore {
         try await offThePool { try GroupStore(configuration) }
     }
 
     /// Starts watching the group and delivering saves (first those committed
-    /// while this member was down).
+    /// while this member was down), off the Swift concurrency pool.
     ///
-    /// Subscribing with ``saves()`` may come before or after: a subscriber
-    /// gets every save no subscriber has processed yet. Idempotent; after a
-    /// failure, it may be called again.
-    public func start() throws {
+    /// The store's ``run()`` calls it, and so does the first save a
+    /// ``saves()`` stream asks for: a script rarely needs it. Subscribing may
+    /// come before or after: a subscriber gets every save no subscriber has
+    /// processed yet. Idempotent; after a failure, it may be called again.
+    public func start() async throws {
+        try await offThePool { try self.startBlocking() }
+    }
+
+    /// ``start()`` on the calling thread, which it blocks briefly (not from a task).
+    public func startBlocking() throws {
         switch phase.withLock({ $0 }) {
         case .started: return
         case .stopped, .closed: throw closedError
@@ -209,13 +229,17 @@ public final class GroupStore: Sendable {
     }
 
     /// Stops watching, persists the cursor, finishes every ``saves()`` stream,
-    /// closes the database and releases the member name. Idempotent.
-    ///
-    /// Blocks while the merger and the publisher finish (briefly); from async
-    /// code the `async` variant does it off the concurrency pool. Safe to call
-    /// from a `.groupStoreDidSave` observer on any queue and from a saves loop.
-    @_disfavoredOverload
-    public func close() {
+    /// closes the database and releases the member name, off the Swift
+    /// concurrency pool. Idempotent. Safe to call from a `.groupStoreDidSave`
+    /// observer on any queue, from a saves loop and from a synchronous
+    /// delivery handler.
+    public func close() async {
+        await offThePool { self.closeBlocking() }
+    }
+
+    /// ``close()`` on the calling thread, which it blocks while the delivery
+    /// and the publisher finish (briefly; not from a task).
+    public func closeBlocking() {
         let wasOpen = phase.withLock { phase -> Bool in
             defer { phase = .closed }
             return phase != .closed
@@ -231,14 +255,8 @@ public final class GroupStore: Sendable {
         logger.info("left group", metadata: ["group": "\(directory.path)", "member": "\(member)"])
     }
 
-    /// Closes the store (see the synchronous ``close()``) without blocking a
-    /// thread of the Swift concurrency pool.
-    public func close() async {
-        await offThePool { self.close() }
-    }
-
     deinit {
-        close()
+        closeBlocking()
     }
 
     /// A stream of saves: every save of other members after the last one a
@@ -263,7 +281,7 @@ public final class GroupStore: Sendable {
     private func startForSubscriber() async {
         guard phase.withLock({ $0 == .opened }) else { return }
         do {
-            try await offThePool { try self.start() }
+            try await offThePool { try self.startBlocking() }
             logger.info(
                 "a saves() subscriber started delivery: the store was not run (put it in the ServiceGroup, or call start())",
                 metadata: ["group": "\(directory.path)", "member": "\(member)"])

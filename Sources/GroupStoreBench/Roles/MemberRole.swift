@@ -76,7 +76,7 @@ struct MemberRole: AsyncParsableCommand {
             traces.withLock { $0.reserveCapacity(expect) }
             store.traceDeliveries { trace in traces.withLock { $0.append(trace) } }
         }
-        try store.start()
+        try await store.start()
         if idleSeconds > 0 {
             // CPU used while nothing happens (watching only).
             let before = ProcessFacts.cpuSeconds
@@ -93,7 +93,8 @@ struct MemberRole: AsyncParsableCommand {
         }
         func emitDone(count: Int, first: Double, last: Double) {
             emit(
-                "D \(count) \(first) \(last) \(ProcessFacts.memoryKB("VmHWM")) \(ProcessFacts.memoryKB("VmRSS")) \(ProcessFacts.cpuSeconds - startCPU)")
+                "D \(count) \(first) \(last) \(ProcessFacts.memoryKB("VmHWM")) \(ProcessFacts.memoryKB("VmRSS")) \(ProcessFacts.cpuSeconds - startCPU)"
+            )
         }
         if synchronous {
             for await _ in enough { break }

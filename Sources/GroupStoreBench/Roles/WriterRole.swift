@@ -41,7 +41,7 @@ struct WriterRole: AsyncParsableCommand {
             configuration.pruneInterval = 5
             let opened = try await GroupStore.open(configuration)
             store = opened
-            write = { n in try opened.write { db in try Self.insert(db, n: n, rows: rows, author: member) } }
+            write = { n in try opened.writeBlocking { db in try Self.insert(db, n: n, rows: rows, author: member) } }
         }
         FileHandle.standardError.write(Data("writer ready\n".utf8))
         if waitForGo { _ = readLine() }

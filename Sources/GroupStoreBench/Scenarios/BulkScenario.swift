@@ -22,18 +22,19 @@ struct BulkScenario {
         configuration.migrator = BenchSchema.migrator
         configuration.pruneInterval = nil
         let store = try GroupStore(configuration)
-        defer { store.close() }
+        defer { store.closeBlocking() }
         let peer = try bench.spawn("member", ["--group", group, "--member", "peer", "--expect", "1"])
         try bench.ready(peer)
-        let trackedSeconds = try time { _ = try store.write { try WriterRole.insert($0, n: 0, rows: rows, author: "writer") } }
+        let trackedSeconds = try time { _ = try store.writeBlocking { try WriterRole.insert($0, n: 0, rows: rows, author: "writer") } }
         let committed = ProcessFacts.nowMicros
-        store.flushPublications()
+        store.flushPublicationsBlocking()
         try bench.finish(peer, timeout: 300)
         let received = Bench.fields(peer.output, "D").first.flatMap { Double($0[2]) } ?? .nan
         // The bulk transaction's payload: the newest (names sort by sequence
         // number; the migration's, which names the new table, comes before it).
         let newest = try FileManager.default.contentsOfDirectory(atPath: group + "/members/writer").filter { $0.hasSuffix(".json") }.max()
-        let payload = try newest.flatMap { try FileManager.default.attributesOfItem(atPath: group + "/members/writer/" + $0)[.size] as? Int } ?? 0
+        let payload =
+            try newest.flatMap { try FileManager.default.attributesOfItem(atPath: group + "/members/writer/" + $0)[.size] as? Int } ?? 0
         return [
             TableRow(
                 section: section, what: "tracked commit", unit: "s", value: trackedSeconds,

@@ -84,14 +84,14 @@ struct CloudScenario {
         let peer = try await open(root + "/a", "peer")
         let reader = try await open(root + "/b", "reader")
         defer {
-            writer.close()
-            peer.close()
-            reader.close()
+            writer.closeBlocking()
+            peer.closeBlocking()
+            reader.closeBlocking()
         }
         let peerSaves = peer.saves()
         let readerSaves = reader.saves()
-        try peer.start()
-        try reader.start()
+        try await peer.start()
+        try await reader.start()
         let syncA = try bridge(root + "/a", remote: remote)
         let syncB = try bridge(root + "/b", remote: remote)
         let marks = Mutex<[(side: Character, stage: SyncStage, at: Double)]>([])
@@ -243,7 +243,7 @@ struct CloudScenario {
     private func uploadRate(root: String, section: String) async throws -> [TableRow] {
         let remote = try await self.remote("rate", root)
         let writer = try await open(root + "/rate-a", "writer")
-        defer { writer.close() }
+        defer { writer.closeBlocking() }
         let sync = try bridge(root + "/rate-a", remote: remote)
         let events = sync.events()
         let task = try await start(sync)

@@ -1,6 +1,6 @@
 import Foundation
-import GRDBSQLite
 import GRDB
+import GRDBSQLite
 import GroupStore
 import Logging
 import Subprocesses
@@ -21,7 +21,7 @@ struct OverheadScenario {
         configuration.migrator = BenchSchema.migrator
         configuration.pruneInterval = nil
         let store = try GroupStore(configuration)
-        defer { store.close() }
+        defer { store.closeBlocking() }
 
         var rows: [TableRow] = []
         for (size, count) in [(1, bench.quick ? 1000 : 10_000), (1000, bench.quick ? 50 : 300)] {
@@ -32,8 +32,10 @@ struct OverheadScenario {
                 for _ in 0..<50 {
                     n += 1
                     let number = n
-                    plainTimes.append(try time { _ = try plain.write { try WriterRole.insert($0, n: number, rows: size, author: "plain") } })
-                    trackedTimes.append(try time { _ = try store.write { try WriterRole.insert($0, n: number, rows: size, author: "writer") } })
+                    plainTimes.append(
+                        try time { _ = try plain.write { try WriterRole.insert($0, n: number, rows: size, author: "plain") } })
+                    trackedTimes.append(
+                        try time { _ = try store.writeBlocking { try WriterRole.insert($0, n: number, rows: size, author: "writer") } })
                 }
             }
             let plainDistribution = Distribution(plainTimes)
@@ -70,18 +72,26 @@ struct OverheadScenario {
         let format2 = try RawSQLite(path: directory + "/raw-format2.sqlite")
         for sql in schema { try format2.execute(sql) }
         try format2.execute(
-            "CREATE TABLE groupstore_transaction(seq INTEGER PRIMARY KEY, author TEXT, committed_at REAL NOT NULL, last_change INTEGER NOT NULL)")
+            "CREATE TABLE groupstore_transaction(seq INTEGER PRIMARY KEY, author TEXT, committed_at REAL NOT NULL, last_change INTEGER NOT NULL)"
+        )
         let minimal = try RawSQLite(path: directory + "/raw-minimal.sqlite")
         try minimal.execute(BenchSchema.createSQL)
-        try minimal.execute("CREATE TABLE groupstore_change(id INTEGER PRIMARY KEY, entity INTEGER NOT NULL, op INTEGER NOT NULL, key, rid INTEGER)")
-        try minimal.execute("CREATE TRIGGER change_ai AFTER INSERT ON items BEGIN INSERT INTO groupstore_change(entity, op, key) VALUES (1, 1, NEW.id); END")
+        try minimal.execute(
+            "CREATE TABLE groupstore_change(id INTEGER PRIMARY KEY, entity INTEGER NOT NULL, op INTEGER NOT NULL, key, rid INTEGER)")
+        try minimal.execute(
+            "CREATE TRIGGER change_ai AFTER INSERT ON items BEGIN INSERT INTO groupstore_change(entity, op, key) VALUES (1, 1, NEW.id); END"
+        )
         let insert = "INSERT INTO items(author, n, committed_at) VALUES ('raw', ?, ?)"
         let marker = "INSERT INTO groupstore_change(entity, op, key, rid) VALUES (0, 6, 'raw', CAST(? * 1e6 AS INTEGER))"
-        let format2Seal = "INSERT INTO groupstore_transaction(author, committed_at, last_change) SELECT 'raw', ?, max(id) FROM groupstore_change"
+        let format2Seal =
+            "INSERT INTO groupstore_transaction(author, committed_at, last_change) SELECT 'raw', ?, max(id) FROM groupstore_change"
         // The layouts timed against the plain commit; the last two for 1-row commits only.
         let layouts: [(database: RawSQLite, closing: String?, what: String, oneRowOnly: Bool)] = [
             (tracked, marker, "with the history's triggers and marker row", false),
-            (format2, format2Seal, "with the history's triggers and format 2's table of transactions instead of the marker (one page more)", true),
+            (
+                format2, format2Seal,
+                "with the history's triggers and format 2's table of transactions instead of the marker (one page more)", true
+            ),
             (minimal, nil, "with one trigger writing one change row, nothing else (the least any history in the database costs)", true),
         ]
         var rows: [TableRow] = []
@@ -152,7 +162,7 @@ struct OverheadScenario {
         let trackedCost = try cost(store.pool) {
             n += 1
             let number = n
-            _ = try store.write { try WriterRole.insert($0, n: number, rows: 1, author: "writer") }
+            _ = try store.writeBlocking { try WriterRole.insert($0, n: number, rows: 1, author: "writer") }
         }
         return [
             TableRow(

@@ -113,7 +113,7 @@ public final class CloudSync: Service, Sendable {
         hub.emit(.active)
         do {
             // The store's start blocks briefly (its watches are set up): off the concurrency pool.
-            try await offThePool { try store.start() }
+            try await offThePool { try store.startBlocking() }
             // A synced table's schema changed (a reset): map the tables again.
             while try await session(
                 store: store,

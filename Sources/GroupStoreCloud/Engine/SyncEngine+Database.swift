@@ -17,6 +17,6 @@ extension SyncEngine {
     /// A write through the store (recorded in the history as the bridge
     /// member's transaction), on the engine's thread.
     func writeStore<T>(_ body: (Database) throws -> T) throws -> T {
-        try store.write(body)
+        try store.writeBlocking(body)
     }
 }

@@ -8,7 +8,7 @@ extension EmbeddedRemote {
         try await perform("look up assets") { connection in
             let wanted = Array(Set(hashes))
             guard !wanted.isEmpty else { return [] }
-            let present = try await connection.pool.read { db in
+            let present = try await connection.read { db in
                 var present: Set<String> = []
                 var start = 0
                 while start < wanted.count {
@@ -55,7 +55,7 @@ extension EmbeddedRemote {
     ///   such asset, or its bytes are damaged.
     public func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8] {
         try await perform("download an asset") { connection in
-            let data = try await connection.pool.read { db in
+            let data = try await connection.read { db in
                 try Row.fetchOne(db, sql: "SELECT bytes FROM assets WHERE hash = ?", arguments: [asset.hash])
                     .map { try $0.decode(Data.self, atIndex: 0) }
             }

@@ -22,7 +22,7 @@ extension EmbeddedRemote {
     public func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
         try await perform("fetch changes") { connection in
             let query = try fetchQuery(zone, since: token, limit: limit)
-            return try await connection.pool.read { db in try query.run(db) }
+            return try await connection.read { db in try query.run(db) }
         }
     }
 
@@ -101,7 +101,7 @@ extension EmbeddedRemote {
     public func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {
         try await perform("check records the listing lacks") { connection in
             let epoch = connection.epoch
-            return try await connection.pool.read { db -> Set<CloudRecordID> in
+            return try await connection.read { db -> Set<CloudRecordID> in
                 let head = try EmbeddedRemoteSchema.head(db)
                 let horizon = try EmbeddedRemoteSchema.meta(db)["horizon"].flatMap { Int64($0) } ?? 0
                 let entry = try db.cachedStatement(sql: "SELECT zone, type, name FROM change_log WHERE seq = ?")

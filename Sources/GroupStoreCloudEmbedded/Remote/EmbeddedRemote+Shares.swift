@@ -48,7 +48,7 @@ extension EmbeddedRemote {
     public func shares() async throws -> [CloudShare] {
         let user = self.user
         return try await perform("list shares") { connection in
-            try await connection.pool.read { db in
+            try await connection.read { db in
                 try Row.fetchAll(
                     db, sql: "SELECT owner, zone, member, can_write FROM shares WHERE owner = ? OR member = ? ORDER BY owner, zone, member",
                     arguments: [user, user]

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import GRDB
+import GroupStore
 import GroupStoreCloud
 import Logging
 
@@ -78,9 +79,18 @@ struct EmbeddedRemoteConnection: Sendable {
     /// A write transaction on the remote; once it is committed (visible to
     /// every reader), the push watchers are told (``announceCommit()``).
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        let result = try await pool.write(body)
+        let pool = self.pool
+        let result = try await blockingWork { try pool.write(body) }
         announceCommit()
         return result
+    }
+
+    /// A read transaction on the file: on the caller's own executor (the
+    /// sync engine's queue: no thread hand-off), else off the concurrency
+    /// pool (see ``blockingWork(_:)``).
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        let pool = self.pool
+        return try await blockingWork { try pool.read(body) }
     }
 
     /// Sets the times of the file's `-wal` (of the file itself, if there is

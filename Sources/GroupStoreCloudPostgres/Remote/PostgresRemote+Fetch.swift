@@ -1,201 +1,221 @@
-import Foundation
-import GroupStoreCloud
-import PostgresNIO
+#if Postgres
+    import Foundation
+    import GroupStoreCloud
+    import PostgresNIO
 
-extension PostgresRemote {
-    /// The changes of `zone` after `token`, at most `limit` records a page
-    /// (and at most ``maxFetchLimit``), read in one repeatable-read
-    /// transaction.
-    ///
-    /// With no token: every live row of the zone's record types, then the
-    /// feed from the fence at which the listing began. With a token: the
-    /// change log behind the transaction fence — entries whose transaction
-    /// is older than every transaction still open (`tx <
-    /// pg_snapshot_xmin(pg_current_snapshot())`), in `(tx, seq)` order — so
-    /// a transaction that commits late is never skipped; each record changed
-    /// once, in its current state. When entries are held back by the fence,
-    /// a push hint follows shortly (the commit that releases them may send
-    /// no notification).
-    ///
-    /// - Throws: ``CloudSyncError/Code/permissionDenied`` for another user's
-    ///   private zone or a shared zone not shared with this role;
-    ///   ``CloudSyncError/Code/tokenExpired`` for a token of
-    ///   another server (set up again, or restored), from before the pruned
-    ///   log (`groupstore.compact_log`), ahead of the log, or unreadable.
-    public func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
-        try await perform("fetch changes") { connection in
-            let user = try await user(connection)
-            if zone.scope == .private, zone.owner != user {
-                throw CloudSyncError(.permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from \(displayName)")
-            }
-            if zone.scope == .shared, try await access(to: zone, connection) == nil {
-                guard try await roleExists(zone.owner, connection) else {
-                    throw CloudSyncError(.invalidConfiguration, "\(zone) cannot exist on \(displayName): there is no role \(String(reflecting: zone.owner))")
+    extension PostgresRemote {
+        /// The changes of `zone` after `token`, at most `limit` records a page
+        /// (and at most ``maxFetchLimit``), read in one repeatable-read
+        /// transaction.
+        ///
+        /// With no token: every live row of the zone's record types, then the
+        /// feed from the fence at which the listing began. With a token: the
+        /// change log behind the transaction fence — entries whose transaction
+        /// is older than every transaction still open (`tx <
+        /// pg_snapshot_xmin(pg_current_snapshot())`), in `(tx, seq)` order — so
+        /// a transaction that commits late is never skipped; each record changed
+        /// once, in its current state. When entries are held back by the fence,
+        /// a push hint follows shortly (the commit that releases them may send
+        /// no notification).
+        ///
+        /// - Throws: ``CloudSyncError/Code/permissionDenied`` for another user's
+        ///   private zone or a shared zone not shared with this role;
+        ///   ``CloudSyncError/Code/tokenExpired`` for a token of
+        ///   another server (set up again, or restored), from before the pruned
+        ///   log (`groupstore.compact_log`), ahead of the log, or unreadable.
+        public func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
+            try await perform("fetch changes") { connection in
+                let user = try await user(connection)
+                if zone.scope == .private, zone.owner != user {
+                    throw CloudSyncError(
+                        .permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from \(displayName)")
                 }
-                throw CloudSyncError(.permissionDenied, "\(zone) is not shared with \(user) on \(displayName)")
-            }
-            let epoch = try await epoch(connection)
-            var start: PostgresChangeToken?
-            if let token {
-                guard let parsed = PostgresChangeToken(token) else {
-                    throw CloudSyncError(.tokenExpired, "the change token of \(zone) is not one of \(displayName); fetch the zone again")
+                if zone.scope == .shared, try await access(to: zone, connection) == nil {
+                    guard try await roleExists(zone.owner, connection) else {
+                        throw CloudSyncError(
+                            .invalidConfiguration,
+                            "\(zone) cannot exist on \(displayName): there is no role \(String(reflecting: zone.owner))")
+                    }
+                    throw CloudSyncError(.permissionDenied, "\(zone) is not shared with \(user) on \(displayName)")
                 }
-                guard parsed.epoch == epoch else {
-                    throw CloudSyncError(.tokenExpired, "the change token of \(zone) was issued by another GroupStore schema than the one on \(displayName) (set up again?); fetch the zone again")
+                let epoch = try await epoch(connection)
+                var start: PostgresChangeToken?
+                if let token {
+                    guard let parsed = PostgresChangeToken(token) else {
+                        throw CloudSyncError(
+                            .tokenExpired, "the change token of \(zone) is not one of \(displayName); fetch the zone again")
+                    }
+                    guard parsed.epoch == epoch else {
+                        throw CloudSyncError(
+                            .tokenExpired,
+                            "the change token of \(zone) was issued by another GroupStore schema than the one on \(displayName) (set up again?); fetch the zone again"
+                        )
+                    }
+                    start = parsed
                 }
-                start = parsed
-            }
-            let limit = min(max(1, limit), Self.maxFetchLimit)
-            // A listing reads typed tables in key order; the feed reads the log its own way.
-            let isFeed: Bool
-            if case .position = start { isFeed = true } else { isFeed = false }
-            let catalog = try await tables([], connection)
-            let (batch, heldBack) = try await PostgresTransaction.run(
-                connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readsInKeyOrder: !isFeed, logger: logger
-            ) { transaction in
-                switch start {
-                case .none:
-                    let fence = try await fence(transaction)
-                    return try await list(zone, catalog: catalog, epoch: epoch, fence: fence, type: "", after: "", limit: limit, transaction)
-                case .listing(_, let fence, let type, let after):
-                    return try await list(zone, catalog: catalog, epoch: epoch, fence: fence, type: type, after: after, limit: limit, transaction)
-                case .position(_, let tx, let seq):
-                    return try await feed(zone, epoch: epoch, tx: tx, seq: seq, limit: limit, transaction)
+                let limit = min(max(1, limit), Self.maxFetchLimit)
+                // A listing reads typed tables in key order; the feed reads the log its own way.
+                let isFeed: Bool
+                if case .position = start { isFeed = true } else { isFeed = false }
+                let catalog = try await tables([], connection)
+                let (batch, heldBack) = try await PostgresTransaction.run(
+                    connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readsInKeyOrder: !isFeed, logger: logger
+                ) { transaction in
+                    switch start {
+                    case .none:
+                        let fence = try await fence(transaction)
+                        return try await list(
+                            zone, catalog: catalog, epoch: epoch, fence: fence, type: "", after: "", limit: limit, transaction)
+                    case .listing(_, let fence, let type, let after):
+                        return try await list(
+                            zone, catalog: catalog, epoch: epoch, fence: fence, type: type, after: after, limit: limit, transaction)
+                    case .position(_, let tx, let seq):
+                        return try await feed(zone, epoch: epoch, tx: tx, seq: seq, limit: limit, transaction)
+                    }
                 }
+                pollSoon(heldBack: heldBack)
+                return batch
             }
-            pollSoon(heldBack: heldBack)
-            return batch
         }
-    }
 
-    private func fence(_ transaction: PostgresTransaction) async throws -> String {
-        let rows = try await transaction.cells("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")
-        return (rows.first?.first ?? nil) ?? "0"
-    }
+        private func fence(_ transaction: PostgresTransaction) async throws -> String {
+            let rows = try await transaction.cells("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")
+            return (rows.first?.first ?? nil) ?? "0"
+        }
 
-    /// A page of a full listing: live rows by type, then by name.
-    private func list(
-        _ zone: CloudZone, catalog: [String: PostgresTypedTable], epoch: String, fence: String, type: String, after: String, limit: Int,
-        _ transaction: PostgresTransaction
-    ) async throws -> (CloudChangeBatch, Bool) {
-        let types = catalog.values.filter { $0.scope == zone.scope && $0.name >= type }.sorted { $0.name < $1.name }
-        var changed: [CloudRecord] = []
-        for table in types {
-            let from = table.name == type ? after : ""
+        /// A page of a full listing: live rows by type, then by name.
+        private func list(
+            _ zone: CloudZone, catalog: [String: PostgresTypedTable], epoch: String, fence: String, type: String, after: String, limit: Int,
+            _ transaction: PostgresTransaction
+        ) async throws -> (CloudChangeBatch, Bool) {
+            let types = catalog.values.filter { $0.scope == zone.scope && $0.name >= type }.sorted { $0.name < $1.name }
+            var changed: [CloudRecord] = []
+            for table in types {
+                let from = table.name == type ? after : ""
+                var binds = PostgresBindings()
+                binds.append(zone.description)
+                binds.append(from)
+                binds.append(String(limit - changed.count + 1))
+                let rows = try await transaction.cells(
+                    PostgresQuery(
+                        unsafeSQL: """
+                            SELECT \(table.selectList) FROM \(table.quoted)
+                            WHERE gs_zone = $1 AND gs_name > $2 ORDER BY gs_name LIMIT $3::bigint
+                            """, binds: binds))
+                for row in rows {
+                    if changed.count == limit {
+                        // The page ended with the previous table: nothing of this one was delivered yet.
+                        let last = changed.last!.id
+                        let next = PostgresChangeToken.listing(
+                            epoch: epoch, fence: fence, type: table.name, after: last.type == table.name ? last.name : "")
+                        return (CloudChangeBatch(changed: changed, deleted: [], token: next.token, moreComing: true), false)
+                    }
+                    changed.append(try table.record(row, zone: zone, epoch: epoch))
+                }
+            }
+            let next = PostgresChangeToken.position(epoch: epoch, tx: fence, seq: 0)
+            return (CloudChangeBatch(changed: changed, deleted: [], token: next.token, moreComing: false), false)
+        }
+
+        /// A page of the change log behind the fence: each record at its last
+        /// entry there only, so it comes once, in its current state, even
+        /// across pages.
+        ///
+        /// Two flights: the page (`groupstore.feed`, which answers the log's
+        /// horizon and whether entries are held back by the fence with it); then
+        /// the rows of the records named, with COMMIT behind them.
+        private func feed(
+            _ zone: CloudZone, epoch: String, tx: String, seq: Int64, limit: Int,
+            _ transaction: PostgresTransaction
+        ) async throws -> (CloudChangeBatch, Bool) {
             var binds = PostgresBindings()
             binds.append(zone.description)
-            binds.append(from)
-            binds.append(String(limit - changed.count + 1))
-            let rows = try await transaction.cells(
-                PostgresQuery(
-                    unsafeSQL: """
-                        SELECT \(table.selectList) FROM \(table.quoted)
-                        WHERE gs_zone = $1 AND gs_name > $2 ORDER BY gs_name LIMIT $3::bigint
-                        """, binds: binds))
-            for row in rows {
-                if changed.count == limit {
-                    // The page ended with the previous table: nothing of this one was delivered yet.
-                    let last = changed.last!.id
-                    let next = PostgresChangeToken.listing(epoch: epoch, fence: fence, type: table.name, after: last.type == table.name ? last.name : "")
-                    return (CloudChangeBatch(changed: changed, deleted: [], token: next.token, moreComing: true), false)
+            binds.append(tx)
+            binds.append(String(seq))
+            binds.append(String(limit + 1))
+            let answer = try await transaction.cells(
+                PostgresQuery(unsafeSQL: "SELECT * FROM groupstore.feed($1, $2::xid8, $3::bigint, $4::bigint)", binds: binds))
+            guard let header = answer.first, header.count == 4 else {
+                throw CloudSyncError(
+                    .badRemote,
+                    "the server \(displayName) answered a feed without its header: run `groupstore cloud setup --remote URL` to repair it")
+            }
+            let horizonTx = UInt64(header[0] ?? "0") ?? 0
+            let horizonSeq = Int64(header[1] ?? "0") ?? 0
+            let head = Int64(header[2] ?? "0") ?? 0
+            let position = UInt64(tx) ?? 0
+            if (position, seq) < (horizonTx, horizonSeq) {
+                throw CloudSyncError(
+                    .tokenExpired, "the change token of \(zone) is older than \(displayName) keeps changes for; fetch the zone again")
+            }
+            if seq > head {
+                throw CloudSyncError(
+                    .tokenExpired,
+                    "the change token of \(zone) is ahead of \(displayName) (restored from an older copy?); fetch the zone again")
+            }
+            let entries = answer.dropFirst()
+            let moreComing = entries.count > limit
+            let heldBack = !moreComing && header[3] == "true"
+            var last = (tx: tx, seq: seq)
+            // Each record once, at its last position in the page.
+            var order: [String: Int] = [:]
+            var names: [String: [String]] = [:]
+            var keys: [(type: String, name: String)] = []
+            var counter = 0
+            for entry in entries.prefix(limit) {
+                guard let entryTx = entry[0], let entrySeq = entry[1].flatMap({ Int64($0) }), let type = entry[2], let name = entry[3]
+                else { continue }
+                last = (entryTx, entrySeq)
+                let key = type + "\u{0}" + name
+                if order[key] == nil {
+                    names[type, default: []].append(name)
+                    keys.append((type, name))
                 }
-                changed.append(try table.record(row, zone: zone, epoch: epoch))
+                counter += 1
+                order[key] = counter
             }
+            let known = try await tables(names.keys, transaction.connection)
+            var reads: [(PostgresTypedTable, EventLoopFuture<PostgresQueryResult>)] = []
+            for (type, typeNames) in names {
+                guard let table = known[type] else { continue }
+                var binds = PostgresBindings()
+                binds.append(zone.description)
+                binds.append(typeNames)
+                reads.append(
+                    (
+                        table,
+                        transaction.send(
+                            PostgresQuery(
+                                unsafeSQL:
+                                    "SELECT \(table.selectList) FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = ANY($2::text[])",
+                                binds: binds))
+                    ))
+            }
+            transaction.sendCommit()
+            var live: [String: CloudRecord] = [:]
+            for (table, read) in reads {
+                for row in try await Self.cells(read) {
+                    let record = try table.record(row, zone: zone, epoch: epoch)
+                    live[table.name + "\u{0}" + record.id.name] = record
+                }
+            }
+            var changed: [(Int, CloudRecord)] = []
+            var deleted: [(Int, CloudRecordID)] = []
+            for (type, name) in keys {
+                let key = type + "\u{0}" + name
+                if let record = live[key] {
+                    changed.append((order[key]!, record))
+                } else {
+                    deleted.append((order[key]!, CloudRecordID(zone: zone, type: type, name: name)))
+                }
+            }
+            let next = PostgresChangeToken.position(epoch: epoch, tx: last.tx, seq: last.seq)
+            return (
+                CloudChangeBatch(
+                    changed: changed.sorted { $0.0 < $1.0 }.map(\.1), deleted: deleted.sorted { $0.0 < $1.0 }.map(\.1), token: next.token,
+                    moreComing: moreComing),
+                heldBack
+            )
         }
-        let next = PostgresChangeToken.position(epoch: epoch, tx: fence, seq: 0)
-        return (CloudChangeBatch(changed: changed, deleted: [], token: next.token, moreComing: false), false)
     }
-
-    /// A page of the change log behind the fence: each record at its last
-    /// entry there only, so it comes once, in its current state, even
-    /// across pages.
-    ///
-    /// Two flights: the page (`groupstore.feed`, which answers the log's
-    /// horizon and whether entries are held back by the fence with it); then
-    /// the rows of the records named, with COMMIT behind them.
-    private func feed(
-        _ zone: CloudZone, epoch: String, tx: String, seq: Int64, limit: Int,
-        _ transaction: PostgresTransaction
-    ) async throws -> (CloudChangeBatch, Bool) {
-        var binds = PostgresBindings()
-        binds.append(zone.description)
-        binds.append(tx)
-        binds.append(String(seq))
-        binds.append(String(limit + 1))
-        let answer = try await transaction.cells(
-            PostgresQuery(unsafeSQL: "SELECT * FROM groupstore.feed($1, $2::xid8, $3::bigint, $4::bigint)", binds: binds))
-        guard let header = answer.first, header.count == 4 else {
-            throw CloudSyncError(.badRemote, "the server \(displayName) answered a feed without its header: run `groupstore cloud setup --remote URL` to repair it")
-        }
-        let horizonTx = UInt64(header[0] ?? "0") ?? 0
-        let horizonSeq = Int64(header[1] ?? "0") ?? 0
-        let head = Int64(header[2] ?? "0") ?? 0
-        let position = UInt64(tx) ?? 0
-        if (position, seq) < (horizonTx, horizonSeq) {
-            throw CloudSyncError(.tokenExpired, "the change token of \(zone) is older than \(displayName) keeps changes for; fetch the zone again")
-        }
-        if seq > head {
-            throw CloudSyncError(.tokenExpired, "the change token of \(zone) is ahead of \(displayName) (restored from an older copy?); fetch the zone again")
-        }
-        let entries = answer.dropFirst()
-        let moreComing = entries.count > limit
-        let heldBack = !moreComing && header[3] == "true"
-        var last = (tx: tx, seq: seq)
-        // Each record once, at its last position in the page.
-        var order: [String: Int] = [:]
-        var names: [String: [String]] = [:]
-        var keys: [(type: String, name: String)] = []
-        var counter = 0
-        for entry in entries.prefix(limit) {
-            guard let entryTx = entry[0], let entrySeq = entry[1].flatMap({ Int64($0) }), let type = entry[2], let name = entry[3] else { continue }
-            last = (entryTx, entrySeq)
-            let key = type + "\u{0}" + name
-            if order[key] == nil {
-                names[type, default: []].append(name)
-                keys.append((type, name))
-            }
-            counter += 1
-            order[key] = counter
-        }
-        let known = try await tables(names.keys, transaction.connection)
-        var reads: [(PostgresTypedTable, EventLoopFuture<PostgresQueryResult>)] = []
-        for (type, typeNames) in names {
-            guard let table = known[type] else { continue }
-            var binds = PostgresBindings()
-            binds.append(zone.description)
-            binds.append(typeNames)
-            reads.append(
-                (
-                    table,
-                    transaction.send(
-                        PostgresQuery(
-                            unsafeSQL: "SELECT \(table.selectList) FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = ANY($2::text[])", binds: binds))
-                ))
-        }
-        transaction.sendCommit()
-        var live: [String: CloudRecord] = [:]
-        for (table, read) in reads {
-            for row in try await Self.cells(read) {
-                let record = try table.record(row, zone: zone, epoch: epoch)
-                live[table.name + "\u{0}" + record.id.name] = record
-            }
-        }
-        var changed: [(Int, CloudRecord)] = []
-        var deleted: [(Int, CloudRecordID)] = []
-        for (type, name) in keys {
-            let key = type + "\u{0}" + name
-            if let record = live[key] {
-                changed.append((order[key]!, record))
-            } else {
-                deleted.append((order[key]!, CloudRecordID(zone: zone, type: type, name: name)))
-            }
-        }
-        let next = PostgresChangeToken.position(epoch: epoch, tx: last.tx, seq: last.seq)
-        return (
-            CloudChangeBatch(
-                changed: changed.sorted { $0.0 < $1.0 }.map(\.1), deleted: deleted.sorted { $0.0 < $1.0 }.map(\.1), token: next.token,
-                moreComing: moreComing),
-            heldBack
-        )
-    }
-}
+#endif  // Postgres

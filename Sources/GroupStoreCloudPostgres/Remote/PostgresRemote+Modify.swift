@@ -1,361 +1,376 @@
-import Foundation
-import GroupStoreCloud
-import PostgresNIO
+#if Postgres
+    import Foundation
+    import GroupStoreCloud
+    import PostgresNIO
 
-extension PostgresRemote {
-    /// Applies `changes` in one transaction, one statement a record
-    /// (pipelined), and says what happened to each, in order.
-    ///
-    /// - A save with no base tag inserts the record unless one exists (then
-    ///   a conflict with it); a save with a base tag updates only the given
-    ///   fields where the row's tag is still that tag; a delete likewise.
-    ///   A statement that matched nothing is followed by a read of the row:
-    ///   none (deleted: a conflict with `nil`), another user's (refused), or
-    ///   a newer tag (a conflict with it).
-    /// - Row-level security decides what a role may change: writing
-    ///   another user's private zone, a public row another user created, or
-    ///   a shared zone not shared with this role read-write, is refused.
-    /// - If a statement fails on the server (a value the server refuses),
-    ///   the transaction is rolled back and each change is applied in its own
-    ///   transaction, so the others still land and that one is refused with
-    ///   the server's message.
-    public func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
-        guard changes.count <= Self.maxBatchRecords else {
-            throw CloudSyncError(.batchTooLarge, "\(changes.count) changes are more than \(displayName) takes at once (\(Self.maxBatchRecords))")
-        }
-        let bytes = changes.reduce(0) { $0 + $1.estimatedSize }
-        guard bytes <= Self.maxBatchBytes else {
-            throw CloudSyncError(.batchTooLarge, "\(changes.count) changes (\(bytes) bytes) are more than \(displayName) takes at once (\(Self.maxBatchBytes) bytes)")
-        }
-        guard !changes.isEmpty else { return [] }
-        return try await perform("save records") { connection in
-            let epoch = try await epoch(connection)
-            let user = try await user(connection)
-            let tables = try await tables(Set(changes.map(\.id.type)), connection)
-            var access: [CloudZone: CloudShareAccess?] = [:]
-            for zone in Set(changes.map(\.id.zone)) where zone.scope == .shared {
-                access[zone] = try await self.access(to: zone, connection)
+    extension PostgresRemote {
+        /// Applies `changes` in one transaction, one statement a record
+        /// (pipelined), and says what happened to each, in order.
+        ///
+        /// - A save with no base tag inserts the record unless one exists (then
+        ///   a conflict with it); a save with a base tag updates only the given
+        ///   fields where the row's tag is still that tag; a delete likewise.
+        ///   A statement that matched nothing is followed by a read of the row:
+        ///   none (deleted: a conflict with `nil`), another user's (refused), or
+        ///   a newer tag (a conflict with it).
+        /// - Row-level security decides what a role may change: writing
+        ///   another user's private zone, a public row another user created, or
+        ///   a shared zone not shared with this role read-write, is refused.
+        /// - If a statement fails on the server (a value the server refuses),
+        ///   the transaction is rolled back and each change is applied in its own
+        ///   transaction, so the others still land and that one is refused with
+        ///   the server's message.
+        public func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
+            guard changes.count <= Self.maxBatchRecords else {
+                throw CloudSyncError(
+                    .batchTooLarge, "\(changes.count) changes are more than \(displayName) takes at once (\(Self.maxBatchRecords))")
             }
-            let plan = ModifyPlan(changes: changes, tables: tables, user: user, epoch: epoch, access: access)
-            do {
-                return try await plan.run(connection, origin: origin, logger: logger)
-            } catch let error where PostgresFailure.serverError(error) != nil && !PostgresFailure.isTransient(PostgresFailure.serverError(error)!.state) {
-                logger.info(
-                    "a batch failed on the server; saving its records one by one",
-                    metadata: ["remote": "\(displayName)", "error": "\(PostgresFailure.serverError(error)!.message)"])
-                var results: [CloudModifyResult] = []
-                for change in changes {
-                    let single = ModifyPlan(changes: [change], tables: tables, user: user, epoch: epoch, access: access)
-                    do {
-                        results += try await single.run(connection, origin: origin, logger: logger)
-                    } catch let error where PostgresFailure.serverError(error) != nil {
-                        let (state, message) = PostgresFailure.serverError(error)!
-                        if PostgresFailure.isTransient(state) { throw error }
-                        results.append(.refused(change.id, reason: "\(displayName) refused \(change.id): \(message)"))
+            let bytes = changes.reduce(0) { $0 + $1.estimatedSize }
+            guard bytes <= Self.maxBatchBytes else {
+                throw CloudSyncError(
+                    .batchTooLarge,
+                    "\(changes.count) changes (\(bytes) bytes) are more than \(displayName) takes at once (\(Self.maxBatchBytes) bytes)")
+            }
+            guard !changes.isEmpty else { return [] }
+            return try await perform("save records") { connection in
+                let epoch = try await epoch(connection)
+                let user = try await user(connection)
+                let tables = try await tables(Set(changes.map(\.id.type)), connection)
+                var access: [CloudZone: CloudShareAccess?] = [:]
+                for zone in Set(changes.map(\.id.zone)) where zone.scope == .shared {
+                    access[zone] = try await self.access(to: zone, connection)
+                }
+                let plan = ModifyPlan(changes: changes, tables: tables, user: user, epoch: epoch, access: access)
+                do {
+                    return try await plan.run(connection, origin: origin, logger: logger)
+                } catch let error
+                    where PostgresFailure.serverError(error) != nil
+                    && !PostgresFailure.isTransient(PostgresFailure.serverError(error)!.state)
+                {
+                    logger.info(
+                        "a batch failed on the server; saving its records one by one",
+                        metadata: ["remote": "\(displayName)", "error": "\(PostgresFailure.serverError(error)!.message)"])
+                    var results: [CloudModifyResult] = []
+                    for change in changes {
+                        let single = ModifyPlan(changes: [change], tables: tables, user: user, epoch: epoch, access: access)
+                        do {
+                            results += try await single.run(connection, origin: origin, logger: logger)
+                        } catch let error where PostgresFailure.serverError(error) != nil {
+                            let (state, message) = PostgresFailure.serverError(error)!
+                            if PostgresFailure.isTransient(state) { throw error }
+                            results.append(.refused(change.id, reason: "\(displayName) refused \(change.id): \(message)"))
+                        }
+                    }
+                    return results
+                }
+            }
+        }
+    }
+
+    extension CloudRecordChange {
+        /// What the change adds to a batch, roughly (as the embedded remote counts it).
+        var estimatedSize: Int {
+            switch self {
+            case .save(let id, _, let fields, _):
+                return fields.reduce(id.name.utf8.count + 64) { total, field in
+                    switch field.value {
+                    case .text(let text): total + field.key.utf8.count + text.utf8.count + 4
+                    case .bytes(let bytes), .invalidText(let bytes): total + field.key.utf8.count + bytes.count * 2 + 4
+                    default: total + field.key.utf8.count + 16
                     }
                 }
-                return results
+            case .delete(let id, _, _): return id.name.utf8.count + 64
             }
         }
     }
-}
 
-extension CloudRecordChange {
-    /// What the change adds to a batch, roughly (as the embedded remote counts it).
-    var estimatedSize: Int {
-        switch self {
-        case .save(let id, _, let fields, _):
-            return fields.reduce(id.name.utf8.count + 64) { total, field in
-                switch field.value {
-                case .text(let text): total + field.key.utf8.count + text.utf8.count + 4
-                case .bytes(let bytes), .invalidText(let bytes): total + field.key.utf8.count + bytes.count * 2 + 4
-                default: total + field.key.utf8.count + 16
+    /// The statements of one `modify`, and how their answers become results.
+    struct ModifyPlan {
+        let changes: [CloudRecordChange]
+        let tables: [String: PostgresTypedTable]
+        let user: String
+        let epoch: String
+        /// This role's access to the shared zones written (`nil`: none).
+        let access: [CloudZone: CloudShareAccess?]
+
+        /// The one statement of a change: it writes where it may and answers
+        /// `(true, the row written…)`, or else `(false, the row as it was…)`, or
+        /// nothing when there is no row this role can see.
+        enum Step {
+            case refused(String)
+            case write(PostgresQuery, PostgresTypedTable)
+            /// A new record: sent with the other new records of its table and
+            /// zone in one statement (``PostgresBulkInsert``), or alone.
+            case insert(Values, editedAt: Double, PostgresTypedTable)
+        }
+
+        func run(_ connection: PostgresConnection, origin: String, logger: Logger) async throws -> [CloudModifyResult] {
+            let statements = Statements(plan: self)
+            // One flight: BEGIN, every statement and COMMIT are sent before the first answer is
+            // read. A statement that fails aborts the transaction, and the COMMIT rolls back.
+            let rows = try await PostgresTransaction.run(
+                connection, settings: [(PostgresServerSchema.originSetting, origin)], logger: logger
+            ) {
+                transaction in
+                let sent = statements.send(transaction)
+                transaction.sendCommit()
+                return try await statements.rows(sent)
+            }
+            return try zip(statements.steps, zip(changes, rows)).map { step, answered in
+                let (change, row) = answered
+                switch step {
+                case .refused(let reason): return .refused(change.id, reason: reason)
+                case .write(_, let table), .insert(_, _, let table): return try answer(change, row, table: table)
                 }
             }
-        case .delete(let id, _, _): return id.name.utf8.count + 64
         }
-    }
-}
 
-/// The statements of one `modify`, and how their answers become results.
-struct ModifyPlan {
-    let changes: [CloudRecordChange]
-    let tables: [String: PostgresTypedTable]
-    let user: String
-    let epoch: String
-    /// This role's access to the shared zones written (`nil`: none).
-    let access: [CloudZone: CloudShareAccess?]
+        /// The statements of a plan: one a change, but new records of one table
+        /// and zone, each named once, which go in one statement.
+        private struct Statements {
+            typealias Sent = (single: [EventLoopFuture<PostgresQueryResult>?], bulks: [EventLoopFuture<PostgresQueryResult>])
+            let plan: ModifyPlan
+            var steps: [Step]
+            /// The indices of the new records sent together, a statement each.
+            var bulks: [[Int]] = []
 
-    /// The one statement of a change: it writes where it may and answers
-    /// `(true, the row written…)`, or else `(false, the row as it was…)`, or
-    /// nothing when there is no row this role can see.
-    enum Step {
-        case refused(String)
-        case write(PostgresQuery, PostgresTypedTable)
-        /// A new record: sent with the other new records of its table and
-        /// zone in one statement (``PostgresBulkInsert``), or alone.
-        case insert(Values, editedAt: Double, PostgresTypedTable)
-    }
-
-    func run(_ connection: PostgresConnection, origin: String, logger: Logger) async throws -> [CloudModifyResult] {
-        let statements = Statements(plan: self)
-        // One flight: BEGIN, every statement and COMMIT are sent before the first answer is
-        // read. A statement that fails aborts the transaction, and the COMMIT rolls back.
-        let rows = try await PostgresTransaction.run(connection, settings: [(PostgresServerSchema.originSetting, origin)], logger: logger) {
-            transaction in
-            let sent = statements.send(transaction)
-            transaction.sendCommit()
-            return try await statements.rows(sent)
-        }
-        return try zip(statements.steps, zip(changes, rows)).map { step, answered in
-            let (change, row) = answered
-            switch step {
-            case .refused(let reason): return .refused(change.id, reason: reason)
-            case .write(_, let table), .insert(_, _, let table): return try answer(change, row, table: table)
-            }
-        }
-    }
-
-    /// The statements of a plan: one a change, but new records of one table
-    /// and zone, each named once, which go in one statement.
-    private struct Statements {
-        typealias Sent = (single: [EventLoopFuture<PostgresQueryResult>?], bulks: [EventLoopFuture<PostgresQueryResult>])
-        let plan: ModifyPlan
-        var steps: [Step]
-        /// The indices of the new records sent together, a statement each.
-        var bulks: [[Int]] = []
-
-        init(plan: ModifyPlan) {
-            self.plan = plan
-            let changes = plan.changes
-            steps = changes.map(plan.step)
-            var groups: [String: [Int]] = [:]
-            for (index, step) in steps.enumerated() {
-                if case .insert(_, _, let table) = step { groups[table.name + "\u{0}" + changes[index].id.zone.description, default: []].append(index) }
-            }
-            for (_, indices) in groups.sorted(by: { $0.key < $1.key }) {
-                if indices.count > 1, Set(indices.map { changes[$0].id.name }).count == indices.count {
-                    bulks.append(indices)
-                } else {
-                    for index in indices {
-                        guard case .insert(var values, let editedAt, let table) = steps[index] else { continue }
-                        steps[index] = .write(values.insert(editedAt: editedAt), table)
+            init(plan: ModifyPlan) {
+                self.plan = plan
+                let changes = plan.changes
+                steps = changes.map(plan.step)
+                var groups: [String: [Int]] = [:]
+                for (index, step) in steps.enumerated() {
+                    if case .insert(_, _, let table) = step {
+                        groups[table.name + "\u{0}" + changes[index].id.zone.description, default: []].append(index)
+                    }
+                }
+                for (_, indices) in groups.sorted(by: { $0.key < $1.key }) {
+                    if indices.count > 1, Set(indices.map { changes[$0].id.name }).count == indices.count {
+                        bulks.append(indices)
+                    } else {
+                        for index in indices {
+                            guard case .insert(var values, let editedAt, let table) = steps[index] else { continue }
+                            steps[index] = .write(values.insert(editedAt: editedAt), table)
+                        }
                     }
                 }
             }
-        }
 
-        /// Sends every statement without waiting for an answer: each
-        /// change's (`nil` for a refused one or one in a bulk), then the bulks'.
-        func send(_ transaction: PostgresTransaction) -> Sent {
-            let single = steps.map { step -> EventLoopFuture<PostgresQueryResult>? in
-                if case .write(let query, _) = step { return transaction.send(query) }
-                return nil
-            }
-            let bulked = bulks.map { indices -> EventLoopFuture<PostgresQueryResult> in
-                let rows = indices.compactMap { index -> PostgresBulkInsert.Row? in
-                    guard case .insert(let values, let editedAt, _) = steps[index] else { return nil }
-                    return values.bulkRow(editedAt: editedAt)
+            /// Sends every statement without waiting for an answer: each
+            /// change's (`nil` for a refused one or one in a bulk), then the bulks'.
+            func send(_ transaction: PostgresTransaction) -> Sent {
+                let single = steps.map { step -> EventLoopFuture<PostgresQueryResult>? in
+                    if case .write(let query, _) = step { return transaction.send(query) }
+                    return nil
                 }
-                guard case .insert(_, _, let table) = steps[indices[0]] else { preconditionFailure("a bulk of inserts holds inserts only") }
-                return transaction.send(PostgresBulkInsert.query(table, zone: plan.changes[indices[0]].id.zone.description, rows: rows))
-            }
-            return (single, bulked)
-        }
-
-        /// The row each change's statement answered (`nil`: none), in order;
-        /// for a new record in a bulk, the bulk's row of its name.
-        func rows(_ sent: Sent) async throws -> [[String?]?] {
-            var rows = [[String?]?](repeating: nil, count: steps.count)
-            for (index, future) in sent.single.enumerated() {
-                guard let future else { continue }
-                rows[index] = try await PostgresRemote.cells(future).first
-            }
-            for (indices, future) in zip(bulks, sent.bulks) {
-                var byName: [String: [String?]] = [:]
-                for row in try await PostgresRemote.cells(future) where row.count > 1 {
-                    if let name = row[1] { byName[name] = row }
+                let bulked = bulks.map { indices -> EventLoopFuture<PostgresQueryResult> in
+                    let rows = indices.compactMap { index -> PostgresBulkInsert.Row? in
+                        guard case .insert(let values, let editedAt, _) = steps[index] else { return nil }
+                        return values.bulkRow(editedAt: editedAt)
+                    }
+                    guard case .insert(_, _, let table) = steps[indices[0]] else {
+                        preconditionFailure("a bulk of inserts holds inserts only")
+                    }
+                    return transaction.send(PostgresBulkInsert.query(table, zone: plan.changes[indices[0]].id.zone.description, rows: rows))
                 }
-                for index in indices { rows[index] = byName[plan.changes[index].id.name] }
+                return (single, bulked)
             }
-            return rows
-        }
-    }
 
-    /// A change's result from its statement's answer.
-    private func answer(_ change: CloudRecordChange, _ answer: [String?]?, table: PostgresTypedTable) throws -> CloudModifyResult {
-        let id = change.id
-        guard let answer else {
+            /// The row each change's statement answered (`nil`: none), in order;
+            /// for a new record in a bulk, the bulk's row of its name.
+            func rows(_ sent: Sent) async throws -> [[String?]?] {
+                var rows = [[String?]?](repeating: nil, count: steps.count)
+                for (index, future) in sent.single.enumerated() {
+                    guard let future else { continue }
+                    rows[index] = try await PostgresRemote.cells(future).first
+                }
+                for (indices, future) in zip(bulks, sent.bulks) {
+                    var byName: [String: [String?]] = [:]
+                    for row in try await PostgresRemote.cells(future) where row.count > 1 {
+                        if let name = row[1] { byName[name] = row }
+                    }
+                    for index in indices { rows[index] = byName[plan.changes[index].id.name] }
+                }
+                return rows
+            }
+        }
+
+        /// A change's result from its statement's answer.
+        private func answer(_ change: CloudRecordChange, _ answer: [String?]?, table: PostgresTypedTable) throws -> CloudModifyResult {
+            let id = change.id
+            guard let answer else {
+                switch change {
+                case .delete(_, let baseTag, _): return baseTag == nil ? .deleted(id) : .conflict(id, server: nil)
+                case .save:
+                    // Deleted on the server (a tagged save), or a create that met a row committed
+                    // after the statement's snapshot: a conflict with nothing; another round settles it.
+                    return .conflict(id, server: nil)
+                }
+            }
+            let written = answer[0] == "true"
+            if written, case .delete = change { return .deleted(id) }
+            let record = try table.record(Array(answer.dropFirst()), zone: id.zone, epoch: epoch)
+            if written { return .saved(record) }
+            if id.zone.scope == .public, record.owner != user {
+                return .refused(id, reason: "\(id) was created by another user; only its creator may change it")
+            }
+            return .conflict(id, server: record)
+        }
+
+        /// `write` (a data-modifying statement returning the select list), or
+        /// when it matched nothing, the row as it was before it: both read from
+        /// the statement's one snapshot.
+        static func writeOrRead(_ write: String, _ table: PostgresTypedTable) -> String {
+            """
+            WITH w AS (\(write) RETURNING \(table.selectList))
+            SELECT 'true', * FROM w
+            UNION ALL
+            SELECT 'false', \(table.selectList) FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = $2 AND NOT EXISTS (SELECT 1 FROM w)
+            """
+        }
+
+        func step(_ change: CloudRecordChange) -> Step {
+            let id = change.id
+            if id.zone.scope == .private, id.zone.owner != user {
+                return .refused("\(id.zone) is another user's private zone; \(user) may not write to it")
+            }
+            if id.zone.scope == .shared {
+                switch access[id.zone] ?? nil {
+                case .readWrite: break
+                case .readOnly: return .refused("\(id.zone) is shared with \(user) read-only")
+                case nil: return .refused("\(id.zone) is not shared with \(user)")
+                }
+            }
+            guard let table = tables[id.type] else {
+                return .refused("record type \(id.type) was never prepared on the remote")
+            }
+            guard table.scope == id.zone.scope else {
+                return .refused("record type \(id.type) is synced as \(table.scope.rawValue); it cannot be written to \(id.zone)")
+            }
+            guard let keyParts = RecordName.keyParts(of: id.name, count: table.keyColumns.count) else {
+                return .refused("record name \(id.name) cannot name a row of \(id.type) (\(table.keyColumns.count) key columns)")
+            }
             switch change {
-            case .delete(_, let baseTag, _): return baseTag == nil ? .deleted(id) : .conflict(id, server: nil)
-            case .save:
-                // Deleted on the server (a tagged save), or a create that met a row committed
-                // after the statement's snapshot: a conflict with nothing; another round settles it.
-                return .conflict(id, server: nil)
-            }
-        }
-        let written = answer[0] == "true"
-        if written, case .delete = change { return .deleted(id) }
-        let record = try table.record(Array(answer.dropFirst()), zone: id.zone, epoch: epoch)
-        if written { return .saved(record) }
-        if id.zone.scope == .public, record.owner != user {
-            return .refused(id, reason: "\(id) was created by another user; only its creator may change it")
-        }
-        return .conflict(id, server: record)
-    }
-
-    /// `write` (a data-modifying statement returning the select list), or
-    /// when it matched nothing, the row as it was before it: both read from
-    /// the statement's one snapshot.
-    static func writeOrRead(_ write: String, _ table: PostgresTypedTable) -> String {
-        """
-        WITH w AS (\(write) RETURNING \(table.selectList))
-        SELECT 'true', * FROM w
-        UNION ALL
-        SELECT 'false', \(table.selectList) FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = $2 AND NOT EXISTS (SELECT 1 FROM w)
-        """
-    }
-
-    func step(_ change: CloudRecordChange) -> Step {
-        let id = change.id
-        if id.zone.scope == .private, id.zone.owner != user {
-            return .refused("\(id.zone) is another user's private zone; \(user) may not write to it")
-        }
-        if id.zone.scope == .shared {
-            switch access[id.zone] ?? nil {
-            case .readWrite: break
-            case .readOnly: return .refused("\(id.zone) is shared with \(user) read-only")
-            case nil: return .refused("\(id.zone) is not shared with \(user)")
-            }
-        }
-        guard let table = tables[id.type] else {
-            return .refused("record type \(id.type) was never prepared on the remote")
-        }
-        guard table.scope == id.zone.scope else {
-            return .refused("record type \(id.type) is synced as \(table.scope.rawValue); it cannot be written to \(id.zone)")
-        }
-        guard let keyParts = RecordName.keyParts(of: id.name, count: table.keyColumns.count) else {
-            return .refused("record name \(id.name) cannot name a row of \(id.type) (\(table.keyColumns.count) key columns)")
-        }
-        switch change {
-        case .save(_, let baseTag, let fields, let editedAt):
-            var values = Values(table: table, zone: id.zone.description, name: id.name)
-            let seconds = editedAt.timeIntervalSince1970.isFinite ? editedAt.timeIntervalSince1970 : Date().timeIntervalSince1970
-            if let baseTag {
-                for (column, value) in fields { values.set(column, value) }
-                return .write(values.update(tag: PostgresTag.number(baseTag, epoch: epoch) ?? -1, editedAt: seconds), table)
-            }
-            for (column, part) in zip(table.keyColumns, keyParts) {
-                switch part {
-                case .text(let text): values.set(column, .text(text))
-                case .blob(let bytes): values.set(column, .bytes(bytes))
+            case .save(_, let baseTag, let fields, let editedAt):
+                var values = Values(table: table, zone: id.zone.description, name: id.name)
+                let seconds = editedAt.timeIntervalSince1970.isFinite ? editedAt.timeIntervalSince1970 : Date().timeIntervalSince1970
+                if let baseTag {
+                    for (column, value) in fields { values.set(column, value) }
+                    return .write(values.update(tag: PostgresTag.number(baseTag, epoch: epoch) ?? -1, editedAt: seconds), table)
                 }
+                for (column, part) in zip(table.keyColumns, keyParts) {
+                    switch part {
+                    case .text(let text): values.set(column, .text(text))
+                    case .blob(let bytes): values.set(column, .bytes(bytes))
+                    }
+                }
+                for (column, value) in fields { values.set(column, value) }
+                return .insert(values, editedAt: seconds, table)
+            case .delete(_, let baseTag, _):
+                // Without a tag only a read: a live record is a conflict, none is deleted already.
+                var binds = PostgresBindings()
+                binds.append(id.zone.description)
+                binds.append(id.name)
+                binds.append(String(baseTag.flatMap { PostgresTag.number($0, epoch: epoch) } ?? -1))
+                return .write(
+                    PostgresQuery(
+                        unsafeSQL: Self.writeOrRead(
+                            "DELETE FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = $2 AND gs_tag = $3::bigint", table),
+                        binds: binds), table)
             }
-            for (column, value) in fields { values.set(column, value) }
-            return .insert(values, editedAt: seconds, table)
-        case .delete(_, let baseTag, _):
-            // Without a tag only a read: a live record is a conflict, none is deleted already.
-            var binds = PostgresBindings()
-            binds.append(id.zone.description)
-            binds.append(id.name)
-            binds.append(String(baseTag.flatMap { PostgresTag.number($0, epoch: epoch) } ?? -1))
-            return .write(
-                PostgresQuery(
-                    unsafeSQL: Self.writeOrRead(
-                        "DELETE FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = $2 AND gs_tag = $3::bigint", table),
-                    binds: binds), table)
         }
     }
-}
 
-/// The column values of one save: each in its column, or kept aside in
-/// `gs_extra` when it does not fit (or the server has no such column).
-struct Values {
-    let table: PostgresTypedTable
-    let name: String
-    var binds = PostgresBindings()
-    var columns: [(name: String, sql: String)] = []
-    /// Each column given, as text (`nil`: NULL), for ``bulkRow(editedAt:)``.
-    var texts: [String: String?] = [:]
-    /// Values kept aside, and the columns whose kept-aside value goes.
-    var extra: CloudFields = [:]
-    var clearedExtra: [String] = []
+    /// The column values of one save: each in its column, or kept aside in
+    /// `gs_extra` when it does not fit (or the server has no such column).
+    struct Values {
+        let table: PostgresTypedTable
+        let name: String
+        var binds = PostgresBindings()
+        var columns: [(name: String, sql: String)] = []
+        /// Each column given, as text (`nil`: NULL), for ``bulkRow(editedAt:)``.
+        var texts: [String: String?] = [:]
+        /// Values kept aside, and the columns whose kept-aside value goes.
+        var extra: CloudFields = [:]
+        var clearedExtra: [String] = []
 
-    init(table: PostgresTypedTable, zone: String, name: String) {
-        self.table = table
-        self.name = name
-        binds.append(zone)
-        binds.append(name)
-    }
-
-    mutating func set(_ column: String, _ value: CloudValue) {
-        guard let type = table.type(of: column) else {
-            extra[column] = value
-            return
+        init(table: PostgresTypedTable, zone: String, name: String) {
+            self.table = table
+            self.name = name
+            binds.append(zone)
+            binds.append(name)
         }
-        switch type.store(value) {
-        case .column(let text):
-            if let text {
-                binds.append(text)
-                columns.append((column, type.parameter(binds.count)))
-            } else {
+
+        mutating func set(_ column: String, _ value: CloudValue) {
+            guard let type = table.type(of: column) else {
+                extra[column] = value
+                return
+            }
+            switch type.store(value) {
+            case .column(let text):
+                if let text {
+                    binds.append(text)
+                    columns.append((column, type.parameter(binds.count)))
+                } else {
+                    columns.append((column, "NULL"))
+                }
+                texts[column] = .some(text)
+                clearedExtra.append(column)
+            case .extra:
                 columns.append((column, "NULL"))
+                texts[column] = .some(nil)
+                extra[column] = value
             }
-            texts[column] = .some(text)
-            clearedExtra.append(column)
-        case .extra:
-            columns.append((column, "NULL"))
-            texts[column] = .some(nil)
-            extra[column] = value
+        }
+
+        private var extraJSON: String {
+            var kept = extra
+            for (column, value) in kept {
+                if case .text(let text) = value, text.utf8.contains(0) { kept[column] = .invalidText(Array(text.utf8)) }
+            }
+            return CloudFieldsJSON.encode(kept)
+        }
+
+        /// This new record as a row of a ``PostgresBulkInsert``.
+        func bulkRow(editedAt: Double) -> PostgresBulkInsert.Row {
+            PostgresBulkInsert.Row(name: name, texts: texts, extra: extraJSON, editedAt: editedAt)
+        }
+
+        mutating func insert(editedAt: Double) -> PostgresQuery {
+            binds.append(extraJSON)
+            let extraIndex = binds.count
+            binds.append(String(editedAt))
+            let names = ["gs_zone", "gs_name"] + columns.map { PostgresTypedTable.quote($0.name) } + ["gs_extra", "gs_edited_at"]
+            let values = ["$1", "$2"] + columns.map(\.sql) + ["$\(extraIndex)::jsonb", "to_timestamp($\(binds.count)::float8)"]
+            return PostgresQuery(
+                unsafeSQL: ModifyPlan.writeOrRead(
+                    """
+                    INSERT INTO \(table.quoted) (\(names.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))
+                    ON CONFLICT (gs_zone, gs_name) DO NOTHING
+                    """, table),
+                binds: binds)
+        }
+
+        mutating func update(tag: Int64, editedAt: Double) -> PostgresQuery {
+            binds.append(clearedExtra)
+            let clearedIndex = binds.count
+            binds.append(extraJSON)
+            let extraIndex = binds.count
+            binds.append(String(editedAt))
+            let editedIndex = binds.count
+            binds.append(String(tag))
+            let assignments =
+                columns.map { "\(PostgresTypedTable.quote($0.name)) = \($0.sql)" } + [
+                    "gs_extra = (gs_extra - $\(clearedIndex)::text[]) || $\(extraIndex)::jsonb",
+                    "gs_edited_at = LEAST(GREATEST(to_timestamp($\(editedIndex)::float8), gs_edited_at + interval '1 millisecond'), clock_timestamp())",
+                ]
+            return PostgresQuery(
+                unsafeSQL: ModifyPlan.writeOrRead(
+                    """
+                    UPDATE \(table.quoted) SET \(assignments.joined(separator: ", "))
+                    WHERE gs_zone = $1 AND gs_name = $2 AND gs_tag = $\(binds.count)::bigint
+                    """, table),
+                binds: binds)
         }
     }
-
-    private var extraJSON: String {
-        var kept = extra
-        for (column, value) in kept {
-            if case .text(let text) = value, text.utf8.contains(0) { kept[column] = .invalidText(Array(text.utf8)) }
-        }
-        return CloudFieldsJSON.encode(kept)
-    }
-
-    /// This new record as a row of a ``PostgresBulkInsert``.
-    func bulkRow(editedAt: Double) -> PostgresBulkInsert.Row {
-        PostgresBulkInsert.Row(name: name, texts: texts, extra: extraJSON, editedAt: editedAt)
-    }
-
-    mutating func insert(editedAt: Double) -> PostgresQuery {
-        binds.append(extraJSON)
-        let extraIndex = binds.count
-        binds.append(String(editedAt))
-        let names = ["gs_zone", "gs_name"] + columns.map { PostgresTypedTable.quote($0.name) } + ["gs_extra", "gs_edited_at"]
-        let values = ["$1", "$2"] + columns.map(\.sql) + ["$\(extraIndex)::jsonb", "to_timestamp($\(binds.count)::float8)"]
-        return PostgresQuery(
-            unsafeSQL: ModifyPlan.writeOrRead(
-                """
-                INSERT INTO \(table.quoted) (\(names.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))
-                ON CONFLICT (gs_zone, gs_name) DO NOTHING
-                """, table),
-            binds: binds)
-    }
-
-    mutating func update(tag: Int64, editedAt: Double) -> PostgresQuery {
-        binds.append(clearedExtra)
-        let clearedIndex = binds.count
-        binds.append(extraJSON)
-        let extraIndex = binds.count
-        binds.append(String(editedAt))
-        let editedIndex = binds.count
-        binds.append(String(tag))
-        let assignments = columns.map { "\(PostgresTypedTable.quote($0.name)) = \($0.sql)" } + [
-            "gs_extra = (gs_extra - $\(clearedIndex)::text[]) || $\(extraIndex)::jsonb",
-            "gs_edited_at = LEAST(GREATEST(to_timestamp($\(editedIndex)::float8), gs_edited_at + interval '1 millisecond'), clock_timestamp())",
-        ]
-        return PostgresQuery(
-            unsafeSQL: ModifyPlan.writeOrRead(
-                """
-                UPDATE \(table.quoted) SET \(assignments.joined(separator: ", "))
-                WHERE gs_zone = $1 AND gs_name = $2 AND gs_tag = $\(binds.count)::bigint
-                """, table),
-            binds: binds)
-    }
-}
+#endif  // Postgres

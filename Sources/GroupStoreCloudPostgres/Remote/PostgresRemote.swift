@@ -1,299 +1,306 @@
-import Foundation
-import GroupStoreCloud
-import Logging
-import PostgresNIO
-import ServiceLifecycle
-import Synchronization
+#if Postgres
+    import Foundation
+    import GroupStoreCloud
+    import Logging
+    import PostgresNIO
+    import ServiceLifecycle
+    import Synchronization
 
-/// The bridge's remote on a PostgreSQL server (15 or later): each synced
-/// table a typed table in schema `public` that `psql` or any service can
-/// read and change (such changes sync down), a gap-free change log read
-/// behind the transaction fence, each user a database role whose rows
-/// row-level security guards, and push hints by `LISTEN`/`NOTIFY`.
-///
-/// The server is prepared once with ``setup(url:logger:)`` (`groupstore
-/// cloud setup`) by a role that may create schemas and roles; each user
-/// role is then granted `groupstore_user`. The database role is the user:
-/// ``account()`` is `current_user`.
-///
-/// The remote is a `Service` (every ``CloudDatabase`` is): run it in the
-/// `ServiceGroup` before the `CloudSync` that uses it (its connection pool
-/// and its listener live in ``run()``); calls made before it runs wait for it.
-///
-/// ```swift
-/// let remote = try PostgresRemote(url: "postgres://alice@db.example.com/app?sslmode=verify-full", logger: logger)
-/// var configuration = CloudSyncConfiguration(group: "/var/lib/myapp/group", remote: remote, logger: logger)
-/// configuration.privateTables = ["note"]
-/// let sync = CloudSync(configuration)
-/// try await ServiceGroup(services: [remote, sync], logger: logger).run()
-/// ```
-///
-/// Errors are ``CloudSyncError``s, the bridge's error type, whose codes the
-/// sync engine acts on: a lost connection or a server shutting down is
-/// ``CloudSyncError/Code/transient``, a missing schema or a login that fails
-/// ``CloudSyncError/Code/badRemote``, a role without `groupstore_user`
-/// ``CloudSyncError/Code/permissionDenied``; the PostgreSQL error is kept in
-/// ``CloudSyncError/underlying``.
-public final class PostgresRemote: CloudDatabase {
-    /// The URL, without its password in ``PostgresURL/description``.
-    public let url: PostgresURL
-    public var displayName: String { url.description }
+    /// The bridge's remote on a PostgreSQL server (15 or later): each synced
+    /// table a typed table in schema `public` that `psql` or any service can
+    /// read and change (such changes sync down), a gap-free change log read
+    /// behind the transaction fence, each user a database role whose rows
+    /// row-level security guards, and push hints by `LISTEN`/`NOTIFY`.
+    ///
+    /// The server is prepared once with ``setup(url:logger:)`` (`groupstore
+    /// cloud setup`) by a role that may create schemas and roles; each user
+    /// role is then granted `groupstore_user`. The database role is the user:
+    /// ``account()`` is `current_user`.
+    ///
+    /// The remote is a `Service` (every ``CloudDatabase`` is): run it in the
+    /// `ServiceGroup` before the `CloudSync` that uses it (its connection pool
+    /// and its listener live in ``run()``); calls made before it runs wait for it.
+    ///
+    /// ```swift
+    /// let remote = try PostgresRemote(url: "postgres://alice@db.example.com/app?sslmode=verify-full", logger: logger)
+    /// var configuration = CloudSyncConfiguration(group: "/var/lib/myapp/group", remote: remote, logger: logger)
+    /// configuration.privateTables = ["note"]
+    /// let sync = CloudSync(configuration)
+    /// try await ServiceGroup(services: [remote, sync], logger: logger).run()
+    /// ```
+    ///
+    /// Errors are ``CloudSyncError``s, the bridge's error type, whose codes the
+    /// sync engine acts on: a lost connection or a server shutting down is
+    /// ``CloudSyncError/Code/transient``, a missing schema or a login that fails
+    /// ``CloudSyncError/Code/badRemote``, a role without `groupstore_user`
+    /// ``CloudSyncError/Code/permissionDenied``; the PostgreSQL error is kept in
+    /// ``CloudSyncError/underlying``.
+    public final class PostgresRemote: CloudDatabase {
+        /// The URL, without its password in ``PostgresURL/description``.
+        public let url: PostgresURL
+        public var displayName: String { url.description }
 
-    let client: PostgresClient
-    let logger: Logger
-    let hints = PushHints()
-    /// What this remote's writes send with their notifications, so that
-    /// its listener knows them (see ``PushHints``): random, and nothing
-    /// about the rows.
-    package let origin = UUID().uuidString
-    let state = Mutex(State())
+        let client: PostgresClient
+        let logger: Logger
+        let hints = PushHints()
+        /// What this remote's writes send with their notifications, so that
+        /// its listener knows them (see ``PushHints``): random, and nothing
+        /// about the rows.
+        package let origin = UUID().uuidString
+        let state = Mutex(State())
 
-    struct State {
-        /// The remote's epoch (from `groupstore.meta`), once read.
-        var epoch: String?
-        /// The role, once read.
-        var user: String?
-        /// Typed tables by name, as last read from the catalog.
-        var tables: [String: PostgresTypedTable] = [:]
-        /// Whether a poll is due because a fetch was held back by the fence.
-        var pollScheduled = false
-        var pollDelay = PostgresRemote.firstPollDelay
-    }
+        struct State {
+            /// The remote's epoch (from `groupstore.meta`), once read.
+            var epoch: String?
+            /// The role, once read.
+            var user: String?
+            /// Typed tables by name, as last read from the catalog.
+            var tables: [String: PostgresTypedTable] = [:]
+            /// Whether a poll is due because a fetch was held back by the fence.
+            var pollScheduled = false
+            var pollDelay = PostgresRemote.firstPollDelay
+        }
 
-    /// The most records one page of a fetch holds, whatever limit is asked for.
-    public static let maxFetchLimit = 10_000
-    /// The most changes, and the most estimated bytes, one ``modify(_:)`` takes.
-    public static let maxBatchRecords = 400
-    public static let maxBatchBytes = 2_000_000
-    static let firstPollDelay = 0.02
-    static let maxPollDelay = 1.0
+        /// The most records one page of a fetch holds, whatever limit is asked for.
+        public static let maxFetchLimit = 10_000
+        /// The most changes, and the most estimated bytes, one ``modify(_:)`` takes.
+        public static let maxBatchRecords = 400
+        public static let maxBatchBytes = 2_000_000
+        static let firstPollDelay = 0.02
+        static let maxPollDelay = 1.0
 
-    /// - Parameters:
-    ///   - url: `postgres://` or `postgresql://` (see ``PostgresURL``).
-    ///   - logger: where the remote logs (at info and below).
-    /// - Throws: ``CloudSyncError/Code/badRemote`` for a URL that does not parse.
-    public init(url: String, logger: Logger = Logger(label: "GroupStoreCloudPostgres")) throws {
-        self.url = try PostgresURL(url)
-        self.logger = logger
-        // The pool's own messages (reconnections, a lease before `run()`)
-        // are not the library's to show, but for errors.
-        client = PostgresClient(configuration: self.url.clientConfiguration(), backgroundLogger: Self.quiet(logger, below: .error))
-    }
+        /// - Parameters:
+        ///   - url: `postgres://` or `postgresql://` (see ``PostgresURL``).
+        ///   - logger: where the remote logs (at info and below).
+        /// - Throws: ``CloudSyncError/Code/badRemote`` for a URL that does not parse.
+        public init(url: String, logger: Logger = Logger(label: "GroupStoreCloudPostgres")) throws {
+            self.url = try PostgresURL(url)
+            self.logger = logger
+            // The pool's own messages (reconnections, a lease before `run()`)
+            // are not the library's to show, but for errors.
+            client = PostgresClient(configuration: self.url.clientConfiguration(), backgroundLogger: Self.quiet(logger, below: .error))
+        }
 
-    /// Runs the connection pool and the push listener until cancelled or
-    /// told to shut down gracefully.
-    public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            await withDiscardingTaskGroup { group in
-                group.addTask { await self.client.run() }
-                group.addTask { await self.listen() }
+        /// Runs the connection pool and the push listener until cancelled or
+        /// told to shut down gracefully.
+        public func run() async throws {
+            await cancelWhenGracefulShutdown {
+                await withDiscardingTaskGroup { group in
+                    group.addTask { await self.client.run() }
+                    group.addTask { await self.listen() }
+                }
+            }
+            hints.finish()
+        }
+
+        /// The role logged in as (`current_user`), after checking that the
+        /// server can be reached on a connection of its own (the pool would wait
+        /// for it), that the role is granted `groupstore_user`, and that the
+        /// GroupStore schema is there.
+        public func account() async throws -> String {
+            do {
+                let connection = try await PostgresConnection.connect(
+                    configuration: url.connectionConfiguration(), id: 0, logger: quietLogger)
+                try? await connection.close()
+            } catch {
+                let failure = PostgresFailure.cloudError(error, doing: "connect", remote: displayName)
+                let reason = PostgresRemote.reason(error)
+                let login: Set<PSQLError.Code> = [.authMechanismRequiresPassword, .unsupportedAuthMechanism, .saslError]
+                let loginFailed = PostgresFailure.serverError(error) != nil || (error as? PSQLError).map { login.contains($0.code) } == true
+                let verb = loginFailed ? "cannot log in to" : "cannot reach"
+                throw CloudSyncError(failure.code, "\(verb) \(displayName): \(reason)", underlying: error)
+            }
+            return try await perform("check the account") { connection in
+                let roles = try await Self.cells(
+                    connection.query(
+                        """
+                        SELECT current_user::text, pg_has_role(current_user, 'groupstore_user', 'USAGE')::text,
+                          (SELECT (rolsuper OR rolbypassrls)::text FROM pg_roles WHERE rolname = current_user)
+                        """, logger: logger))
+                guard let role = roles.first, let user = role[0] else {
+                    throw CloudSyncError(.badRemote, "the server \(displayName) did not say who is logged in")
+                }
+                if role[2] == "true" {
+                    logger.info(
+                        "role bypasses row-level security: it sees every user's rows",
+                        metadata: ["remote": "\(displayName)", "role": "\(user)"])
+                } else if role[1] != "true" {
+                    throw CloudSyncError(
+                        .permissionDenied,
+                        "role \(user) may not sync through \(displayName): it is not granted groupstore_user (GRANT groupstore_user TO \(PostgresTypedTable.quote(user)))"
+                    )
+                }
+                let meta = try await Self.cells(
+                    connection.query(
+                        "SELECT (SELECT value FROM groupstore.meta WHERE key = 'epoch'), (SELECT value FROM groupstore.meta WHERE key = 'format')",
+                        logger: logger))
+                guard let epoch = meta.first?[0], let formatText = meta.first?[1], let format = Int(formatText) else {
+                    throw CloudSyncError(
+                        .badRemote,
+                        "the server \(displayName) has no GroupStore schema: run `groupstore cloud setup --remote URL` as a role that may create it"
+                    )
+                }
+                guard format <= PostgresServerSchema.format else {
+                    throw CloudSyncError(
+                        .badRemote,
+                        "the server \(displayName) has GroupStore schema format \(format); this GroupStore reads up to format \(PostgresServerSchema.format): upgrade GroupStore"
+                    )
+                }
+                guard format == PostgresServerSchema.format else {
+                    throw CloudSyncError(
+                        .badRemote,
+                        "the server \(displayName) has GroupStore schema format \(format); this GroupStore needs format \(PostgresServerSchema.format): run `groupstore cloud setup --remote URL` to upgrade it"
+                    )
+                }
+                state.withLock { state in
+                    if state.epoch != epoch { state.tables = [:] }
+                    state.epoch = epoch
+                    state.user = user
+                }
+                return user
             }
         }
-        hints.finish()
-    }
 
-    /// The role logged in as (`current_user`), after checking that the
-    /// server can be reached on a connection of its own (the pool would wait
-    /// for it), that the role is granted `groupstore_user`, and that the
-    /// GroupStore schema is there.
-    public func account() async throws -> String {
-        do {
-            let connection = try await PostgresConnection.connect(configuration: url.connectionConfiguration(), id: 0, logger: quietLogger)
-            try? await connection.close()
-        } catch {
-            let failure = PostgresFailure.cloudError(error, doing: "connect", remote: displayName)
-            let reason = PostgresRemote.reason(error)
-            let login: Set<PSQLError.Code> = [.authMechanismRequiresPassword, .unsupportedAuthMechanism, .saslError]
-            let loginFailed = PostgresFailure.serverError(error) != nil || (error as? PSQLError).map { login.contains($0.code) } == true
-            let verb = loginFailed ? "cannot log in to" : "cannot reach"
-            throw CloudSyncError(failure.code, "\(verb) \(displayName): \(reason)", underlying: error)
+        public func prepare(_ types: [CloudRecordType]) async throws {
+            try await perform("prepare the record types") { connection in
+                for type in types {
+                    let columns: [[String: Any]] = type.columns.map { column in
+                        [
+                            "name": column.name, "kind": column.kind.rawValue, "declaredType": column.declaredType,
+                            "isKey": column.isKey, "pgType": PostgresColumnType(for: column).rawValue,
+                        ]
+                    }
+                    let json = String(decoding: try JSONSerialization.data(withJSONObject: columns, options: [.sortedKeys]), as: UTF8.self)
+                    var binds = PostgresBindings()
+                    binds.append(type.name)
+                    binds.append(type.scope.rawValue)
+                    binds.append(json)
+                    _ = try await Self.cells(
+                        connection.query(
+                            PostgresQuery(unsafeSQL: "SELECT groupstore.prepare_type($1, $2, $3::jsonb)::text", binds: binds),
+                            logger: logger))
+                }
+                try await loadCatalog(connection)
+            }
         }
-        return try await perform("check the account") { connection in
-            let roles = try await Self.cells(
-                connection.query(
-                    """
-                    SELECT current_user::text, pg_has_role(current_user, 'groupstore_user', 'USAGE')::text,
-                      (SELECT (rolsuper OR rolbypassrls)::text FROM pg_roles WHERE rolname = current_user)
-                    """, logger: logger))
-            guard let role = roles.first, let user = role[0] else {
-                throw CloudSyncError(.badRemote, "the server \(displayName) did not say who is logged in")
+
+        public func pushHints() -> AsyncStream<Void> { hints.stream() }
+
+        // MARK: Shared plumbing
+
+        /// Runs `body` on a pooled connection; errors become ``CloudSyncError``s.
+        func perform<T: Sendable>(_ what: String, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+            do {
+                return try await client.withConnection { connection in
+                    try await Self.$leased.withValue(connection) { try await body(connection) }
+                }
+            } catch {
+                throw PostgresFailure.cloudError(error, doing: what, remote: displayName)
             }
-            if role[2] == "true" {
-                logger.info(
-                    "role bypasses row-level security: it sees every user's rows",
-                    metadata: ["remote": "\(displayName)", "role": "\(user)"])
-            } else if role[1] != "true" {
+        }
+
+        /// How long one statement may take before it counts as lost (a
+        /// transient error), and how long after its connection closed: a query
+        /// written to a connection that the server closed at that moment was
+        /// seen never to be answered.
+        static let statementTimeout: TimeAmount = .seconds(30)
+        static let afterClose: TimeAmount = .milliseconds(200)
+
+        /// The connection the current ``perform(_:_:)`` leased.
+        @TaskLocal static var leased: PostgresConnection?
+
+        /// `future`'s value, or a transient error after ``statementTimeout``, or
+        /// shortly after the leased connection closed.
+        static func bounded<T: Sendable>(_ future: EventLoopFuture<T>) async throws -> T {
+            let settled = Atomic<Bool>(false)
+            let connection = leased
+            return try await withCheckedThrowingContinuation { continuation in
+                let lost = { @Sendable in
+                    guard !settled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+                    continuation.resume(
+                        throwing: CloudSyncError(.transient, "a statement got no answer (the connection to the server was lost)"))
+                }
+                let timer = future.eventLoop.scheduleTask(in: statementTimeout, lost)
+                let watch = connection.map { connection in
+                    (
+                        connection,
+                        ConnectionLossWatch.shared.onClose(of: connection) { _ = future.eventLoop.scheduleTask(in: afterClose, lost) }
+                    )
+                }
+                future.whenComplete { result in
+                    if let (connection, token) = watch { ConnectionLossWatch.shared.cancel(token, of: connection) }
+                    guard !settled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+                    timer.cancel()
+                    continuation.resume(with: result)
+                }
+            }
+        }
+
+        /// Every row `query` answered, each cell read as text (`nil` for NULL):
+        /// the queries cast what they select to text.
+        static func cells(_ query: EventLoopFuture<PostgresQueryResult>) async throws -> [[String?]] {
+            try await bounded(query).rows.map { row in try row.map { try $0.decode(String?.self) } }
+        }
+
+        /// The epoch, reading it if not known yet.
+        func epoch(_ connection: PostgresConnection) async throws -> String {
+            if let epoch = state.withLock({ $0.epoch }) { return epoch }
+            let rows = try await Self.cells(connection.query("SELECT value FROM groupstore.meta WHERE key = 'epoch'", logger: logger))
+            guard let epoch = rows.first?.first ?? nil else {
                 throw CloudSyncError(
-                    .permissionDenied,
-                    "role \(user) may not sync through \(displayName): it is not granted groupstore_user (GRANT groupstore_user TO \(PostgresTypedTable.quote(user)))"
-                )
+                    .badRemote, "the server \(displayName) has no GroupStore schema: run `groupstore cloud setup --remote URL`")
             }
-            let meta = try await Self.cells(
-                connection.query(
-                    "SELECT (SELECT value FROM groupstore.meta WHERE key = 'epoch'), (SELECT value FROM groupstore.meta WHERE key = 'format')",
-                    logger: logger))
-            guard let epoch = meta.first?[0], let formatText = meta.first?[1], let format = Int(formatText) else {
-                throw CloudSyncError(
-                    .badRemote,
-                    "the server \(displayName) has no GroupStore schema: run `groupstore cloud setup --remote URL` as a role that may create it"
-                )
-            }
-            guard format <= PostgresServerSchema.format else {
-                throw CloudSyncError(
-                    .badRemote,
-                    "the server \(displayName) has GroupStore schema format \(format); this GroupStore reads up to format \(PostgresServerSchema.format): upgrade GroupStore"
-                )
-            }
-            guard format == PostgresServerSchema.format else {
-                throw CloudSyncError(
-                    .badRemote,
-                    "the server \(displayName) has GroupStore schema format \(format); this GroupStore needs format \(PostgresServerSchema.format): run `groupstore cloud setup --remote URL` to upgrade it"
-                )
-            }
-            state.withLock { state in
-                if state.epoch != epoch { state.tables = [:] }
-                state.epoch = epoch
-                state.user = user
-            }
+            state.withLock { $0.epoch = epoch }
+            return epoch
+        }
+
+        /// The current role, reading it if not known yet.
+        func user(_ connection: PostgresConnection) async throws -> String {
+            if let user = state.withLock({ $0.user }) { return user }
+            let rows = try await Self.cells(connection.query("SELECT current_user::text", logger: logger))
+            let user = (rows.first?.first ?? nil) ?? ""
+            state.withLock { $0.user = user }
             return user
         }
-    }
 
-    public func prepare(_ types: [CloudRecordType]) async throws {
-        try await perform("prepare the record types") { connection in
-            for type in types {
-                let columns: [[String: Any]] = type.columns.map { column in
-                    [
-                        "name": column.name, "kind": column.kind.rawValue, "declaredType": column.declaredType,
-                        "isKey": column.isKey, "pgType": PostgresColumnType(for: column).rawValue,
-                    ]
+        /// Reads every record type's typed table from the server's catalog.
+        @discardableResult
+        func loadCatalog(_ connection: PostgresConnection) async throws -> [String: PostgresTypedTable] {
+            let rows = try await Self.cells(
+                connection.query(
+                    """
+                    SELECT t.name, t.scope, array_to_json(t.key_columns)::text, a.attname::text, format_type(a.atttypid, a.atttypmod)
+                    FROM groupstore.types AS t
+                    JOIN pg_attribute AS a ON a.attrelid = to_regclass(format('public.%I', t.name))
+                    WHERE a.attnum > 0 AND NOT a.attisdropped AND a.attname NOT LIKE 'gs\\_%'
+                    ORDER BY t.name, a.attnum
+                    """, logger: logger))
+            var grouped: [String: (scope: CloudScope, keys: [String], columns: [(name: String, type: PostgresColumnType)])] = [:]
+            var order: [String] = []
+            for row in rows {
+                guard let name = row[0], let scope = row[1].flatMap(CloudScope.init(rawValue:)), let column = row[3] else { continue }
+                if grouped[name] == nil {
+                    let keys = (try? JSONSerialization.jsonObject(with: Data((row[2] ?? "[]").utf8))) as? [String] ?? []
+                    grouped[name] = (scope, keys, [])
+                    order.append(name)
                 }
-                let json = String(decoding: try JSONSerialization.data(withJSONObject: columns, options: [.sortedKeys]), as: UTF8.self)
-                var binds = PostgresBindings()
-                binds.append(type.name)
-                binds.append(type.scope.rawValue)
-                binds.append(json)
-                _ = try await Self.cells(
-                    connection.query(
-                        PostgresQuery(unsafeSQL: "SELECT groupstore.prepare_type($1, $2, $3::jsonb)::text", binds: binds), logger: logger))
+                if let type = row[4].flatMap(PostgresColumnType.init(rawValue:)) { grouped[name]?.columns.append((column, type)) }
             }
-            try await loadCatalog(connection)
+            var tables: [String: PostgresTypedTable] = [:]
+            for name in order {
+                let entry = grouped[name]!
+                tables[name] = PostgresTypedTable(name: name, scope: entry.scope, keyColumns: entry.keys, columns: entry.columns)
+            }
+            state.withLock { $0.tables = tables }
+            return tables
+        }
+
+        /// The typed tables, reading the catalog if `names` are not all known.
+        func tables(_ names: some Sequence<String>, _ connection: PostgresConnection) async throws -> [String: PostgresTypedTable] {
+            let known = state.withLock { $0.tables }
+            // Nothing known yet (a remote that fetches before it prepares anything): read the catalog.
+            if !known.isEmpty, names.allSatisfy({ known[$0] != nil }) { return known }
+            return try await loadCatalog(connection)
         }
     }
-
-    public func pushHints() -> AsyncStream<Void> { hints.stream() }
-
-    // MARK: Shared plumbing
-
-    /// Runs `body` on a pooled connection; errors become ``CloudSyncError``s.
-    func perform<T: Sendable>(_ what: String, _ body: (PostgresConnection) async throws -> T) async throws -> T {
-        do {
-            return try await client.withConnection { connection in
-                try await Self.$leased.withValue(connection) { try await body(connection) }
-            }
-        } catch {
-            throw PostgresFailure.cloudError(error, doing: what, remote: displayName)
-        }
-    }
-
-    /// How long one statement may take before it counts as lost (a
-    /// transient error), and how long after its connection closed: a query
-    /// written to a connection that the server closed at that moment was
-    /// seen never to be answered.
-    static let statementTimeout: TimeAmount = .seconds(30)
-    static let afterClose: TimeAmount = .milliseconds(200)
-
-    /// The connection the current ``perform(_:_:)`` leased.
-    @TaskLocal static var leased: PostgresConnection?
-
-    /// `future`'s value, or a transient error after ``statementTimeout``, or
-    /// shortly after the leased connection closed.
-    static func bounded<T: Sendable>(_ future: EventLoopFuture<T>) async throws -> T {
-        let settled = Atomic<Bool>(false)
-        let connection = leased
-        return try await withCheckedThrowingContinuation { continuation in
-            let lost = { @Sendable in
-                guard !settled.exchange(true, ordering: .acquiringAndReleasing) else { return }
-                continuation.resume(
-                    throwing: CloudSyncError(.transient, "a statement got no answer (the connection to the server was lost)"))
-            }
-            let timer = future.eventLoop.scheduleTask(in: statementTimeout, lost)
-            let watch = connection.map { connection in
-                (connection, ConnectionLossWatch.shared.onClose(of: connection) { _ = future.eventLoop.scheduleTask(in: afterClose, lost) })
-            }
-            future.whenComplete { result in
-                if let (connection, token) = watch { ConnectionLossWatch.shared.cancel(token, of: connection) }
-                guard !settled.exchange(true, ordering: .acquiringAndReleasing) else { return }
-                timer.cancel()
-                continuation.resume(with: result)
-            }
-        }
-    }
-
-    /// Every row `query` answered, each cell read as text (`nil` for NULL):
-    /// the queries cast what they select to text.
-    static func cells(_ query: EventLoopFuture<PostgresQueryResult>) async throws -> [[String?]] {
-        try await bounded(query).rows.map { row in try row.map { try $0.decode(String?.self) } }
-    }
-
-    /// The epoch, reading it if not known yet.
-    func epoch(_ connection: PostgresConnection) async throws -> String {
-        if let epoch = state.withLock({ $0.epoch }) { return epoch }
-        let rows = try await Self.cells(connection.query("SELECT value FROM groupstore.meta WHERE key = 'epoch'", logger: logger))
-        guard let epoch = rows.first?.first ?? nil else {
-            throw CloudSyncError(
-                .badRemote, "the server \(displayName) has no GroupStore schema: run `groupstore cloud setup --remote URL`")
-        }
-        state.withLock { $0.epoch = epoch }
-        return epoch
-    }
-
-    /// The current role, reading it if not known yet.
-    func user(_ connection: PostgresConnection) async throws -> String {
-        if let user = state.withLock({ $0.user }) { return user }
-        let rows = try await Self.cells(connection.query("SELECT current_user::text", logger: logger))
-        let user = (rows.first?.first ?? nil) ?? ""
-        state.withLock { $0.user = user }
-        return user
-    }
-
-    /// Reads every record type's typed table from the server's catalog.
-    @discardableResult
-    func loadCatalog(_ connection: PostgresConnection) async throws -> [String: PostgresTypedTable] {
-        let rows = try await Self.cells(
-            connection.query(
-                """
-                SELECT t.name, t.scope, array_to_json(t.key_columns)::text, a.attname::text, format_type(a.atttypid, a.atttypmod)
-                FROM groupstore.types AS t
-                JOIN pg_attribute AS a ON a.attrelid = to_regclass(format('public.%I', t.name))
-                WHERE a.attnum > 0 AND NOT a.attisdropped AND a.attname NOT LIKE 'gs\\_%'
-                ORDER BY t.name, a.attnum
-                """, logger: logger))
-        var grouped: [String: (scope: CloudScope, keys: [String], columns: [(name: String, type: PostgresColumnType)])] = [:]
-        var order: [String] = []
-        for row in rows {
-            guard let name = row[0], let scope = row[1].flatMap(CloudScope.init(rawValue:)), let column = row[3] else { continue }
-            if grouped[name] == nil {
-                let keys = (try? JSONSerialization.jsonObject(with: Data((row[2] ?? "[]").utf8))) as? [String] ?? []
-                grouped[name] = (scope, keys, [])
-                order.append(name)
-            }
-            if let type = row[4].flatMap(PostgresColumnType.init(rawValue:)) { grouped[name]?.columns.append((column, type)) }
-        }
-        var tables: [String: PostgresTypedTable] = [:]
-        for name in order {
-            let entry = grouped[name]!
-            tables[name] = PostgresTypedTable(name: name, scope: entry.scope, keyColumns: entry.keys, columns: entry.columns)
-        }
-        state.withLock { $0.tables = tables }
-        return tables
-    }
-
-    /// The typed tables, reading the catalog if `names` are not all known.
-    func tables(_ names: some Sequence<String>, _ connection: PostgresConnection) async throws -> [String: PostgresTypedTable] {
-        let known = state.withLock { $0.tables }
-        // Nothing known yet (a remote that fetches before it prepares anything): read the catalog.
-        if !known.isEmpty, names.allSatisfy({ known[$0] != nil }) { return known }
-        return try await loadCatalog(connection)
-    }
-}
+#endif  // Postgres

@@ -1,105 +1,108 @@
-import GroupStoreCloud
-import Logging
-import PostgresNIO
+#if Postgres
+    import GroupStoreCloud
+    import Logging
+    import PostgresNIO
 
-/// One transaction on a leased connection whose statements are pipelined:
-/// `BEGIN` and the planner settings go out with the first statements, and
-/// ``sendCommit()`` puts `COMMIT` behind the last ones, so a transaction
-/// costs as many round trips as it has statements that depend on an
-/// earlier answer, not one per statement.
-///
-/// Use it through ``run(_:_:settings:readsInKeyOrder:logger:_:)``, which
-/// commits after the body, or rolls back when the body throws, so a
-/// pooled connection never goes back to the pool inside a transaction.
-///
-/// A statement that fails on the server aborts the transaction: the
-/// statements behind it fail too, and a `COMMIT` already sent rolls back
-/// (its answer is `ROLLBACK`).
-final class PostgresTransaction {
-    let connection: PostgresConnection
-    let logger: Logger
-    private let opened: [EventLoopFuture<PostgresQueryResult>]
-    private var committing: EventLoopFuture<PostgresQueryResult>?
-
-    private init(_ connection: PostgresConnection, begin: String, settings: [(String, String)], logger: Logger) {
-        self.connection = connection
-        self.logger = logger
-        let setters = settings.map { "set_config('\($0.0)', '\($0.1)', true)" }
-        opened = [
-            connection.query(PostgresQuery(unsafeSQL: begin), logger: logger),
-            connection.query(PostgresQuery(unsafeSQL: "SELECT " + setters.joined(separator: ", ")), logger: logger),
-        ]
-    }
-
-    /// Runs `body` in a transaction opened with `begin` and committed after
-    /// it (unless the body sent `COMMIT` itself with ``sendCommit()``).
+    /// One transaction on a leased connection whose statements are pipelined:
+    /// `BEGIN` and the planner settings go out with the first statements, and
+    /// ``sendCommit()`` puts `COMMIT` behind the last ones, so a transaction
+    /// costs as many round trips as it has statements that depend on an
+    /// earlier answer, not one per statement.
     ///
-    /// - Parameters:
-    ///   - settings: transaction-local settings beside the planner's (names
-    ///     and values the caller wrote: they are not quoted).
-    ///   - readsInKeyOrder: a reader in key order (a listing page) wants
-    ///     neither a bitmap scan nor a sort either.
-    static func run<T>(
-        _ connection: PostgresConnection, _ begin: String = "BEGIN", settings: [(String, String)] = [], readsInKeyOrder: Bool = false,
-        logger: Logger, _ body: (PostgresTransaction) async throws -> T
-    ) async throws -> T {
-        // Every statement of the remote reads by key, in key order; a typed table filled
-        // since its statistics were gathered looks tiny to the planner, whose scans of the
-        // whole table then grew with it (measured: a 400-record batch into 20,000 rows took
-        // 2 s instead of 40 ms, a listing page of 100,000 rows 20-30 ms instead of 1 ms).
-        // And no JIT: a plan made to avoid a scan costs 10^10, far above `jit_above_cost`,
-        // and compiling it took 300 ms (measured) for statements that run in a millisecond.
-        let planner = ["jit"] + (readsInKeyOrder ? ["enable_seqscan", "enable_bitmapscan", "enable_sort"] : ["enable_seqscan"])
-        let transaction = PostgresTransaction(connection, begin: begin, settings: planner.map { ($0, "off") } + settings, logger: logger)
-        do {
-            let value = try await body(transaction)
-            try await transaction.commit()
-            return value
-        } catch {
-            await transaction.end()
-            throw error
+    /// Use it through ``run(_:_:settings:readsInKeyOrder:logger:_:)``, which
+    /// commits after the body, or rolls back when the body throws, so a
+    /// pooled connection never goes back to the pool inside a transaction.
+    ///
+    /// A statement that fails on the server aborts the transaction: the
+    /// statements behind it fail too, and a `COMMIT` already sent rolls back
+    /// (its answer is `ROLLBACK`).
+    final class PostgresTransaction {
+        let connection: PostgresConnection
+        let logger: Logger
+        private let opened: [EventLoopFuture<PostgresQueryResult>]
+        private var committing: EventLoopFuture<PostgresQueryResult>?
+
+        private init(_ connection: PostgresConnection, begin: String, settings: [(String, String)], logger: Logger) {
+            self.connection = connection
+            self.logger = logger
+            let setters = settings.map { "set_config('\($0.0)', '\($0.1)', true)" }
+            opened = [
+                connection.query(PostgresQuery(unsafeSQL: begin), logger: logger),
+                connection.query(PostgresQuery(unsafeSQL: "SELECT " + setters.joined(separator: ", ")), logger: logger),
+            ]
+        }
+
+        /// Runs `body` in a transaction opened with `begin` and committed after
+        /// it (unless the body sent `COMMIT` itself with ``sendCommit()``).
+        ///
+        /// - Parameters:
+        ///   - settings: transaction-local settings beside the planner's (names
+        ///     and values the caller wrote: they are not quoted).
+        ///   - readsInKeyOrder: a reader in key order (a listing page) wants
+        ///     neither a bitmap scan nor a sort either.
+        static func run<T>(
+            _ connection: PostgresConnection, _ begin: String = "BEGIN", settings: [(String, String)] = [], readsInKeyOrder: Bool = false,
+            logger: Logger, _ body: (PostgresTransaction) async throws -> T
+        ) async throws -> T {
+            // Every statement of the remote reads by key, in key order; a typed table filled
+            // since its statistics were gathered looks tiny to the planner, whose scans of the
+            // whole table then grew with it (measured: a 400-record batch into 20,000 rows took
+            // 2 s instead of 40 ms, a listing page of 100,000 rows 20-30 ms instead of 1 ms).
+            // And no JIT: a plan made to avoid a scan costs 10^10, far above `jit_above_cost`,
+            // and compiling it took 300 ms (measured) for statements that run in a millisecond.
+            let planner = ["jit"] + (readsInKeyOrder ? ["enable_seqscan", "enable_bitmapscan", "enable_sort"] : ["enable_seqscan"])
+            let transaction = PostgresTransaction(
+                connection, begin: begin, settings: planner.map { ($0, "off") } + settings, logger: logger)
+            do {
+                let value = try await body(transaction)
+                try await transaction.commit()
+                return value
+            } catch {
+                await transaction.end()
+                throw error
+            }
+        }
+
+        /// Sends `query` now; its answer is read later, in order with the others.
+        func send(_ query: PostgresQuery) -> EventLoopFuture<PostgresQueryResult> {
+            connection.query(query, logger: logger)
+        }
+
+        /// Every row of a statement sent, each cell as text (see ``PostgresRemote/cells(_:)``).
+        func cells(_ query: PostgresQuery) async throws -> [[String?]] {
+            try await PostgresRemote.cells(send(query))
+        }
+
+        /// Sends `COMMIT` behind what was sent so far; ``run(_:_:settings:readsInKeyOrder:logger:_:)``
+        /// reads its answer after the body.
+        func sendCommit() {
+            guard committing == nil else { return }
+            committing = connection.query("COMMIT", logger: logger)
+        }
+
+        private func commit() async throws {
+            for future in opened { _ = try await PostgresRemote.bounded(future) }
+            sendCommit()
+            let answer = try await PostgresRemote.bounded(committing!)
+            guard answer.metadata.command == "COMMIT" else {
+                // A statement whose answer the body did not read failed: nothing was written.
+                throw CloudSyncError(.transient, "a transaction was rolled back by the server (\(answer.metadata.command))")
+            }
+        }
+
+        /// After the body threw: the transaction ends without committing what
+        /// the body could not finish. A `COMMIT` already sent is waited for (the
+        /// body throws only after a statement failed, so it rolls back, or after
+        /// it read every answer of a reading transaction).
+        private func end() async {
+            if let committing {
+                _ = try? await PostgresRemote.bounded(committing)
+                return
+            }
+            // Not on a closed connection: a query written to a connection that closed (the
+            // server restarted) was seen never to be answered, its promise lost.
+            guard !connection.isClosed else { return }
+            _ = try? await PostgresRemote.bounded(connection.query("ROLLBACK", logger: logger))
         }
     }
-
-    /// Sends `query` now; its answer is read later, in order with the others.
-    func send(_ query: PostgresQuery) -> EventLoopFuture<PostgresQueryResult> {
-        connection.query(query, logger: logger)
-    }
-
-    /// Every row of a statement sent, each cell as text (see ``PostgresRemote/cells(_:)``).
-    func cells(_ query: PostgresQuery) async throws -> [[String?]] {
-        try await PostgresRemote.cells(send(query))
-    }
-
-    /// Sends `COMMIT` behind what was sent so far; ``run(_:_:settings:readsInKeyOrder:logger:_:)``
-    /// reads its answer after the body.
-    func sendCommit() {
-        guard committing == nil else { return }
-        committing = connection.query("COMMIT", logger: logger)
-    }
-
-    private func commit() async throws {
-        for future in opened { _ = try await PostgresRemote.bounded(future) }
-        sendCommit()
-        let answer = try await PostgresRemote.bounded(committing!)
-        guard answer.metadata.command == "COMMIT" else {
-            // A statement whose answer the body did not read failed: nothing was written.
-            throw CloudSyncError(.transient, "a transaction was rolled back by the server (\(answer.metadata.command))")
-        }
-    }
-
-    /// After the body threw: the transaction ends without committing what
-    /// the body could not finish. A `COMMIT` already sent is waited for (the
-    /// body throws only after a statement failed, so it rolls back, or after
-    /// it read every answer of a reading transaction).
-    private func end() async {
-        if let committing {
-            _ = try? await PostgresRemote.bounded(committing)
-            return
-        }
-        // Not on a closed connection: a query written to a connection that closed (the
-        // server restarted) was seen never to be answered, its promise lost.
-        guard !connection.isClosed else { return }
-        _ = try? await PostgresRemote.bounded(connection.query("ROLLBACK", logger: logger))
-    }
-}
+#endif  // Postgres

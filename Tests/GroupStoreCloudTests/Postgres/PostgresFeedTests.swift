@@ -1,216 +1,225 @@
-import Foundation
-import GRDB
-import GroupStore
-import GroupStoreCloud
-import GroupStoreCloudPostgres
-import Logging
-import PostgresNIO
-import Subprocesses
-import XCTest
+#if Postgres
+    import Foundation
+    import GRDB
+    import GroupStore
+    import GroupStoreCloud
+    import GroupStoreCloudPostgres
+    import Logging
+    import PostgresNIO
+    import PostgresTestServer
+    import Subprocesses
+    import XCTest
 
-/// The change feed behind the transaction fence, push by LISTEN/NOTIFY, and
-/// plain SQL writers on the server.
-final class PostgresFeedTests: CloudTestCase {
-    override class var remoteKind: RemoteKind { .postgres }
-    static let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT, n INTEGER)"
-    static let note = CloudRecordType(name: "note", scope: .private, columns: [
-        CloudColumn(name: "id", kind: .text, declaredType: "TEXT", notNull: false, isKey: true),
-        CloudColumn(name: "title", kind: .text, declaredType: "TEXT", notNull: false, isKey: false),
-        CloudColumn(name: "n", kind: .integer, declaredType: "INTEGER", notNull: false, isKey: false),
-    ])
+    /// The change feed behind the transaction fence, push by LISTEN/NOTIFY, and
+    /// plain SQL writers on the server.
+    final class PostgresFeedTests: CloudTestCase {
+        override class var remoteKind: RemoteKind { .postgres }
+        static let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT, n INTEGER)"
+        static let note = CloudRecordType(
+            name: "note", scope: .private,
+            columns: [
+                CloudColumn(name: "id", kind: .text, declaredType: "TEXT", notNull: false, isKey: true),
+                CloudColumn(name: "title", kind: .text, declaredType: "TEXT", notNull: false, isKey: false),
+                CloudColumn(name: "n", kind: .integer, declaredType: "INTEGER", notNull: false, isKey: false),
+            ])
 
-    /// A connection of the test's own, as `user`.
-    private func connect(_ user: String) async throws -> PostgresConnection {
-        try await PostgresConnection.connect(
-            configuration: .init(unixSocketPath: server.socketDirectory + "/.s.PGSQL.\(server.port)", username: user, password: nil, database: "postgres"),
-            id: 1, logger: Logger(label: "test"))
-    }
-
-    private func names(_ batch: CloudChangeBatch) -> [String] { batch.changed.map(\.id.name).sorted() }
-
-    /// Waits for `signals` to yield once, failing the test after 15 s.
-    private func awaitSignal(_ signals: AsyncStream<Void>, _ what: String) async throws {
-        _ = try await deadline(15, what) {
-            for await _ in signals { return true }
-            return nil
+        /// A connection of the test's own, as `user`.
+        private func connect(_ user: String) async throws -> PostgresConnection {
+            try await PostgresConnection.connect(
+                configuration: .init(
+                    unixSocketPath: server.socketDirectory + "/.s.PGSQL.\(server.port)", username: user, password: nil, database: "postgres"
+                ),
+                id: 1, logger: Logger(label: "test"))
         }
-    }
 
-    func testATransactionThatStartedFirstAndCommitsLast_isFetched() async throws {
-        let remote = try pgRemote()
-        _ = try await remote.account()
-        try await remote.prepare([Self.note])
-        let listing = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 100)
-        XCTAssertEqual(listing.changed.count, 0)
+        private func names(_ batch: CloudChangeBatch) -> [String] { batch.changed.map(\.id.name).sorted() }
 
-        // T1 starts first and writes n1; T2 writes n2 and commits; T1 commits last.
-        let first = try await connect("alice")
-        defer { Task { try? await first.close() } }
-        try await first.query("BEGIN", logger: Logger(label: "test"))
-        try await first.query("INSERT INTO note (id, title) VALUES ('n1', 'started first')", logger: Logger(label: "test"))
-        try server.psql("INSERT INTO note (id, title) VALUES ('n2', 'committed first')", as: "alice")
-
-        // n2 is held back while T1 is open: its place in the feed is after T1's.
-        let held = try await remote.fetchChanges(in: .private("alice"), since: listing.token, limit: 100)
-        XCTAssertEqual(names(held), [], "nothing passes the fence while an older transaction is open")
-        try await first.query("COMMIT", logger: Logger(label: "test"))
-        let after = try await remote.fetchChanges(in: .private("alice"), since: held.token, limit: 100)
-        XCTAssertEqual(names(after), ["n1", "n2"], "both, the late commit included")
-        let again = try await remote.fetchChanges(in: .private("alice"), since: after.token, limit: 100)
-        XCTAssertEqual(names(again), [])
-    }
-
-    func testANotification_carriesTheWritingRemotesOrigin_orNothing_andNothingOfTheRows() async throws {
-        let remote = try pgRemote()
-        _ = try await remote.account()
-        try await remote.prepare([Self.note])
-        let listener = try await connect("alice")
-        defer { Task { try? await listener.close() } }
-        let (payloads, delivered) = AsyncStream.makeStream(of: String.self)
-        let (ready, listening) = AsyncStream.makeStream(of: Void.self)
-        let listen = Task {
-            try await listener.listen(on: "groupstore") { notifications in
-                listening.yield()
-                for try await notification in notifications { delivered.yield(notification.payload) }
-            }
-        }
-        defer { listen.cancel() }
-        try await awaitSignal(ready, "LISTEN on the test's connection")
-        let note = CloudRecordID(zone: .private("alice"), type: "note", name: "secret-name")
-        let saved = try await remote.modify([.save(id: note, baseTag: nil, fields: ["title": .text("secret title")], editedAt: Date())])
-        guard case .saved = saved.first else { return XCTFail("the save was not saved: \(saved)") }
-        try server.psql("INSERT INTO note (id, title) VALUES ('from-psql', 'by hand')", as: "alice")
-        let seen = try await deadline(15, "both notifications") {
-            var seen: [String] = []
-            for await payload in payloads {
-                seen.append(payload)
-                if seen.count == 2 { return seen }
-            }
-            return nil
-        }
-        XCTAssertEqual(seen, [remote.origin, ""], "the remote's write carries its origin, psql's nothing")
-        XCTAssertFalse(remote.origin.contains("secret"))
-    }
-
-    func testAConnectionsLossWatch_keepsNothingForAnsweredStatements_andTellsTheWaitingOnesWhenItCloses() async throws {
-        let watch = ConnectionLossWatch()
-        let connection = try await connect("alice")
-        for _ in 0..<1_000 {
-            let token = watch.onClose(of: connection) { XCTFail("an answered statement was told of a loss") }
-            _ = try await connection.query("SELECT 1", logger: Logger(label: "test"))
-            watch.cancel(token, of: connection)
-        }
-        XCTAssertEqual(watch.count.connections, 1)
-        XCTAssertEqual(watch.count.waiting, 0, "nothing is kept for a statement once answered")
-        let (told, tell) = AsyncStream.makeStream(of: Void.self)
-        _ = watch.onClose(of: connection) { tell.yield() }
-        try await connection.close()
-        try await awaitSignal(told, "the waiting statement told of the closed connection")
-        XCTAssertEqual(watch.count.connections, 0, "a closed connection is forgotten")
-        // A statement on a connection already closed is told at once.
-        let (late, tellLate) = AsyncStream.makeStream(of: Void.self)
-        _ = watch.onClose(of: connection) { tellLate.yield() }
-        try await awaitSignal(late, "a statement on a closed connection told at once")
-    }
-
-    func testPushHints_skipTheRemotesOwnWrites_forASoleListenerOnly() async throws {
-        /// How many hints each of `listeners` streams gets for one notification from `origin`,
-        /// on a remote whose origin is "me".
-        func hints(listeners: Int, notificationFrom origin: String) async -> [Int] {
-            let hints = PushHints()
-            let streams = (0..<listeners).map { _ in hints.stream() }
-            hints.yield(from: origin, own: "me")
-            hints.finish()
-            var counts: [Int] = []
-            for stream in streams {
-                var count = 0
-                for await _ in stream { count += 1 }
-                counts.append(count)
-            }
-            return counts
-        }
-        let own = await hints(listeners: 1, notificationFrom: "me")
-        XCTAssertEqual(own, [0], "a sole listener made the write: no hint")
-        let foreign = await hints(listeners: 1, notificationFrom: "")
-        XCTAssertEqual(foreign, [1], "another writer's notification is a hint")
-        let shared = await hints(listeners: 2, notificationFrom: "me")
-        XCTAssertEqual(shared, [1, 1], "with two listeners the write may be the other's: both are hinted")
-    }
-
-    func testAHeldBackFetch_completesWithoutANotify() async throws {
-        let b = try open("b", schema: Self.schema)
-        let bSaves = b.saves()
-        try b.start()
-        var configuration = try configuration("b", tables: ["note"])
-        configuration.fetchInterval = 3_600  // only push hints (and the remote's polls) start a sync
-        let sync = CloudSync(configuration)
-        let events = sync.events()
-        let running = Task { try await sync.run() }
-        defer { running.cancel() }
-        _ = try await deadline(30, "the bridge's first sync") {
-            for await event in events { if case .finished = event { return true } }
-            return nil
-        }
-        // An open transaction that writes nothing synced holds the fence back; its commit notifies nobody.
-        let holder = try await connect("alice")
-        defer { Task { try? await holder.close() } }
-        try await holder.query("BEGIN", logger: Logger(label: "test"))
-        try await holder.query("SELECT pg_current_xact_id()", logger: Logger(label: "test"))
-        try server.psql("INSERT INTO note (id, title, n) VALUES ('p1', 'from psql', 7)", as: "alice")
-        // The NOTIFY wakes the bridge, whose fetch is held back.
-        _ = try await deadline(30, "a sync after the NOTIFY") {
-            for await event in events { if case .finished = event { return true } }
-            return nil
-        }
-        XCTAssertEqual(try dump(b, "note"), [], "held back by the open transaction")
-        try await holder.query("COMMIT", logger: Logger(label: "test"))
-        let save = try await deadline(15, "p1 in group B without a NOTIFY") {
-            for await save in bSaves where save.change(of: "note")?.inserted == ["p1"] { return save }
-            return nil
-        }
-        XCTAssertEqual(save.author, "cloud")
-        XCTAssertEqual(try dump(b, "note"), ["t:p1|t:from psql|i:7"])
-    }
-
-    func testRowsInsertedAndUpdatedWithPsql_reachEveryMemberOfTheUsersGroups_asCloud() async throws {
-        let groups = ["b", "c"]
-        var saves: [SaveStream] = []
-        var stores: [GroupStore] = []
-        var runs: [Task<Void, any Error>] = []
-        for name in groups {
-            stores.append(try open(name, schema: Self.schema))
-            let watcher = try open(name, member: "watcher")
-            saves.append(watcher.saves())
-            try watcher.start()
-            let sync = CloudSync(try configuration(name, tables: ["note"]))
-            runs.append(Task { try await sync.run() })
-        }
-        defer { for run in runs { run.cancel() } }
-        // The first sync creates the typed table; then psql writes as alice.
-        try await deadlineForTable()
-        try server.psql("INSERT INTO note (id, title, n) VALUES ('p1', 'inserted with psql', 1)", as: "alice")
-        try server.psql("UPDATE note SET title = 'updated with psql', n = 2 WHERE id = 'p1'", as: "alice")
-        for (index, stream) in saves.enumerated() {
-            let store = stores[index]
-            _ = try await deadline(30, "the update in group \(groups[index])'s watcher, by cloud") {
-                for await save in stream where save.author == "cloud" {
-                    guard let change = save.change(of: "note"), (change.inserted + change.updated).contains("p1") else { continue }
-                    let row = try await store.pool.read { try String.fetchOne($0, sql: "SELECT title || '|' || n FROM note WHERE id = 'p1'") }
-                    if row == "updated with psql|2" { return true }
-                }
+        /// Waits for `signals` to yield once, failing the test after 15 s.
+        private func awaitSignal(_ signals: AsyncStream<Void>, _ what: String) async throws {
+            _ = try await deadline(15, what) {
+                for await _ in signals { return true }
                 return nil
             }
         }
-    }
 
-    /// Waits until a bridge has created the typed table.
-    private func deadlineForTable() async throws {
-        let server = self.server!
-        _ = try await deadline(30, "the typed table note on the server") {
-            while true {
-                if (try? server.psql("SELECT to_regclass('public.note') IS NOT NULL")) == "t" { return true }
-                try await Task.sleep(for: .milliseconds(20))
+        func testATransactionThatStartedFirstAndCommitsLast_isFetched() async throws {
+            let remote = try pgRemote()
+            _ = try await remote.account()
+            try await remote.prepare([Self.note])
+            let listing = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 100)
+            XCTAssertEqual(listing.changed.count, 0)
+
+            // T1 starts first and writes n1; T2 writes n2 and commits; T1 commits last.
+            let first = try await connect("alice")
+            defer { Task { try? await first.close() } }
+            try await first.query("BEGIN", logger: Logger(label: "test"))
+            try await first.query("INSERT INTO note (id, title) VALUES ('n1', 'started first')", logger: Logger(label: "test"))
+            try server.psql("INSERT INTO note (id, title) VALUES ('n2', 'committed first')", as: "alice")
+
+            // n2 is held back while T1 is open: its place in the feed is after T1's.
+            let held = try await remote.fetchChanges(in: .private("alice"), since: listing.token, limit: 100)
+            XCTAssertEqual(names(held), [], "nothing passes the fence while an older transaction is open")
+            try await first.query("COMMIT", logger: Logger(label: "test"))
+            let after = try await remote.fetchChanges(in: .private("alice"), since: held.token, limit: 100)
+            XCTAssertEqual(names(after), ["n1", "n2"], "both, the late commit included")
+            let again = try await remote.fetchChanges(in: .private("alice"), since: after.token, limit: 100)
+            XCTAssertEqual(names(again), [])
+        }
+
+        func testANotification_carriesTheWritingRemotesOrigin_orNothing_andNothingOfTheRows() async throws {
+            let remote = try pgRemote()
+            _ = try await remote.account()
+            try await remote.prepare([Self.note])
+            let listener = try await connect("alice")
+            defer { Task { try? await listener.close() } }
+            let (payloads, delivered) = AsyncStream.makeStream(of: String.self)
+            let (ready, listening) = AsyncStream.makeStream(of: Void.self)
+            let listen = Task {
+                try await listener.listen(on: "groupstore") { notifications in
+                    listening.yield()
+                    for try await notification in notifications { delivered.yield(notification.payload) }
+                }
+            }
+            defer { listen.cancel() }
+            try await awaitSignal(ready, "LISTEN on the test's connection")
+            let note = CloudRecordID(zone: .private("alice"), type: "note", name: "secret-name")
+            let saved = try await remote.modify([.save(id: note, baseTag: nil, fields: ["title": .text("secret title")], editedAt: Date())])
+            guard case .saved = saved.first else { return XCTFail("the save was not saved: \(saved)") }
+            try server.psql("INSERT INTO note (id, title) VALUES ('from-psql', 'by hand')", as: "alice")
+            let seen = try await deadline(15, "both notifications") {
+                var seen: [String] = []
+                for await payload in payloads {
+                    seen.append(payload)
+                    if seen.count == 2 { return seen }
+                }
+                return nil
+            }
+            XCTAssertEqual(seen, [remote.origin, ""], "the remote's write carries its origin, psql's nothing")
+            XCTAssertFalse(remote.origin.contains("secret"))
+        }
+
+        func testAConnectionsLossWatch_keepsNothingForAnsweredStatements_andTellsTheWaitingOnesWhenItCloses() async throws {
+            let watch = ConnectionLossWatch()
+            let connection = try await connect("alice")
+            for _ in 0..<1_000 {
+                let token = watch.onClose(of: connection) { XCTFail("an answered statement was told of a loss") }
+                _ = try await connection.query("SELECT 1", logger: Logger(label: "test"))
+                watch.cancel(token, of: connection)
+            }
+            XCTAssertEqual(watch.count.connections, 1)
+            XCTAssertEqual(watch.count.waiting, 0, "nothing is kept for a statement once answered")
+            let (told, tell) = AsyncStream.makeStream(of: Void.self)
+            _ = watch.onClose(of: connection) { tell.yield() }
+            try await connection.close()
+            try await awaitSignal(told, "the waiting statement told of the closed connection")
+            XCTAssertEqual(watch.count.connections, 0, "a closed connection is forgotten")
+            // A statement on a connection already closed is told at once.
+            let (late, tellLate) = AsyncStream.makeStream(of: Void.self)
+            _ = watch.onClose(of: connection) { tellLate.yield() }
+            try await awaitSignal(late, "a statement on a closed connection told at once")
+        }
+
+        func testPushHints_skipTheRemotesOwnWrites_forASoleListenerOnly() async throws {
+            /// How many hints each of `listeners` streams gets for one notification from `origin`,
+            /// on a remote whose origin is "me".
+            func hints(listeners: Int, notificationFrom origin: String) async -> [Int] {
+                let hints = PushHints()
+                let streams = (0..<listeners).map { _ in hints.stream() }
+                hints.yield(from: origin, own: "me")
+                hints.finish()
+                var counts: [Int] = []
+                for stream in streams {
+                    var count = 0
+                    for await _ in stream { count += 1 }
+                    counts.append(count)
+                }
+                return counts
+            }
+            let own = await hints(listeners: 1, notificationFrom: "me")
+            XCTAssertEqual(own, [0], "a sole listener made the write: no hint")
+            let foreign = await hints(listeners: 1, notificationFrom: "")
+            XCTAssertEqual(foreign, [1], "another writer's notification is a hint")
+            let shared = await hints(listeners: 2, notificationFrom: "me")
+            XCTAssertEqual(shared, [1, 1], "with two listeners the write may be the other's: both are hinted")
+        }
+
+        func testAHeldBackFetch_completesWithoutANotify() async throws {
+            let b = try open("b", schema: Self.schema)
+            let bSaves = b.saves()
+            try await b.start()
+            var configuration = try configuration("b", tables: ["note"])
+            configuration.fetchInterval = 3_600  // only push hints (and the remote's polls) start a sync
+            let sync = CloudSync(configuration)
+            let events = sync.events()
+            let running = Task { try await sync.run() }
+            defer { running.cancel() }
+            _ = try await deadline(30, "the bridge's first sync") {
+                for await event in events { if case .finished = event { return true } }
+                return nil
+            }
+            // An open transaction that writes nothing synced holds the fence back; its commit notifies nobody.
+            let holder = try await connect("alice")
+            defer { Task { try? await holder.close() } }
+            try await holder.query("BEGIN", logger: Logger(label: "test"))
+            try await holder.query("SELECT pg_current_xact_id()", logger: Logger(label: "test"))
+            try server.psql("INSERT INTO note (id, title, n) VALUES ('p1', 'from psql', 7)", as: "alice")
+            // The NOTIFY wakes the bridge, whose fetch is held back.
+            _ = try await deadline(30, "a sync after the NOTIFY") {
+                for await event in events { if case .finished = event { return true } }
+                return nil
+            }
+            XCTAssertEqual(try dump(b, "note"), [], "held back by the open transaction")
+            try await holder.query("COMMIT", logger: Logger(label: "test"))
+            let save = try await deadline(15, "p1 in group B without a NOTIFY") {
+                for await save in bSaves where save.change(of: "note")?.inserted == ["p1"] { return save }
+                return nil
+            }
+            XCTAssertEqual(save.author, "cloud")
+            XCTAssertEqual(try dump(b, "note"), ["t:p1|t:from psql|i:7"])
+        }
+
+        func testRowsInsertedAndUpdatedWithPsql_reachEveryMemberOfTheUsersGroups_asCloud() async throws {
+            let groups = ["b", "c"]
+            var saves: [SaveStream] = []
+            var stores: [GroupStore] = []
+            var runs: [Task<Void, any Error>] = []
+            for name in groups {
+                stores.append(try open(name, schema: Self.schema))
+                let watcher = try open(name, member: "watcher")
+                saves.append(watcher.saves())
+                try await watcher.start()
+                let sync = CloudSync(try configuration(name, tables: ["note"]))
+                runs.append(Task { try await sync.run() })
+            }
+            defer { for run in runs { run.cancel() } }
+            // The first sync creates the typed table; then psql writes as alice.
+            try await deadlineForTable()
+            try server.psql("INSERT INTO note (id, title, n) VALUES ('p1', 'inserted with psql', 1)", as: "alice")
+            try server.psql("UPDATE note SET title = 'updated with psql', n = 2 WHERE id = 'p1'", as: "alice")
+            for (index, stream) in saves.enumerated() {
+                let store = stores[index]
+                _ = try await deadline(30, "the update in group \(groups[index])'s watcher, by cloud") {
+                    for await save in stream where save.author == "cloud" {
+                        guard let change = save.change(of: "note"), (change.inserted + change.updated).contains("p1") else { continue }
+                        let row = try await store.pool.read {
+                            try String.fetchOne($0, sql: "SELECT title || '|' || n FROM note WHERE id = 'p1'")
+                        }
+                        if row == "updated with psql|2" { return true }
+                    }
+                    return nil
+                }
+            }
+        }
+
+        /// Waits until a bridge has created the typed table.
+        private func deadlineForTable() async throws {
+            let server = self.server!
+            _ = try await deadline(30, "the typed table note on the server") {
+                while true {
+                    if (try? server.psql("SELECT to_regclass('public.note') IS NOT NULL")) == "t" { return true }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
             }
         }
     }
-}
+#endif  // Postgres

@@ -1,0 +1,11 @@
+// Generated from Sources/GroupStore/Documentation.docc/GettingStarted.md, snippet 4, by SnippetTests: do not edit.
+// After changing the snippet there: GROUPSTORE_WRITE_SNIPPETS=1 swift test --filter SnippetTests
+
+import GRDB
+import GroupStore
+
+func snippet_GettingStarted_4(store: GroupStore) async throws {
+    try await store.write { db in
+        try db.execute(sql: "INSERT INTO sample(value) VALUES (?)", arguments: [42])
+    }
+}

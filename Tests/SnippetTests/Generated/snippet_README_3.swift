@@ -1,0 +1,20 @@
+// Generated from README.md, snippet 3, by SnippetTests: do not edit.
+// After changing the snippet there: GROUPSTORE_WRITE_SNIPPETS=1 swift test --filter SnippetTests
+
+import GroupStore
+import GroupStoreCloud
+import GroupStoreCloudEmbedded
+import Logging
+import ServiceLifecycle
+
+func snippet_README_3(store: GroupStore, logger: Logger) async throws {
+    let remote = try EmbeddedRemote(path: "/srv/myapp/cloud.sqlite", user: "alice")
+    var sync = CloudSyncConfiguration(group: store.directoryPath, remote: remote)
+    sync.privateTables = ["note", "tag", "note_tag"]     // only alice's hosts see these
+    sync.publicTables = ["board"]                         // everyone reads, the creator writes
+    sync.policy = .fieldMerge                             // or .serverWins (default), .clientWins, .newerWins, .custom { … }
+    let bridge = CloudSync(sync)                          // joins as the member "cloud"; a second process stands by
+    let events = Task { for await event in bridge.events() { logger.info("\(event)") } }
+    try await ServiceGroup(services: [store, remote, bridge], logger: logger).run()
+    events.cancel()
+}
