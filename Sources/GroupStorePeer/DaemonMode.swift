@@ -20,7 +20,18 @@ enum DaemonMode {
     ///   the app runs, and its subscription starts the store).
     /// - Parameter writes: the app also writes a row every millisecond until
     ///   its own graceful shutdown, reporting each committed one.
-    static func run(store: GroupStore, order: Order, runStore: Bool = true, writes: Bool = false, logger: Logger) async throws {
+    /// - Parameter observeOnMain: also observe `.groupStoreDidSave` on the
+    ///   main queue (the CDShare habit), from this async top level.
+    static func run(
+        store: GroupStore, order: Order, runStore: Bool = true, writes: Bool = false, observeOnMain: Bool = false, logger: Logger
+    ) async throws {
+        // The main queue runs while this top-level code is suspended in `group.run()` below.
+        let observer =
+            observeOnMain
+            ? NotificationCenter.default.addObserver(forName: .groupStoreDidSave, object: store, queue: .main) { note in
+                if let save = note.userInfo?[GroupStore.saveUserInfoKey] as? Save { PeerCommand.report("main observer seq \(save.seq)") }
+            } : nil
+        defer { observer.map(NotificationCenter.default.removeObserver) }
         let app = AppService(store: store, writes: writes)
         let services: [any Service] = !runStore ? [app] : order == .storeFirst ? [store, app] : [app, store]
         let group = ServiceGroup(

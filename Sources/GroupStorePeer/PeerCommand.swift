@@ -41,6 +41,8 @@ struct PeerCommand: AsyncParsableCommand {
     var daemonWrites = false
     @Flag(help: "As a daemon, leave the store out of the ServiceGroup (its subscription starts it).")
     var storeNotRun = false
+    @Flag(help: "As a daemon, also observe .groupStoreDidSave on the main queue (reported on stderr).")
+    var observeOnMain = false
 
     func run() async throws {
         LoggingSystem.bootstrap { label in
@@ -61,7 +63,8 @@ struct PeerCommand: AsyncParsableCommand {
         let store = try await GroupStore.open(configuration)
         if let serviceOrder {
             try await DaemonMode.run(
-                store: store, order: serviceOrder, runStore: !storeNotRun, writes: daemonWrites, logger: configuration.logger)
+                store: store, order: serviceOrder, runStore: !storeNotRun, writes: daemonWrites, observeOnMain: observeOnMain,
+                logger: configuration.logger)
             return
         }
         let saves = store.saves()

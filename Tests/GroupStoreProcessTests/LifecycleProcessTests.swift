@@ -104,6 +104,20 @@ final class LifecycleProcessTests: ProcessTestCase {
         _ = try stop(daemon)
     }
 
+    /// A `.groupStoreDidSave` observer on the main queue, registered by a
+    /// daemon whose async top level awaits its `ServiceGroup`, gets every save.
+    func testAMainQueueObserver_inADaemonWithAnAsyncTopLevel_getsEverySave() throws {
+        try exec("writer", "CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, author TEXT NOT NULL, n INTEGER NOT NULL)")
+        let daemon = try spawn(
+            "groupstore-peer", ["--group", group, "--member", "daemon", "--service-order", "store-first", "--observe-on-main"],
+            name: "daemon observing on main")
+        try daemon.waitForStderr("peer: daemon ready")
+        var seqs: [Int] = []
+        for n in 1...3 { seqs.append(try execSeq("writer", "INSERT INTO items(author, n) VALUES ('writer', \(n))")) }
+        for seq in seqs { try daemon.waitForStderr("peer: main observer seq \(seq)") }
+        _ = try stop(daemon)
+    }
+
     /// A migration that fails is named, with SQLite's reason, and the
     /// process exits non-zero (nothing of it committed).
     func testAFailingMigration_isNamedInTheOneLineError() throws {
