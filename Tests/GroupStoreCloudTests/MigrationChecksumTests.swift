@@ -32,7 +32,8 @@ final class MigrationChecksumTests: XCTestCase {
         (
             "the PostgreSQL remote",
             [
-                ("groupstore.postgres.v3", "a8b697d66484c72f5ac7128cab840a3b0d34a50e9ff6ac5afacc9a0441f71153")
+                ("groupstore.postgres.v3", "a8b697d66484c72f5ac7128cab840a3b0d34a50e9ff6ac5afacc9a0441f71153"),
+                ("groupstore.postgres.zone-hints", "91e15bbf46f258707d7a3d578c5d64c8aad05bd7f05aefab14f97ca25a36c73d"),
             ]
         ),
     ]

@@ -32,6 +32,11 @@ public struct CloudSyncError: Error, Sendable, CustomStringConvertible {
         public static let scopeChanged = Code("scopeChanged")
         /// The user may not read or write this.
         public static let permissionDenied = Code("permissionDenied")
+        /// The remote does not accept who is asking: a gateway's token missing,
+        /// expired, tampered with or signed with a key it does not know, or
+        /// naming a role the gateway may not act as. Not about one zone or
+        /// record: the sync fails, and a running bridge tries again later.
+        public static let unauthorized = Code("unauthorized")
         /// The remote's user is not the one this group synced with, and
         /// ``CloudSyncConfiguration/accountChange`` is `refuse`.
         public static let accountChanged = Code("accountChanged")
@@ -41,6 +46,13 @@ public struct CloudSyncError: Error, Sendable, CustomStringConvertible {
         public static let store = Code("store")
         /// The bridge was stopped.
         public static let stopped = Code("stopped")
+
+        /// Every code, by ``rawValue`` (a remote's answer over the wire names its code).
+        package static let all: [String: Code] = Dictionary(
+            uniqueKeysWithValues: [
+                tableRefused, invalidConfiguration, badRemote, transient, rateLimited, batchTooLarge, tokenExpired, scopeChanged,
+                permissionDenied, unauthorized, accountChanged, syncingElsewhere, store, stopped,
+            ].map { ($0.rawValue, $0) })
 
         public static func ~= (code: Code, error: any Error) -> Bool {
             (error as? CloudSyncError)?.code == code
@@ -56,6 +68,7 @@ public struct CloudSyncError: Error, Sendable, CustomStringConvertible {
     public static let tokenExpired = Code.tokenExpired
     public static let scopeChanged = Code.scopeChanged
     public static let permissionDenied = Code.permissionDenied
+    public static let unauthorized = Code.unauthorized
     public static let syncingElsewhere = Code.syncingElsewhere
     public static let accountChanged = Code.accountChanged
     public static let store = Code.store

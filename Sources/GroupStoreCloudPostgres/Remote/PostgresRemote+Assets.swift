@@ -5,14 +5,16 @@
 
     extension PostgresRemote {
         public func missingAssets(_ hashes: [String]) async throws -> Set<String> {
+            try await missingAssets(hashes, as: nil)
+        }
+
+        func missingAssets(_ hashes: [String], as role: String?) async throws -> Set<String> {
             guard !hashes.isEmpty else { return [] }
-            return try await perform("look for assets") { connection in
+            return try await perform("look for assets", as: role) { session in
                 var binds = PostgresBindings()
                 binds.append(hashes)
-                let rows = try await Self.cells(
-                    connection.query(
-                        PostgresQuery(unsafeSQL: "SELECT hash FROM groupstore.assets WHERE hash = ANY($1::text[])", binds: binds),
-                        logger: logger))
+                let rows = try await session.cells(
+                    PostgresQuery(unsafeSQL: "SELECT hash FROM groupstore.assets WHERE hash = ANY($1::text[])", binds: binds))
                 return Set(hashes).subtracting(rows.compactMap { $0.first ?? nil })
             }
         }
@@ -20,34 +22,39 @@
         /// Stores an asset's bytes (idempotent); the server checks them against
         /// the hash.
         public func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws {
+            try await uploadAsset(asset, bytes: bytes, as: nil)
+        }
+
+        func uploadAsset(_ asset: CloudAsset, bytes: [UInt8], as role: String?) async throws {
             guard asset.size == bytes.count, CloudAsset(bytes: bytes).hash == asset.hash else {
                 throw CloudSyncError(
                     .badRemote,
                     "asset \(asset.hash) (\(asset.size) bytes) does not match the \(bytes.count) bytes given for it; nothing was stored on \(displayName)"
                 )
             }
-            try await perform("upload an asset") { connection in
+            try await perform("upload an asset", as: role) { session in
                 var binds = PostgresBindings()
                 binds.append(asset.hash)
                 binds.append(String(asset.size))
                 binds.append(ByteBuffer(bytes: bytes))
-                _ = try await Self.cells(
-                    connection.query(
-                        PostgresQuery(
-                            unsafeSQL:
-                                "INSERT INTO groupstore.assets (hash, size, bytes) VALUES ($1, $2::bigint, $3) ON CONFLICT (hash, owner) DO NOTHING",
-                            binds: binds), logger: logger))
+                _ = try await session.result(
+                    PostgresQuery(
+                        unsafeSQL:
+                            "INSERT INTO groupstore.assets (hash, size, bytes) VALUES ($1, $2::bigint, $3) ON CONFLICT (hash, owner) DO NOTHING",
+                        binds: binds))
             }
         }
 
         public func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8] {
-            try await perform("download an asset") { connection in
+            try await downloadAsset(asset, as: nil)
+        }
+
+        func downloadAsset(_ asset: CloudAsset, as role: String?) async throws -> [UInt8] {
+            try await perform("download an asset", as: role) { session in
                 var binds = PostgresBindings()
                 binds.append(asset.hash)
-                let rows = try await Self.bounded(
-                    connection.query(
-                        PostgresQuery(unsafeSQL: "SELECT bytes FROM groupstore.assets WHERE hash = $1 LIMIT 1", binds: binds),
-                        logger: logger)
+                let rows = try await session.result(
+                    PostgresQuery(unsafeSQL: "SELECT bytes FROM groupstore.assets WHERE hash = $1 LIMIT 1", binds: binds)
                 ).rows
                 guard let row = rows.first, var buffer = try row.first?.decode(ByteBuffer?.self) else {
                     throw CloudSyncError(.badRemote, "\(displayName) has no asset \(asset.hash) (\(asset.size) bytes)")
@@ -62,23 +69,23 @@
         /// restored from an older copy — if the tag is of another epoch or
         /// beyond the numbers issued.
         public func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {
+            try await forgotten(records, as: nil)
+        }
+
+        func forgotten(_ records: [CloudRecordID: String], as role: String?) async throws -> Set<CloudRecordID> {
             guard !records.isEmpty else { return [] }
-            return try await perform("check records the listing lacks") { connection in
-                let epoch = try await epoch(connection)
-                let meta = try await Self.cells(
-                    connection.query(
-                        """
-                        SELECT (SELECT last_value FROM groupstore.tags)::text, (SELECT value FROM groupstore.meta WHERE key = 'horizon_tag')
-                        """, logger: logger))
+            return try await perform("check records the listing lacks", as: role) { session in
+                let epoch = try await epoch(session)
+                let meta = try await session.cells(
+                    """
+                    SELECT (SELECT last_value FROM groupstore.tags)::text, (SELECT value FROM groupstore.meta WHERE key = 'horizon_tag')
+                    """)
                 let issued = Int64((meta.first?[0] ?? nil) ?? "0") ?? 0
                 let horizon = Int64((meta.first?[1] ?? nil) ?? "0") ?? 0
                 var binds = PostgresBindings()
                 binds.append(Array(Set(records.keys.map(\.name))))
-                let rows = try await Self.cells(
-                    connection.query(
-                        PostgresQuery(
-                            unsafeSQL: "SELECT zone, type, name FROM groupstore.tombstones WHERE name = ANY($1::text[])", binds: binds),
-                        logger: logger))
+                let rows = try await session.cells(
+                    PostgresQuery(unsafeSQL: "SELECT zone, type, name FROM groupstore.tombstones WHERE name = ANY($1::text[])", binds: binds))
                 let tombstones = Set(rows.map { "\($0[0] ?? "")\u{0}\($0[1] ?? "")\u{0}\($0[2] ?? "")" })
                 var forgotten = Set<CloudRecordID>()
                 for (id, tag) in records {

@@ -15,8 +15,8 @@
         /// pg_snapshot_xmin(pg_current_snapshot())`), in `(tx, seq)` order — so
         /// a transaction that commits late is never skipped; each record changed
         /// once, in its current state. When entries are held back by the fence,
-        /// a push hint follows shortly (the commit that releases them may send
-        /// no notification).
+        /// a push hint follows shortly (``FencePoll``: the commit that releases
+        /// them may send no notification).
         ///
         /// - Throws: ``CloudSyncError/Code/permissionDenied`` for another user's
         ///   private zone or a shared zone not shared with this role;
@@ -24,21 +24,32 @@
         ///   another server (set up again, or restored), from before the pruned
         ///   log (`groupstore.compact_log`), ahead of the log, or unreadable.
         public func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
-            try await perform("fetch changes") { connection in
-                let user = try await user(connection)
+            let (batch, heldBack) = try await fetchChanges(in: zone, since: token, limit: limit, as: nil)
+            poll.fetched(heldBack: heldBack) { [hints] in hints.yield() }
+            return batch
+        }
+
+        /// The changes of `zone` after `token` as `role` (`nil`: the login
+        /// role), and whether entries after them are held back by the fence (the
+        /// caller then fetches again shortly).
+        func fetchChanges(
+            in zone: CloudZone, since token: CloudChangeToken?, limit: Int, as role: String?
+        ) async throws -> (CloudChangeBatch, heldBack: Bool) {
+            try await perform("fetch changes", as: role) { session in
+                let user = try await user(session)
                 if zone.scope == .private, zone.owner != user {
                     throw CloudSyncError(
                         .permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from \(displayName)")
                 }
-                if zone.scope == .shared, try await access(to: zone, connection) == nil {
-                    guard try await roleExists(zone.owner, connection) else {
+                if zone.scope == .shared, try await access(to: zone, session) == nil {
+                    guard try await roleExists(zone.owner, session) else {
                         throw CloudSyncError(
                             .invalidConfiguration,
                             "\(zone) cannot exist on \(displayName): there is no role \(String(reflecting: zone.owner))")
                     }
                     throw CloudSyncError(.permissionDenied, "\(zone) is not shared with \(user) on \(displayName)")
                 }
-                let epoch = try await epoch(connection)
+                let epoch = try await epoch(session)
                 var start: PostgresChangeToken?
                 if let token {
                     guard let parsed = PostgresChangeToken(token) else {
@@ -57,10 +68,9 @@
                 // A listing reads typed tables in key order; the feed reads the log its own way.
                 let isFeed: Bool
                 if case .position = start { isFeed = true } else { isFeed = false }
-                let catalog = try await tables([], connection)
-                let (batch, heldBack) = try await PostgresTransaction.run(
-                    connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readsInKeyOrder: !isFeed, logger: logger
-                ) { transaction in
+                let catalog = try await tables([], session)
+                return try await session.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readsInKeyOrder: !isFeed) {
+                    transaction in
                     switch start {
                     case .none:
                         let fence = try await fence(transaction)
@@ -73,8 +83,6 @@
                         return try await feed(zone, epoch: epoch, tx: tx, seq: seq, limit: limit, transaction)
                     }
                 }
-                pollSoon(heldBack: heldBack)
-                return batch
             }
         }
 
@@ -174,7 +182,7 @@
                 counter += 1
                 order[key] = counter
             }
-            let known = try await tables(names.keys, transaction.connection)
+            let known = try await tables(names.keys, transaction)
             var reads: [(PostgresTypedTable, EventLoopFuture<PostgresQueryResult>)] = []
             for (type, typeNames) in names {
                 guard let table = known[type] else { continue }

@@ -10,7 +10,8 @@
         /// cancelled, reconnecting with backoff; every notification is a hint
         /// (but this remote's own writes, to a sole listener: see ``PushHints``),
         /// and so is every (re)connection: what was committed meanwhile sent
-        /// its notification to nobody.
+        /// its notification to nobody. Each is also handed to ``notices()`` (a
+        /// (re)connection as a notice of any zone).
         func listen() async {
             var delay = 0.05
             while !Task.isCancelled {
@@ -23,8 +24,14 @@
                             try await connection.listen(on: PostgresServerSchema.channel) { notifications in
                                 delay = 0.05
                                 logger.debug("listening for push hints", metadata: ["remote": "\(displayName)"])
+                                listening.store(true, ordering: .relaxed)
                                 hints.yield()
-                                for try await notification in notifications { hints.yield(from: notification.payload, own: origin) }
+                                noticeHub.yield(PostgresNotice(origin: "", tags: nil))
+                                for try await notification in notifications {
+                                    let notice = PostgresNotice(payload: notification.payload)
+                                    hints.yield(from: notice.origin, own: origin)
+                                    noticeHub.yield(notice)
+                                }
                             }
                         } onCancel: {
                             let closing: EventLoopFuture<Void> = connection.close()
@@ -33,6 +40,7 @@
                     } catch {
                         failure = error
                     }
+                    listening.store(false, ordering: .relaxed)
                     // Closed in every case (a connection must be closed before it goes).
                     try? await connection.close()
                 } catch {
@@ -49,30 +57,6 @@
                 if Task.isCancelled { break }
                 try? await Task.sleep(for: .seconds(delay))
                 delay = min(delay * 2, 2)
-            }
-        }
-
-        /// A fetch found changes held back by the fence (an open transaction
-        /// anywhere in the cluster): hint again shortly, since the commit that
-        /// releases them may send no notification. The delay doubles while it
-        /// stays held back, up to ``maxPollDelay``.
-        func pollSoon(heldBack: Bool) {
-            let delay: Double? = state.withLock { state in
-                guard heldBack else {
-                    state.pollDelay = Self.firstPollDelay
-                    return nil
-                }
-                guard !state.pollScheduled else { return nil }
-                state.pollScheduled = true
-                let delay = state.pollDelay
-                state.pollDelay = min(state.pollDelay * 2, Self.maxPollDelay)
-                return delay
-            }
-            guard let delay else { return }
-            Task { [self] in
-                try? await Task.sleep(for: .seconds(delay))
-                state.withLock { $0.pollScheduled = false }
-                hints.yield()
             }
         }
 

@@ -21,6 +21,12 @@
         ///   transaction, so the others still land and that one is refused with
         ///   the server's message.
         public func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
+            try await modify(changes, as: nil, origin: nil)
+        }
+
+        /// `modify` as `role` (`nil`: the login role), its notifications
+        /// carrying `origin` (`nil`: this remote's).
+        func modify(_ changes: [CloudRecordChange], as role: String?, origin: String?) async throws -> [CloudModifyResult] {
             guard changes.count <= Self.maxBatchRecords else {
                 throw CloudSyncError(
                     .batchTooLarge, "\(changes.count) changes are more than \(displayName) takes at once (\(Self.maxBatchRecords))")
@@ -32,17 +38,17 @@
                     "\(changes.count) changes (\(bytes) bytes) are more than \(displayName) takes at once (\(Self.maxBatchBytes) bytes)")
             }
             guard !changes.isEmpty else { return [] }
-            return try await perform("save records") { connection in
-                let epoch = try await epoch(connection)
-                let user = try await user(connection)
-                let tables = try await tables(Set(changes.map(\.id.type)), connection)
+            return try await perform("save records", as: role, origin: origin) { session in
+                let epoch = try await epoch(session)
+                let user = try await user(session)
+                let tables = try await tables(Set(changes.map(\.id.type)), session)
                 var access: [CloudZone: CloudShareAccess?] = [:]
                 for zone in Set(changes.map(\.id.zone)) where zone.scope == .shared {
-                    access[zone] = try await self.access(to: zone, connection)
+                    access[zone] = try await self.access(to: zone, session)
                 }
                 let plan = ModifyPlan(changes: changes, tables: tables, user: user, epoch: epoch, access: access)
                 do {
-                    return try await plan.run(connection, origin: origin, logger: logger)
+                    return try await plan.run(session)
                 } catch let error
                     where PostgresFailure.serverError(error) != nil
                     && !PostgresFailure.isTransient(PostgresFailure.serverError(error)!.state)
@@ -54,7 +60,7 @@
                     for change in changes {
                         let single = ModifyPlan(changes: [change], tables: tables, user: user, epoch: epoch, access: access)
                         do {
-                            results += try await single.run(connection, origin: origin, logger: logger)
+                            results += try await single.run(session)
                         } catch let error where PostgresFailure.serverError(error) != nil {
                             let (state, message) = PostgresFailure.serverError(error)!
                             if PostgresFailure.isTransient(state) { throw error }
@@ -104,13 +110,11 @@
             case insert(Values, editedAt: Double, PostgresTypedTable)
         }
 
-        func run(_ connection: PostgresConnection, origin: String, logger: Logger) async throws -> [CloudModifyResult] {
+        func run(_ session: PostgresSession) async throws -> [CloudModifyResult] {
             let statements = Statements(plan: self)
             // One flight: BEGIN, every statement and COMMIT are sent before the first answer is
             // read. A statement that fails aborts the transaction, and the COMMIT rolls back.
-            let rows = try await PostgresTransaction.run(
-                connection, settings: [(PostgresServerSchema.originSetting, origin)], logger: logger
-            ) {
+            let rows = try await session.transaction(settings: [(PostgresServerSchema.originSetting, session.origin)]) {
                 transaction in
                 let sent = statements.send(transaction)
                 transaction.sendCommit()

@@ -41,8 +41,18 @@
         public var displayName: String { url.description }
 
         let client: PostgresClient
+        /// The most connections the pool opens.
+        public let maximumConnections: Int
         let logger: Logger
         let hints = PushHints()
+        /// Hints again shortly when a fetch was held back by the fence.
+        let poll = FencePoll()
+        /// The notifications, for ``notices()``.
+        let noticeHub = Broadcast<PostgresNotice>()
+        /// Whether the push listener is connected and listening.
+        let listening = Atomic<Bool>(false)
+        /// Operations holding (or waiting for) a pooled connection.
+        let leases = Atomic<Int>(0)
         /// What this remote's writes send with their notifications, so that
         /// its listener knows them (see ``PushHints``): random, and nothing
         /// about the rows.
@@ -56,9 +66,6 @@
             var user: String?
             /// Typed tables by name, as last read from the catalog.
             var tables: [String: PostgresTypedTable] = [:]
-            /// Whether a poll is due because a fetch was held back by the fence.
-            var pollScheduled = false
-            var pollDelay = PostgresRemote.firstPollDelay
         }
 
         /// The most records one page of a fetch holds, whatever limit is asked for.
@@ -66,19 +73,22 @@
         /// The most changes, and the most estimated bytes, one ``modify(_:)`` takes.
         public static let maxBatchRecords = 400
         public static let maxBatchBytes = 2_000_000
-        static let firstPollDelay = 0.02
-        static let maxPollDelay = 1.0
 
         /// - Parameters:
         ///   - url: `postgres://` or `postgresql://` (see ``PostgresURL``).
+        ///   - maximumConnections: the most connections the pool opens (the
+        ///     push listener has one more of its own).
         ///   - logger: where the remote logs (at info and below).
         /// - Throws: ``CloudSyncError/Code/badRemote`` for a URL that does not parse.
-        public init(url: String, logger: Logger = Logger(label: "GroupStoreCloudPostgres")) throws {
+        public init(url: String, maximumConnections: Int = 4, logger: Logger = Logger(label: "GroupStoreCloudPostgres")) throws {
             self.url = try PostgresURL(url)
             self.logger = logger
+            self.maximumConnections = max(1, maximumConnections)
             // The pool's own messages (reconnections, a lease before `run()`)
             // are not the library's to show, but for errors.
-            client = PostgresClient(configuration: self.url.clientConfiguration(), backgroundLogger: Self.quiet(logger, below: .error))
+            client = PostgresClient(
+                configuration: self.url.clientConfiguration(maximumConnections: self.maximumConnections),
+                backgroundLogger: Self.quiet(logger, below: .error))
         }
 
         /// Runs the connection pool and the push listener until cancelled or
@@ -91,6 +101,7 @@
                 }
             }
             hints.finish()
+            noticeHub.finish()
         }
 
         /// The role logged in as (`current_user`), after checking that the
@@ -110,30 +121,40 @@
                 let verb = loginFailed ? "cannot log in to" : "cannot reach"
                 throw CloudSyncError(failure.code, "\(verb) \(displayName): \(reason)", underlying: error)
             }
-            return try await perform("check the account") { connection in
-                let roles = try await Self.cells(
-                    connection.query(
-                        """
-                        SELECT current_user::text, pg_has_role(current_user, 'groupstore_user', 'USAGE')::text,
-                          (SELECT (rolsuper OR rolbypassrls)::text FROM pg_roles WHERE rolname = current_user)
-                        """, logger: logger))
-                guard let role = roles.first, let user = role[0] else {
+            return try await account(as: nil)
+        }
+
+        /// The role a session acts as, after checking that it is granted
+        /// `groupstore_user` and that the GroupStore schema is there. Acting as
+        /// a role (a gateway), a role that bypasses row-level security is
+        /// refused: the database would not decide what it sees.
+        func account(as role: String?) async throws -> String {
+            try await perform("check the account", as: role) { session in
+                let roles = try await session.cells(
+                    """
+                    SELECT current_user::text, pg_has_role(current_user, 'groupstore_user', 'USAGE')::text,
+                      (SELECT (rolsuper OR rolbypassrls)::text FROM pg_roles WHERE rolname = current_user)
+                    """)
+                guard let row = roles.first, let user = row[0] else {
                     throw CloudSyncError(.badRemote, "the server \(displayName) did not say who is logged in")
                 }
-                if role[2] == "true" {
+                if row[2] == "true" {
+                    if role != nil {
+                        throw CloudSyncError(
+                            .unauthorized, "role \(user) bypasses row-level security: the gateway does not act as it")
+                    }
                     logger.info(
                         "role bypasses row-level security: it sees every user's rows",
                         metadata: ["remote": "\(displayName)", "role": "\(user)"])
-                } else if role[1] != "true" {
+                } else if row[1] != "true" {
                     throw CloudSyncError(
                         .permissionDenied,
                         "role \(user) may not sync through \(displayName): it is not granted groupstore_user (GRANT groupstore_user TO \(PostgresTypedTable.quote(user)))"
                     )
                 }
-                let meta = try await Self.cells(
-                    connection.query(
-                        "SELECT (SELECT value FROM groupstore.meta WHERE key = 'epoch'), (SELECT value FROM groupstore.meta WHERE key = 'format')",
-                        logger: logger))
+                let meta = try await session.cells(
+                    "SELECT (SELECT value FROM groupstore.meta WHERE key = 'epoch'), (SELECT value FROM groupstore.meta WHERE key = 'format')"
+                )
                 guard let epoch = meta.first?[0], let formatText = meta.first?[1], let format = Int(formatText) else {
                     throw CloudSyncError(
                         .badRemote,
@@ -155,14 +176,18 @@
                 state.withLock { state in
                     if state.epoch != epoch { state.tables = [:] }
                     state.epoch = epoch
-                    state.user = user
+                    if role == nil { state.user = user }
                 }
                 return user
             }
         }
 
         public func prepare(_ types: [CloudRecordType]) async throws {
-            try await perform("prepare the record types") { connection in
+            try await prepare(types, as: nil)
+        }
+
+        func prepare(_ types: [CloudRecordType], as role: String?) async throws {
+            try await perform("prepare the record types", as: role) { session in
                 for type in types {
                     let columns: [[String: Any]] = type.columns.map { column in
                         [
@@ -175,12 +200,10 @@
                     binds.append(type.name)
                     binds.append(type.scope.rawValue)
                     binds.append(json)
-                    _ = try await Self.cells(
-                        connection.query(
-                            PostgresQuery(unsafeSQL: "SELECT groupstore.prepare_type($1, $2, $3::jsonb)::text", binds: binds),
-                            logger: logger))
+                    _ = try await session.cells(
+                        PostgresQuery(unsafeSQL: "SELECT groupstore.prepare_type($1, $2, $3::jsonb)::text", binds: binds))
                 }
-                try await loadCatalog(connection)
+                try await loadCatalog(session)
             }
         }
 
@@ -188,11 +211,18 @@
 
         // MARK: Shared plumbing
 
-        /// Runs `body` on a pooled connection; errors become ``CloudSyncError``s.
-        func perform<T: Sendable>(_ what: String, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        /// Runs `body` on a pooled connection, acting as `role` (`nil`: the login
+        /// role; see ``PostgresSession``) with `origin` for its writes' notifications
+        /// (`nil`: this remote's); errors become ``CloudSyncError``s.
+        func perform<T: Sendable>(
+            _ what: String, as role: String? = nil, origin: String? = nil, _ body: (PostgresSession) async throws -> T
+        ) async throws -> T {
+            leases.add(1, ordering: .relaxed)
+            defer { leases.subtract(1, ordering: .relaxed) }
             do {
                 return try await client.withConnection { connection in
-                    try await Self.$leased.withValue(connection) { try await body(connection) }
+                    let session = PostgresSession(connection: connection, role: role, origin: origin ?? self.origin, logger: logger)
+                    return try await Self.$leased.withValue(connection) { try await body(session) }
                 }
             } catch {
                 throw PostgresFailure.cloudError(error, doing: what, remote: displayName)
@@ -243,9 +273,9 @@
         }
 
         /// The epoch, reading it if not known yet.
-        func epoch(_ connection: PostgresConnection) async throws -> String {
+        func epoch(_ session: PostgresSession) async throws -> String {
             if let epoch = state.withLock({ $0.epoch }) { return epoch }
-            let rows = try await Self.cells(connection.query("SELECT value FROM groupstore.meta WHERE key = 'epoch'", logger: logger))
+            let rows = try await session.cells("SELECT value FROM groupstore.meta WHERE key = 'epoch'")
             guard let epoch = rows.first?.first ?? nil else {
                 throw CloudSyncError(
                     .badRemote, "the server \(displayName) has no GroupStore schema: run `groupstore cloud setup --remote URL`")
@@ -254,10 +284,11 @@
             return epoch
         }
 
-        /// The current role, reading it if not known yet.
-        func user(_ connection: PostgresConnection) async throws -> String {
+        /// The role the session acts as; for the login role, reading it if not known yet.
+        func user(_ session: PostgresSession) async throws -> String {
+            if let role = session.role { return role }
             if let user = state.withLock({ $0.user }) { return user }
-            let rows = try await Self.cells(connection.query("SELECT current_user::text", logger: logger))
+            let rows = try await session.cells("SELECT current_user::text")
             let user = (rows.first?.first ?? nil) ?? ""
             state.withLock { $0.user = user }
             return user
@@ -265,16 +296,15 @@
 
         /// Reads every record type's typed table from the server's catalog.
         @discardableResult
-        func loadCatalog(_ connection: PostgresConnection) async throws -> [String: PostgresTypedTable] {
-            let rows = try await Self.cells(
-                connection.query(
+        func loadCatalog(_ reader: some PostgresReader) async throws -> [String: PostgresTypedTable] {
+            let rows = try await reader.cells(
                     """
                     SELECT t.name, t.scope, array_to_json(t.key_columns)::text, a.attname::text, format_type(a.atttypid, a.atttypmod)
                     FROM groupstore.types AS t
                     JOIN pg_attribute AS a ON a.attrelid = to_regclass(format('public.%I', t.name))
                     WHERE a.attnum > 0 AND NOT a.attisdropped AND a.attname NOT LIKE 'gs\\_%'
                     ORDER BY t.name, a.attnum
-                    """, logger: logger))
+                    """)
             var grouped: [String: (scope: CloudScope, keys: [String], columns: [(name: String, type: PostgresColumnType)])] = [:]
             var order: [String] = []
             for row in rows {
@@ -296,11 +326,11 @@
         }
 
         /// The typed tables, reading the catalog if `names` are not all known.
-        func tables(_ names: some Sequence<String>, _ connection: PostgresConnection) async throws -> [String: PostgresTypedTable] {
+        func tables(_ names: some Sequence<String>, _ reader: some PostgresReader) async throws -> [String: PostgresTypedTable] {
             let known = state.withLock { $0.tables }
             // Nothing known yet (a remote that fetches before it prepares anything): read the catalog.
             if !known.isEmpty, names.allSatisfy({ known[$0] != nil }) { return known }
-            return try await loadCatalog(connection)
+            return try await loadCatalog(reader)
         }
     }
 #endif  // Postgres

@@ -4,45 +4,59 @@
     import PostgresNIO
 
     /// One transaction on a leased connection whose statements are pipelined:
-    /// `BEGIN` and the planner settings go out with the first statements, and
-    /// ``sendCommit()`` puts `COMMIT` behind the last ones, so a transaction
-    /// costs as many round trips as it has statements that depend on an
-    /// earlier answer, not one per statement.
+    /// `BEGIN`, the role and the planner settings go out with the first
+    /// statements, and ``sendCommit()`` puts `COMMIT` behind the last ones, so a
+    /// transaction costs as many round trips as it has statements that depend on
+    /// an earlier answer, not one per statement.
     ///
-    /// Use it through ``run(_:_:settings:readsInKeyOrder:logger:_:)``, which
-    /// commits after the body, or rolls back when the body throws, so a
-    /// pooled connection never goes back to the pool inside a transaction.
+    /// Use it through ``run(_:_:settings:readsInKeyOrder:_:)``, which commits
+    /// after the body, or rolls back when the body throws, so a pooled
+    /// connection never goes back to the pool inside a transaction.
     ///
     /// A statement that fails on the server aborts the transaction: the
     /// statements behind it fail too, and a `COMMIT` already sent rolls back
     /// (its answer is `ROLLBACK`).
-    final class PostgresTransaction {
+    final class PostgresTransaction: PostgresReader {
         let connection: PostgresConnection
         let logger: Logger
-        private let opened: [EventLoopFuture<PostgresQueryResult>]
+        /// The role the transaction acts as (`nil`: the login role).
+        let role: String?
+        private let begun: EventLoopFuture<PostgresQueryResult>
+        private let settingsSet: EventLoopFuture<PostgresQueryResult>
         private var committing: EventLoopFuture<PostgresQueryResult>?
 
-        private init(_ connection: PostgresConnection, begin: String, settings: [(String, String)], logger: Logger) {
-            self.connection = connection
-            self.logger = logger
-            let setters = settings.map { "set_config('\($0.0)', '\($0.1)', true)" }
-            opened = [
-                connection.query(PostgresQuery(unsafeSQL: begin), logger: logger),
-                connection.query(PostgresQuery(unsafeSQL: "SELECT " + setters.joined(separator: ", ")), logger: logger),
-            ]
+        private init(_ session: PostgresSession, begin: String, settings: [(String, String)]) {
+            connection = session.connection
+            logger = session.logger
+            role = session.role
+            // The role first: a role the login may not become fails this statement, and so
+            // every statement of the transaction, before any of them runs.
+            let all = (session.role.map { [("role", $0)] } ?? []) + settings
+            var binds = PostgresBindings()
+            var setters: [String] = []
+            for (name, value) in all {
+                binds.append(name)
+                binds.append(value)
+                setters.append("set_config($\(binds.count - 1), $\(binds.count), true)")
+            }
+            begun = connection.query(PostgresQuery(unsafeSQL: begin), logger: logger)
+            settingsSet = connection.query(
+                PostgresQuery(unsafeSQL: "SELECT " + setters.joined(separator: ", "), binds: binds), logger: logger)
         }
 
         /// Runs `body` in a transaction opened with `begin` and committed after
         /// it (unless the body sent `COMMIT` itself with ``sendCommit()``).
         ///
         /// - Parameters:
-        ///   - settings: transaction-local settings beside the planner's (names
-        ///     and values the caller wrote: they are not quoted).
+        ///   - settings: transaction-local settings beside the role and the
+        ///     planner's (sent as parameters).
         ///   - readsInKeyOrder: a reader in key order (a listing page) wants
         ///     neither a bitmap scan nor a sort either.
+        /// - Throws: ``CloudSyncError/Code/unauthorized`` when the session
+        ///   acts as a role the login role may not become (or that does not exist).
         static func run<T>(
-            _ connection: PostgresConnection, _ begin: String = "BEGIN", settings: [(String, String)] = [], readsInKeyOrder: Bool = false,
-            logger: Logger, _ body: (PostgresTransaction) async throws -> T
+            _ session: PostgresSession, _ begin: String = "BEGIN", settings: [(String, String)] = [], readsInKeyOrder: Bool = false,
+            _ body: (PostgresTransaction) async throws -> T
         ) async throws -> T {
             // Every statement of the remote reads by key, in key order; a typed table filled
             // since its statistics were gathered looks tiny to the planner, whose scans of the
@@ -51,15 +65,15 @@
             // And no JIT: a plan made to avoid a scan costs 10^10, far above `jit_above_cost`,
             // and compiling it took 300 ms (measured) for statements that run in a millisecond.
             let planner = ["jit"] + (readsInKeyOrder ? ["enable_seqscan", "enable_bitmapscan", "enable_sort"] : ["enable_seqscan"])
-            let transaction = PostgresTransaction(
-                connection, begin: begin, settings: planner.map { ($0, "off") } + settings, logger: logger)
+            let transaction = PostgresTransaction(session, begin: begin, settings: planner.map { ($0, "off") } + settings)
             do {
                 let value = try await body(transaction)
                 try await transaction.commit()
                 return value
             } catch {
+                let refusal = await transaction.roleRefusal()
                 await transaction.end()
-                throw error
+                throw refusal ?? error
             }
         }
 
@@ -73,7 +87,7 @@
             try await PostgresRemote.cells(send(query))
         }
 
-        /// Sends `COMMIT` behind what was sent so far; ``run(_:_:settings:readsInKeyOrder:logger:_:)``
+        /// Sends `COMMIT` behind what was sent so far; ``run(_:_:settings:readsInKeyOrder:_:)``
         /// reads its answer after the body.
         func sendCommit() {
             guard committing == nil else { return }
@@ -81,12 +95,27 @@
         }
 
         private func commit() async throws {
-            for future in opened { _ = try await PostgresRemote.bounded(future) }
+            _ = try await PostgresRemote.bounded(begun)
+            _ = try await PostgresRemote.bounded(settingsSet)
             sendCommit()
             let answer = try await PostgresRemote.bounded(committing!)
             guard answer.metadata.command == "COMMIT" else {
                 // A statement whose answer the body did not read failed: nothing was written.
                 throw CloudSyncError(.transient, "a transaction was rolled back by the server (\(answer.metadata.command))")
+            }
+        }
+
+        /// Whether the transaction failed because its role could not be taken:
+        /// the error to throw then, naming the role.
+        private func roleRefusal() async -> CloudSyncError? {
+            guard let role else { return nil }
+            do {
+                _ = try await PostgresRemote.bounded(settingsSet)
+                return nil
+            } catch {
+                guard let (state, message) = PostgresFailure.serverError(error), state == "42501" || state == "22023" else { return nil }
+                return CloudSyncError(
+                    .unauthorized, "the gateway may not act as role \(String(reflecting: role)): \(message)", underlying: error)
             }
         }
 

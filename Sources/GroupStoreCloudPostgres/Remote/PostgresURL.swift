@@ -3,7 +3,8 @@
     import GroupStoreCloud
     import PostgresNIO
 
-    /// A `postgres://` / `postgresql://` URL as libpq reads it: user, password,
+    /// A `postgres://` / `postgresql://` URL as libpq reads it: user, password
+    /// (or `PGPASSWORD`),
     /// host and port (or a Unix socket directory: `?host=/dir`, or a host that
     /// starts with `/`), database, and `sslmode` / `sslrootcert`.
     ///
@@ -61,7 +62,9 @@
             let user = query["user"] ?? components.user ?? ProcessInfo.processInfo.environment["USER"] ?? "postgres"
             guard !user.isEmpty else { throw CloudSyncError(.badRemote, "\(Self.redacted(text)) names no user") }
             self.user = user
-            self.password = query["password"] ?? components.password
+            // As libpq: the URL's password, else the PGPASSWORD environment variable (which
+            // keeps it out of a process's arguments, which every local user can read).
+            self.password = query["password"] ?? components.password ?? ProcessInfo.processInfo.environment["PGPASSWORD"]
             let hostText = query["host"] ?? components.host.flatMap { $0.removingPercentEncoding } ?? ""
             if hostText.isEmpty || hostText.hasPrefix("/") {
                 host = nil
@@ -108,8 +111,8 @@
             }
         }
 
-        /// The pool's configuration.
-        func clientConfiguration() -> PostgresClient.Configuration {
+        /// The pool's configuration: at most `maximumConnections` connections.
+        func clientConfiguration(maximumConnections: Int = 4) -> PostgresClient.Configuration {
             var configuration: PostgresClient.Configuration
             if let host {
                 let tls: PostgresClient.Configuration.TLS =
@@ -120,7 +123,7 @@
                     unixSocketPath: "\(socketDirectory ?? "")/.s.PGSQL.\(port)", username: user, password: password, database: database)
             }
             configuration.options.connectTimeout = .seconds(10)
-            configuration.options.maximumConnections = 4
+            configuration.options.maximumConnections = maximumConnections
             return configuration
         }
 

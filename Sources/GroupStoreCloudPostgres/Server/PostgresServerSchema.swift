@@ -50,7 +50,13 @@
         /// server of format 1, 2 or 3 set up by an older build runs it once and
         /// is brought to format 3. A change to the schema is a new migration,
         /// never an edit (`MigrationChecksumTests`).
-        static let migrations = [SchemaMigration("groupstore.postgres.v3", sql: script)]
+        static let migrations = [
+            SchemaMigration("groupstore.postgres.v3", sql: script),
+            SchemaMigration("groupstore.postgres.zone-hints", sql: zoneHints),
+        ]
+        /// The role whose members read the key of the notifications' zone tags
+        /// (a gateway's login role: ``PostgresNotice``).
+        static let gatewayRole = "groupstore_gateway"
 
         /// Creates what is missing and replaces the functions (idempotent). Run
         /// in one transaction.

@@ -94,8 +94,15 @@
                 }
                 return nil
             }
-            XCTAssertEqual(seen, [remote.origin, ""], "the remote's write carries its origin, psql's nothing")
-            XCTAssertFalse(remote.origin.contains("secret"))
+            let notices = seen.map(PostgresNotice.init(payload:))
+            XCTAssertEqual(notices.map(\.origin), [remote.origin, ""], "the remote's write carries its origin, psql's nothing")
+            // Then the zone's tag: the same zone, named by a keyed hash that says nothing of it.
+            XCTAssertEqual(notices[0].tags?.count, 1, "\(seen)")
+            XCTAssertEqual(notices[0].tags, notices[1].tags, "\(seen)")
+            XCTAssertTrue(notices[0].tags?.first?.hasPrefix("z:") == true, "\(seen)")
+            for payload in seen {
+                XCTAssertFalse(payload.contains("secret") || payload.contains("alice") || payload.contains("note"), payload)
+            }
         }
 
         func testAConnectionsLossWatch_keepsNothingForAnsweredStatements_andTellsTheWaitingOnesWhenItCloses() async throws {

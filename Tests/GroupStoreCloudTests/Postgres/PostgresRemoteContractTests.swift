@@ -7,8 +7,9 @@
     import XCTest
 
     /// The remote contract, on a PostgreSQL server (each test restated: XCTest
-    /// on Linux does not always discover inherited test methods).
-    final class PostgresRemoteContractTests: RemoteContractTests {
+    /// on Linux does not always discover inherited test methods). Not final:
+    /// ``GatewayRemoteContractTests`` runs it through a gateway.
+    class PostgresRemoteContractTests: RemoteContractTests {
         override class var remoteKind: RemoteKind { .postgres }
         override func testEverySaveGetsANewTagAndTheSavedRecordIsWhatIsFetched() async throws {
             try await super.testEverySaveGetsANewTagAndTheSavedRecordIsWhatIsFetched()

@@ -1,0 +1,101 @@
+#if Postgres
+    import GroupStoreCloud
+    import PostgresNIO
+    import Synchronization
+
+    extension PostgresRemote {
+        /// The remote's operations acting as `role`, on this remote's pool (whose
+        /// login role must be allowed to become it: `GRANT role TO login`), each
+        /// in transactions that begin with `SET LOCAL ROLE` (see
+        /// ``PostgresSession``): row-level security decides what it reads and
+        /// writes exactly as for a remote that logs in as the role. For a gateway.
+        ///
+        /// - Parameter origin: what its writes' notifications carry (the
+        ///   client's own origin), or `nil` for this remote's.
+        package func acting(as role: String, origin: String? = nil) -> PostgresRoleRemote {
+            PostgresRoleRemote(remote: self, role: role, origin: origin)
+        }
+
+        /// The notifications on the channel, with their zone tags, while the
+        /// remote runs (a (re)connection of the listener is a notice of any zone).
+        package func notices() -> AsyncStream<PostgresNotice> { noticeHub.stream(bufferingNewest: 1024) }
+
+        /// The key of the notifications' zone tags (``PostgresNotice``), read as
+        /// `groupstore_gateway`; `nil` when the login role may not become it or
+        /// the server has no key (set up before the tags).
+        package func hintKey() async throws -> String? {
+            do {
+                return try await perform("read the hint key", as: PostgresServerSchema.gatewayRole) { session in
+                    let rows = try await session.cells("SELECT key FROM groupstore.hint_key LIMIT 1")
+                    return rows.first?.first ?? nil
+                }
+            } catch let error as CloudSyncError where [.permissionDenied, .unauthorized, .badRemote].contains(error.code) {
+                logger.info(
+                    "cannot read the push hints' key: every hint goes to every connected client",
+                    metadata: ["remote": "\(displayName)", "reason": "\(error.message)"])
+                return nil
+            }
+        }
+
+        /// Whether the server answers a statement on the pool and the listener is connected.
+        package func isReady() async -> Bool {
+            guard listening.load(ordering: .relaxed) else { return false }
+            do {
+                _ = try await perform("check the server") { session in try await session.cells("SELECT 1::text") }
+                return true
+            } catch {
+                return false
+            }
+        }
+
+        /// How many operations hold or wait for a pooled connection now.
+        package var poolLeases: Int { leases.load(ordering: .relaxed) }
+    }
+
+    /// A ``PostgresRemote`` acting as one role (``PostgresRemote/acting(as:origin:)``):
+    /// the remote operations, each as that role.
+    package struct PostgresRoleRemote: Sendable {
+        package let remote: PostgresRemote
+        package let role: String
+        package let origin: String?
+
+        package func account() async throws -> String { try await remote.account(as: role) }
+        package func prepare(_ types: [CloudRecordType]) async throws { try await remote.prepare(types, as: role) }
+        package func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
+            try await remote.modify(changes, as: role, origin: origin)
+        }
+        /// A page of changes, and whether entries after it are held back by the
+        /// transaction fence (fetch again shortly: their commit may send no notification).
+        package func fetchChanges(
+            in zone: CloudZone, since token: CloudChangeToken?, limit: Int
+        ) async throws -> (CloudChangeBatch, heldBack: Bool) {
+            try await remote.fetchChanges(in: zone, since: token, limit: limit, as: role)
+        }
+        package func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {
+            try await remote.forgotten(records, as: role)
+        }
+        package func missingAssets(_ hashes: [String]) async throws -> Set<String> { try await remote.missingAssets(hashes, as: role) }
+        package func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws {
+            try await remote.uploadAsset(asset, bytes: bytes, as: role)
+        }
+        package func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8] { try await remote.downloadAsset(asset, as: role) }
+        package func share(_ zone: String, with user: String, access: CloudShareAccess?) async throws {
+            try await remote.share(zone, with: user, access: access, as: role)
+        }
+        package func shares() async throws -> [CloudShare] { try await remote.shares(as: role) }
+
+        /// Of `zones`, those the role may read, by row-level security's own rule
+        /// (`groupstore.may_read`).
+        package func readable(_ zones: [CloudZone]) async throws -> Set<CloudZone> {
+            guard !zones.isEmpty else { return [] }
+            return try await remote.perform("check zones", as: role) { session in
+                var binds = PostgresBindings()
+                binds.append(zones.map(\.description))
+                let rows = try await session.cells(
+                    PostgresQuery(
+                        unsafeSQL: "SELECT z, groupstore.may_read(z)::text FROM unnest($1::text[]) AS z", binds: binds))
+                return Set(rows.compactMap { row in row[1] == "true" ? row[0].flatMap(CloudZone.init(description:)) : nil })
+            }
+        }
+    }
+#endif  // Postgres
