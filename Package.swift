@@ -27,6 +27,8 @@ let package = Package(
         .library(name: "GroupStoreCloud", targets: ["GroupStoreCloud"]),
         .library(name: "GroupStoreCloudEmbedded", targets: ["GroupStoreCloudEmbedded"]),
         .library(name: "GroupStoreCloudPostgres", targets: ["GroupStoreCloudPostgres"]),
+        .library(name: "GroupStoreGateway", targets: ["GroupStoreGateway"]),
+        .library(name: "GroupStoreCloudHTTP", targets: ["GroupStoreCloudHTTP"]),
         .executable(name: "groupstore", targets: ["GroupStoreCLI"]),
         .executable(name: "groupstore-peer", targets: ["GroupStorePeer"]),
         .executable(name: "groupstore-demo", targets: ["groupstore-demo"]),
@@ -45,6 +47,11 @@ let package = Package(
             name: "Postgres",
             description: "The PostgreSQL remote of the cloud bridge (GroupStoreCloudPostgres, on postgres-nio and SwiftNIO)."),
         .trait(name: "Prometheus", description: "The metrics-exporter example, on swift-prometheus."),
+        .trait(
+            name: "Gateway",
+            description:
+                "The sync gateway (GroupStoreGateway, `groupstore serve`, on Hummingbird) and the bridge's remote through it (GroupStoreCloudHTTP, on AsyncHTTPClient); implies Postgres.",
+            enabledTraits: ["Postgres"]),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -55,6 +62,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // Folder watching: inotify, usable on its own.
@@ -120,6 +134,48 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        // The sync gateway: the remote operations over HTTP(S) and push hints over
+        // WebSocket, each request run as the database role its JWT names.
+        .target(
+            name: "GroupStoreGateway",
+            dependencies: [
+                "GroupStoreCloud",
+                "GroupStoreCloudPostgres",
+                "GroupStoreCloudHTTP",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Gateway"])),
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Gateway"])),
+                .product(name: "HummingbirdTLS", package: "hummingbird", condition: .when(traits: ["Gateway"])),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket", condition: .when(traits: ["Gateway"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Gateway"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Gateway"])),
+                .product(name: "CryptoExtras", package: "swift-crypto", condition: .when(traits: ["Gateway"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Gateway"])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(traits: ["Gateway"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Gateway"])),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // The bridge's remote through a gateway: HTTP(S) and WebSocket push hints.
+        .target(
+            name: "GroupStoreCloudHTTP",
+            dependencies: [
+                "GroupStore",
+                "GroupStoreCloud",
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Gateway"])),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket", condition: .when(traits: ["Gateway"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Gateway"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Gateway"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Gateway"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Gateway"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Gateway"])),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
         // Child processes with collected output: for the demo, the benchmark and the tests.
         .target(
             name: "Subprocesses",
@@ -140,6 +196,8 @@ let package = Package(
                 "GroupStoreCloud",
                 "GroupStoreCloudEmbedded",
                 "GroupStoreCloudPostgres",
+                "GroupStoreGateway",
+                "GroupStoreCloudHTTP",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -163,8 +221,11 @@ let package = Package(
                 "GroupStoreCloud",
                 "GroupStoreCloudEmbedded",
                 "GroupStoreCloudPostgres",
+                "GroupStoreCloudHTTP",
+                "GroupStoreGateway",
                 .target(name: "PostgresTestServer", condition: .when(traits: ["Postgres"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Gateway"])),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the floors (the same SQL with no Swift layer).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -256,10 +317,17 @@ let package = Package(
                 "GroupStoreCloud",
                 "GroupStoreCloudEmbedded",
                 "GroupStoreCloudPostgres",
+                "GroupStoreCloudHTTP",
+                "GroupStoreGateway",
                 "GroupStore",
                 "GroupStoreCLI",
                 "FolderWatching",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Gateway"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Gateway"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Gateway"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Gateway"])),
+                .product(name: "CryptoExtras", package: "swift-crypto", condition: .when(traits: ["Gateway"])),
                 .target(name: "PostgresTestServer", condition: .when(traits: ["Postgres"])),
                 "Subprocesses",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -285,6 +353,7 @@ let package = Package(
                 "job-producer",
                 "job-worker",
                 "metrics-exporter",
+                .target(name: "PostgresTestServer", condition: .when(traits: ["Postgres"])),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: upcomingFeatures
@@ -298,6 +367,8 @@ let package = Package(
                 "GroupStoreCloud",
                 "GroupStoreCloudEmbedded",
                 "GroupStoreCloudPostgres",
+                "GroupStoreCloudHTTP",
+                "GroupStoreGateway",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

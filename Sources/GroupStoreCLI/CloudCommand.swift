@@ -9,7 +9,8 @@ struct CloudCommand: AsyncParsableCommand {
             The bridge joins the group as the member `cloud`: one process per group syncs at a time, \
             and the changes it brings in are saves of `cloud` that every member sees. REMOTE is a file \
             path (an embedded remote: a SQLite file several groups share, created if missing; its \
-            directory must exist) or a postgres:// URL (a PostgreSQL server set up with `cloud setup`). Synced \
+            directory must exist), a postgres:// URL (a PostgreSQL server set up with `cloud setup`) or a \
+            gateway's http(s)://HOST:PORT (`groupstore serve`, with --token-file or GROUPSTORE_TOKEN). Synced \
             tables need TEXT, UUID or BLOB keys, or a composite key of references for a link table: \
             an INTEGER key would collide across hosts.
 
@@ -23,6 +24,9 @@ struct CloudCommand: AsyncParsableCommand {
               groupstore cloud share --remote /srv/cloud.sqlite --user alice \\
                 --zone family --with bob --access read-write
             """,
-        subcommands: [CloudSetupCommand.self, CloudSyncCommand.self, CloudRunCommand.self, CloudStatusCommand.self, CloudShareCommand.self]
+        subcommands: [
+            CloudSetupCommand.self, CloudSyncCommand.self, CloudRunCommand.self, CloudStatusCommand.self, CloudShareCommand.self,
+            CloudTokenCommand.self,
+        ]
     )
 }

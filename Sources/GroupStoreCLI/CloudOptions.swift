@@ -74,6 +74,8 @@ struct CloudOptions: ParsableArguments {
     @Option(name: .long, help: "Log level on stderr: trace, debug, info, notice, warning, error.")
     var logLevel: Logger.Level?
 
+    @OptionGroup var gateway: GatewayOptions
+
     /// The configuration, with logging bootstrapped once and the remote
     /// opened (an embedded remote's file is created if missing). Blocking.
     func configuration() throws -> CloudSyncConfiguration {
@@ -99,7 +101,7 @@ struct CloudOptions: ParsableArguments {
         let user = try self.user ?? Self.unixUser()
         LogSetup.bootstrap(level: logLevel ?? .warning)
         let logger = Logger(label: "groupstore.cloud")
-        var configuration = CloudSyncConfiguration(group: group, remote: try remote.open(user: user, logger: logger), logger: logger)
+        var configuration = CloudSyncConfiguration(group: group, remote: try remote.open(user: user, gateway: gateway, logger: logger), logger: logger)
         configuration.privateTables = privateTables
         configuration.publicTables = publicTables
         configuration.sharedTables = sharedTables
@@ -115,7 +117,15 @@ struct CloudOptions: ParsableArguments {
     /// bridge's retries); with PostgreSQL the database role is the user:
     /// `--user`, if given, must name it.
     func checkRole() async throws {
-        guard case .postgres(let url, _) = try RemoteArgument(remote) else { return }
+        let argument = try RemoteArgument(remote)
+        if case .gateway = argument {
+            let remote = try await offThePool { [gateway] in
+                try argument.open(user: "", gateway: gateway, logger: Logger(label: "groupstore.cloud"))
+            }
+            try await Self.check(user: user, isTheRoleOf: remote)
+            return
+        }
+        guard case .postgres(let url, _) = argument else { return }
         #if Postgres
             let remote = try PostgresRemote(url: url, logger: Logger(label: "groupstore.cloud"))
             let connections = Task { try? await remote.run() }
@@ -135,7 +145,7 @@ struct CloudOptions: ParsableArguments {
         guard role == user else {
             throw CommandFailure(
                 message:
-                    "--user \(user) is not the role \(role) that \(remote.displayName) logs in as: with PostgreSQL the database role is the user"
+                    "--user \(user) is not the role \(role) that \(remote.displayName) acts as: with PostgreSQL the database role is the user"
             )
         }
     }

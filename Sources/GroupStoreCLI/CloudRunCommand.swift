@@ -62,7 +62,9 @@ struct CloudRunCommand: AsyncParsableCommand {
                 // hints): started first and stopped last.
                 let remote: [any Service] = [configuration.remote]
                 do {
-                    try await options.checkRole()
+                    // Through a gateway, a token refused now may be renewed later (its file is read
+                    // again): the bridge reports each failed sync and tries again with backoff.
+                    if case .gateway = try RemoteArgument(options.remote) {} else { try await options.checkRole() }
                 } catch {
                     printing.cancel()
                     throw error

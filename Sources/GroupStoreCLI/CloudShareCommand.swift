@@ -51,6 +51,8 @@ struct CloudShareCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Log level on stderr: trace, debug, info, notice, warning, error.")
     var logLevel: Logger.Level?
 
+    @OptionGroup var gateway: GatewayOptions
+
     func validate() throws {
         if with != nil {
             guard zone != nil, access != nil else {
@@ -71,11 +73,15 @@ struct CloudShareCommand: AsyncParsableCommand {
                 let user = try self.user ?? CloudOptions.unixUser()
                 LogSetup.bootstrap(level: logLevel ?? .warning)
                 let logger = Logger(label: "groupstore.cloud")
-                let remote = try await offThePool { try remoteArgument.open(user: user, logger: logger) }
+                let gateway = self.gateway
+                let remote = try await offThePool { try remoteArgument.open(user: user, gateway: gateway, logger: logger) }
                 // The remote's connections live while it runs.
                 let connections = Task { try? await remote.run() }
                 defer { connections.cancel() }
-                if case .postgres = remoteArgument { try await CloudOptions.check(user: self.user, isTheRoleOf: remote) }
+                switch remoteArgument {
+                case .postgres, .gateway: try await CloudOptions.check(user: self.user, isTheRoleOf: remote)
+                case .embedded: break
+                }
                 if let member = with, let zone, let access {
                     try await remote.share(zone, with: member, access: CloudShareAccess(rawValue: access))
                     let owner = try await remote.account()

@@ -8,7 +8,7 @@ struct GroupStoreCommand: AsyncParsableCommand {
         abstract: "Share one SQLite database between processes and watch each other's saves live.",
         subcommands: [
             ExecCommand.self, WatchCommand.self, StatusCommand.self, HistoryCommand.self, GCCommand.self, RetireCommand.self,
-            CloudCommand.self,
+            CloudCommand.self, ServeCommand.self,
         ]
     )
 }

@@ -3,12 +3,18 @@ import GRDB
 import GroupStore
 import GroupStoreCloud
 import GroupStoreCloudEmbedded
+import Logging
+import ServiceLifecycle
 import Subprocesses
 import XCTest
 
 #if Postgres
     import GroupStoreCloudPostgres
     import PostgresTestServer
+#endif
+#if Gateway
+    import GroupStoreCloudHTTP
+    import GroupStoreGateway
 #endif
 
 /// Base of in-process bridge tests: a temporary folder holding group
@@ -17,9 +23,12 @@ import XCTest
 /// subclass whose ``remoteKind`` is `.embedded`, or — where it is
 /// `.postgres` — a throwaway PostgreSQL server, set up by its superuser,
 /// with ordinary roles `alice`, `bob` and `carol` granted `groupstore_user`
-/// (a superuser would bypass row-level security).
+/// (a superuser would bypass row-level security), or — where it is `.gateway`
+/// — that server behind a `groupstore serve` process on loopback, logged in as
+/// the role `authenticator` (granted those three), each remote a
+/// ``GatewayRemote`` with a token for its user.
 class CloudTestCase: XCTestCase {
-    enum RemoteKind { case memory, embedded, postgres }
+    enum RemoteKind { case memory, embedded, postgres, gateway, memoryGateway }
     /// The remote ``defaultRemote(user:)`` gives: subclasses run the same
     /// tests against another remote by overriding it.
     class var remoteKind: RemoteKind { .memory }
@@ -30,14 +39,43 @@ class CloudTestCase: XCTestCase {
     var remotePath: String { root + "/cloud.sqlite" }
     private var stores: [GroupStore] = []
     #if Postgres
-        /// The PostgreSQL server, for `.postgres`.
+        /// The PostgreSQL server, for `.postgres` and `.gateway`.
         var server: PostgresServer!
+    #endif
+    #if Gateway
+        /// The gateway processes, for `.gateway` (one, started in `setUp`).
+        var gateways: [GatewayProcess] = []
+        /// The secret the gateways check tokens with.
+        var gatewaySecret: GatewaySecret!
+        /// The in-process gateway of `.memoryGateway`, and its port.
+        private var memoryGateway: (group: ServiceGroup, task: Task<Void, Never>, port: Int)?
+        /// The ports of the gateways, in order.
+        var gatewayPorts: [Int] { memoryGateway.map { [$0.port] } ?? gateways.map(\.port) }
     #endif
     private var runningRemotes: [Task<Void, Never>] = []
 
     override func setUp() async throws {
         try await super.setUp()
-        guard Self.remoteKind == .postgres else { return }
+        if Self.remoteKind == .memoryGateway {
+            #if Gateway
+                gatewaySecret = try GatewaySecret()
+                let keys = try GatewayKeys(secretFiles: [gatewaySecret.path])
+                let (ports, port) = AsyncStream.makeStream(of: Int.self)
+                let gateway = GatewayServer(
+                    configuration: GatewayConfiguration(host: "127.0.0.1", port: 0, keys: keys), backend: MemoryGatewayBackend(server: memoryServer)
+                ) { _, listening in port.yield(listening) }
+                // In a service group, so that tearDown shuts it down gracefully (a cancelled server logs errors).
+                let group = ServiceGroup(services: [gateway], logger: Logger(label: "memory-gateway"))
+                let task = Task<Void, Never> { _ = try? await group.run() }
+                var iterator = ports.makeAsyncIterator()
+                guard let listening = await iterator.next() else { throw XCTSkip("the in-process gateway did not listen") }
+                memoryGateway = (group, task, listening)
+                return
+            #else
+                throw XCTSkip("built without the Gateway trait")
+            #endif
+        }
+        guard Self.remoteKind == .postgres || Self.remoteKind == .gateway else { return }
         #if Postgres
             do {
                 server = try PostgresServer.start()
@@ -50,12 +88,30 @@ class CloudTestCase: XCTestCase {
                 try server.psql("GRANT groupstore_user TO \(role)")
             }
         #endif
+        guard Self.remoteKind == .gateway else { return }
+        #if Gateway
+            gatewaySecret = try GatewaySecret()
+            try GatewayProcess.createAuthenticator(on: server, grantedRoles: ["alice", "bob", "carol"])
+            gateways = [try GatewayProcess.start(server: server, secret: gatewaySecret)]
+        #else
+            throw XCTSkip("built without the Gateway trait")
+        #endif
     }
 
     override func tearDown() async throws {
         for task in runningRemotes { task.cancel() }
         for task in runningRemotes { await task.value }
         runningRemotes = []
+        #if Gateway
+            for gateway in gateways { gateway.stop() }
+            gateways = []
+            if let memoryGateway {
+                await memoryGateway.group.triggerGracefulShutdown()
+                await memoryGateway.task.value
+            }
+            memoryGateway = nil
+            gatewaySecret?.remove()
+        #endif
         #if Postgres
             server?.stop()
         #endif
@@ -73,8 +129,25 @@ class CloudTestCase: XCTestCase {
             #else
                 throw XCTSkip("built without the Postgres trait")
             #endif
+        case .gateway, .memoryGateway:
+            #if Gateway
+                return try gatewayRemote(user: user)
+            #else
+                throw XCTSkip("built without the Gateway trait")
+            #endif
         }
     }
+
+    #if Gateway
+        /// A running remote through the gateways (all of them, in order) with a
+        /// token for `role` (its push connection ends with the test).
+        func gatewayRemote(user role: String = "alice", token: String? = nil) throws -> GatewayRemote {
+            let url = "http://" + gatewayPorts.map { "127.0.0.1:\($0)" }.joined(separator: ",")
+            let remote = try GatewayRemote(GatewayRemote.Configuration(url: url, token: try token ?? gatewaySecret.token(role: role)))
+            runningRemotes.append(Task { try? await remote.run() })
+            return remote
+        }
+    #endif
 
     #if Postgres
         /// A running PostgreSQL remote acting as `user` (its connections end with the test).

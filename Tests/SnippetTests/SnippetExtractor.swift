@@ -27,7 +27,8 @@ enum SnippetExtractor {
         /// Code that needs an optional part of the package is compiled only
         /// with that part's trait.
         var trait: String? {
-            imports.contains("import GroupStoreCloudPostgres") ? "Postgres" : nil
+            if imports.contains("import GroupStoreGateway") || imports.contains("import GroupStoreCloudHTTP") { return "Gateway" }
+            return imports.contains("import GroupStoreCloudPostgres") ? "Postgres" : nil
         }
 
         var fileText: String {

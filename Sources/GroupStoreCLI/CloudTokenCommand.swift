@@ -1,0 +1,54 @@
+import ArgumentParser
+import Foundation
+import GroupStore
+
+#if Gateway
+    import GroupStoreGateway
+#endif
+
+/// `groupstore cloud token`: mint a token a gateway takes.
+struct CloudTokenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Print a token (an HS256 JWT) that a gateway started with the same secret file takes, for a database role.",
+        discussion: """
+            The token's role claim names the database role the gateway acts as for its requests \
+            (the gateway's login role must be granted it). Without --expires-in the token does not \
+            expire: prefer a lifetime, and mint a new token before it ends.
+
+            Example:
+              openssl rand -base64 48 > /etc/groupstore/jwt.secret
+              groupstore cloud token --jwt-secret-file /etc/groupstore/jwt.secret \\
+                --role alice --expires-in 2592000 > alice.token
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("The secret's file (at least 32 bytes).", valueName: "file"))
+    var jwtSecretFile: String
+
+    @Option(name: .long, help: ArgumentHelp("The database role the token acts as.", valueName: "role"))
+    var role: String
+
+    @Option(name: .long, help: ArgumentHelp("Seconds until the token expires (default: never).", valueName: "seconds"))
+    var expiresIn: Int?
+
+    func validate() throws {
+        if let expiresIn, expiresIn <= 0 { throw ValidationError("--expires-in takes a number of seconds above 0") }
+    }
+
+    func run() async throws {
+        do {
+            try await reportingFailure {
+                #if Gateway
+                    let (file, role, seconds) = (jwtSecretFile, role, expiresIn.map(TimeInterval.init))
+                    let token = try await offThePool { try GatewayToken.mint(secretFile: file, role: role, expiresIn: seconds) }
+                    StandardOutput.writeLine(token)
+                #else
+                    throw CommandFailure(message: RemoteArgument.gatewayNotBuilt)
+                #endif
+            }
+        } catch let failure as CommandFailure {
+            CommandFailure.exit(failure)
+        }
+    }
+}

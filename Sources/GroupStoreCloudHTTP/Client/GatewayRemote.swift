@@ -1,0 +1,184 @@
+#if Gateway
+    import AsyncHTTPClient
+    import Foundation
+    import GroupStoreCloud
+    import Logging
+    import NIOHTTP1
+    import ServiceLifecycle
+    import Synchronization
+
+    /// The bridge's remote through a sync gateway (`groupstore serve`): the
+    /// remote operations over HTTP(S), each with a bearer token whose `role`
+    /// claim names the database role the gateway acts as, and push hints on a
+    /// WebSocket.
+    ///
+    /// ```swift
+    /// let remote = try GatewayRemote(
+    ///     GatewayRemote.Configuration(url: "https://sync.example.com:8443", token: token), logger: logger)
+    /// var configuration = CloudSyncConfiguration(group: "/var/lib/myapp/group", remote: remote, logger: logger)
+    /// configuration.privateTables = ["note"]
+    /// try await ServiceGroup(services: [remote, CloudSync(configuration)], logger: logger).run()
+    /// ```
+    ///
+    /// The remote is a `Service`: its ``run()`` keeps the push connection open,
+    /// reconnecting with backoff (to the next gateway of the URL when it lists
+    /// several), and every (re)connection is a push hint, so the bridge fetches
+    /// whatever it missed meanwhile. The gateway holds no session: any gateway
+    /// serves any request.
+    ///
+    /// Errors are ``CloudSyncError``s with the code the gateway named (the
+    /// database's decision, as with a direct PostgreSQL remote), ``CloudSyncError/Code/unauthorized``
+    /// for a token the gateway refuses, and ``CloudSyncError/Code/transient``
+    /// when no gateway answers.
+    public final class GatewayRemote: CloudDatabase {
+        /// Where the gateway is and who the client is.
+        public struct Configuration: Sendable {
+            /// `http://HOST:PORT` or `https://HOST:PORT`; several gateways as
+            /// `https://HOST:PORT,HOST:PORT`.
+            public var url: String
+            /// The bearer token (a JWT whose `role` claim names the database role).
+            public var token: String
+            /// A file the token was read from: read again when the gateway
+            /// refuses the token, so a renewed token is picked up without a restart.
+            public var tokenFile: String?
+            /// A PEM file of the certificate authorities to trust for `https`
+            /// (default: the system's).
+            public var trustRoots: String?
+            /// How long one request may take.
+            public var requestTimeout: TimeInterval = 60
+
+            public init(url: String, token: String, tokenFile: String? = nil, trustRoots: String? = nil) {
+                self.url = url
+                self.token = token
+                self.tokenFile = tokenFile
+                self.trustRoots = trustRoots
+            }
+        }
+
+        public let configuration: Configuration
+        public var displayName: String { endpoints.description }
+
+        let endpoints: GatewayEndpoints
+        let transport: GatewayTransport
+        let logger: Logger
+        let hints = PushHints()
+        /// What this client's writes carry, so that its push connection tells them apart.
+        let origin = UUID().uuidString
+        /// The zones fetched, which the push connection subscribes to.
+        let zones = Mutex<Set<CloudZone>>([])
+        /// Tells the push connection that ``zones`` grew.
+        let zonesChanged = Broadcast<Void>()
+        /// Every message the push connection received (for tests: what the gateway subscribed, each hint).
+        let pushMessages = Broadcast<GatewayWire.PushMessage>()
+        /// Fetches again shortly when the server held changes back (``FencePoll``).
+        let poll = FencePoll()
+
+        /// - Throws: ``CloudSyncError/Code/badRemote`` for a URL that is not a gateway's.
+        public convenience init(_ configuration: Configuration, logger: Logger = Logger(label: "GroupStoreCloudHTTP")) throws {
+            try self.init(configuration, client: Self.sharedClient, logger: logger)
+        }
+
+        /// The HTTP client of every remote made with the public initializer. A
+        /// connection that cannot be made fails its request at once (AsyncHTTPClient's
+        /// default retries until the request's deadline), so that the next
+        /// gateway of the URL is tried, and a refused certificate is said at once.
+        /// Never shut down: it lives as long as the process, as `HTTPClient.shared` does.
+        static let sharedClient: HTTPClient = {
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool.retryConnectionEstablishment = false
+            return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        }()
+
+        /// A remote whose requests go through `client` (the benchmark's many
+        /// simulated bridges share one with a larger pool).
+        package init(_ configuration: Configuration, client: HTTPClient, logger: Logger) throws {
+            self.configuration = configuration
+            self.logger = logger
+            endpoints = try GatewayEndpoints(configuration.url)
+            transport = GatewayTransport(
+                endpoints: endpoints, token: configuration.token, tokenFile: configuration.tokenFile, trustRoots: configuration.trustRoots,
+                timeout: configuration.requestTimeout, origin: origin, client: client, logger: logger)
+        }
+
+        /// Keeps the push connection until cancelled or told to shut down
+        /// gracefully, then ends the ``pushHints()`` streams.
+        public func run() async throws {
+            await cancelWhenGracefulShutdown {
+                await PushConnection(remote: self).run()
+            }
+            hints.finish()
+            zonesChanged.finish()
+            pushMessages.finish()
+        }
+
+        public func pushHints() -> AsyncStream<Void> { hints.stream() }
+
+        /// The role the token names, as the gateway checked it against the database.
+        public func account() async throws -> String {
+            try await transport.call(.POST, "/account", json: nil as String?, as: GatewayWire.Account.self, doing: "check the account").user
+        }
+
+        public func prepare(_ types: [CloudRecordType]) async throws {
+            _ = try await transport.call(.POST, "/prepare", json: types, as: [String: String].self, doing: "prepare the record types")
+        }
+
+        public func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
+            guard !changes.isEmpty else { return [] }
+            let answer = try await transport.call(
+                .POST, "/modify", json: changes.map(GatewayWire.Change.init), as: [GatewayWire.Result].self, doing: "save records")
+            let results = answer.compactMap(\.result)
+            guard results.count == changes.count else {
+                throw CloudSyncError(.transient, "\(displayName) answered \(results.count) results for \(changes.count) changes")
+            }
+            return results
+        }
+
+        public func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
+            let answer: GatewayWire.Batch
+            do {
+                answer = try await transport.call(
+                    .POST, "/fetch", json: GatewayWire.FetchRequest(zone: zone, token: token, limit: limit), as: GatewayWire.Batch.self,
+                    doing: "fetch changes")
+            } catch let error as CloudSyncError where error.code == .permissionDenied {
+                if zones.withLock({ $0.remove(zone) }) != nil { zonesChanged.yield(()) }
+                throw error
+            }
+            if zones.withLock({ $0.insert(zone).inserted }) { zonesChanged.yield(()) }
+            poll.fetched(heldBack: answer.heldBack) { [hints] in hints.yield() }
+            return answer.batch
+        }
+
+        public func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {
+            guard !records.isEmpty else { return [] }
+            let tagged = records.map { GatewayWire.Tagged(id: $0.key, tag: $0.value) }
+            return Set(
+                try await transport.call(
+                    .POST, "/forgotten", json: tagged, as: [CloudRecordID].self, doing: "check records the listing lacks"))
+        }
+
+        public func missingAssets(_ hashes: [String]) async throws -> Set<String> {
+            guard !hashes.isEmpty else { return [] }
+            return Set(try await transport.call(.POST, "/assets/missing", json: hashes, as: [String].self, doing: "look for assets"))
+        }
+
+        public func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws {
+            _ = try await transport.send(
+                .PUT, "/assets/\(asset.hash)?size=\(asset.size)", body: bytes, contentType: "application/octet-stream",
+                doing: "upload an asset")
+        }
+
+        public func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8] {
+            try await transport.send(.GET, "/assets/\(asset.hash)?size=\(asset.size)", body: nil, contentType: "", doing: "download an asset")
+        }
+
+        public func share(_ zone: String, with user: String, access: CloudShareAccess?) async throws {
+            _ = try await transport.call(
+                .POST, "/share", json: GatewayWire.ShareRequest(zone: zone, user: user, access: access), as: [String: String].self,
+                doing: "share a zone")
+        }
+
+        public func shares() async throws -> [CloudShare] {
+            try await transport.call(.GET, "/shares", json: nil as String?, as: [CloudShare].self, doing: "list shares")
+        }
+    }
+#endif  // Gateway

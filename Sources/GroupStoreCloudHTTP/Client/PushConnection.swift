@@ -1,0 +1,114 @@
+#if Gateway
+    import Foundation
+    import GroupStoreCloud
+    import HTTPTypes
+    import HummingbirdWSClient
+    import Logging
+    import NIOCore
+    import Synchronization
+
+    /// The client's push connection: a WebSocket to the gateway in use,
+    /// subscribed to the zones the client fetches, kept open until cancelled.
+    ///
+    /// ```
+    /// connect ──▶ hint (fetch what was missed) ──▶ subscribe(zones) ──▶ hints…
+    ///    ▲                                                                │
+    ///    └──── backoff 50 ms … 2 s (next gateway) ◀── closed / failed ◀───┘
+    /// ```
+    struct PushConnection {
+        let remote: GatewayRemote
+
+        var logger: Logger { remote.logger }
+
+        func run() async {
+            var delay = 0.05
+            while !Task.isCancelled {
+                let url = remote.endpoints.pushURL
+                let base = remote.endpoints.base
+                let connected = Flag()
+                do {
+                    var configuration = WebSocketClientConfiguration(
+                        maxFrameSize: 1 << 16, closeTimeout: .seconds(5), autoPing: .enabled(timePeriod: .seconds(20)))
+                    configuration.additionalHeaders[.authorization] = "Bearer " + remote.transport.bearer
+                    if let origin = HTTPField.Name(GatewayWire.originHeader) { configuration.additionalHeaders[origin] = remote.origin }
+                    try await WebSocketClient.connect(
+                        url: url, configuration: configuration, tlsConfiguration: remote.transport.tlsConfiguration, logger: quiet
+                    ) { inbound, outbound, _ in
+                        connected.set()
+                        try await session(inbound: inbound, outbound: outbound)
+                    }
+                } catch {
+                    if !Task.isCancelled {
+                        logger.info(
+                            "push connection to the gateway failed; reconnecting",
+                            metadata: ["gateway": "\(base)", "error": "\(GatewayTransport.reason(error))"])
+                    }
+                }
+                if Task.isCancelled { break }
+                if connected.isSet {
+                    delay = 0.05
+                } else {
+                    remote.endpoints.failed(base)
+                }
+                try? await Task.sleep(for: .seconds(delay * Double.random(in: 0.75...1.25)))
+                delay = min(delay * 2, 2)
+            }
+        }
+
+        /// One connection: a hint at once (what was committed while there was
+        /// none sent its notification to nobody), the subscription, then every
+        /// hint until the connection ends.
+        private func session(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
+            let changes = remote.zonesChanged.stream(bufferingNewest: 1)
+            try await subscribe(outbound)
+            logger.debug("push connection open", metadata: ["gateway": "\(remote.endpoints.base)"])
+            remote.hints.yield()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for try await message in inbound.messages(maxSize: 1 << 16) {
+                        guard case .text(let text) = message,
+                            let push = try? GatewayWire.decode(GatewayWire.PushMessage.self, from: Data(text.utf8))
+                        else { continue }
+                        remote.pushMessages.yield(push)
+                        switch push.type {
+                        case .hint:
+                            remote.hints.yield(from: push.own == true ? remote.origin : "", own: remote.origin)
+                        case .subscribed:
+                            // A zone fetched before this subscription took effect may have changed
+                            // meanwhile, with a notification for nobody: fetch again.
+                            remote.hints.yield()
+                        case .subscribe:
+                            break
+                        }
+                    }
+                }
+                group.addTask {
+                    for await _ in changes { try await subscribe(outbound) }
+                }
+                // The connection ended (or the subscription task failed): end the other.
+                _ = try await group.next()
+                group.cancelAll()
+            }
+        }
+
+        private func subscribe(_ outbound: WebSocketOutboundWriter) async throws {
+            let zones = remote.zones.withLock { Array($0) }
+            let message = try GatewayWire.encode(GatewayWire.PushMessage.subscribe(zones))
+            try await outbound.write(.text(String(decoding: message, as: UTF8.self)))
+        }
+
+        /// Whether a connection opened.
+        private final class Flag: Sendable {
+            private let value = Mutex(false)
+            func set() { value.withLock { $0 = true } }
+            var isSet: Bool { value.withLock { $0 } }
+        }
+
+        /// The WebSocket client's own messages are not the library's to show, but for errors.
+        private var quiet: Logger {
+            var quiet = logger
+            quiet.logLevel = max(logger.logLevel, .error)
+            return quiet
+        }
+    }
+#endif  // Gateway

@@ -1,0 +1,240 @@
+import Foundation
+import GroupStoreCloud
+
+/// The gateway's protocol, shared by the client (``GatewayRemote``) and the
+/// server (`GroupStoreGateway`): JSON bodies over HTTP/1.1, one `POST` (or
+/// `GET`/`PUT`) per remote operation, a bearer token on each, push hints on a
+/// WebSocket. Versioned in the path (`/v1/…`).
+///
+/// | operation | request | answer |
+/// |---|---|---|
+/// | `POST /v1/account` | — | ``Account`` |
+/// | `POST /v1/prepare` | `[CloudRecordType]` | `{}` |
+/// | `POST /v1/modify` | `[Change]` | `[Result]` |
+/// | `POST /v1/fetch` | ``FetchRequest`` | ``Batch`` |
+/// | `POST /v1/forgotten` | `[Tagged]` | `[CloudRecordID]` |
+/// | `POST /v1/assets/missing` | `[String]` (hashes) | `[String]` |
+/// | `PUT /v1/assets/HASH` | the bytes | `{}` |
+/// | `GET /v1/assets/HASH` | — | the bytes |
+/// | `POST /v1/share` | ``ShareRequest`` | `{}` |
+/// | `GET /v1/shares` | — | `[CloudShare]` |
+/// | `GET /v1/push` | WebSocket | ``PushMessage`` frames |
+///
+/// A failure answers a status (400 invalid, 401 not authenticated, 403
+/// refused, 410 token expired, 413 too large, 422 refused for good, 429
+/// slow down with `Retry-After`, 503 for now, 502 the database failed) and
+/// an ``ErrorBody``.
+package enum GatewayWire {
+    package static let apiPrefix = "/v1"
+    /// The header naming the client's origin (what its writes' notifications
+    /// carry, so its own are told apart on the push connection).
+    package static let originHeader = "GroupStore-Origin"
+    /// The most bytes a request body may have (an asset's bytes or a batch),
+    /// unless the server is told otherwise.
+    package static let defaultMaxBodyBytes = 8 * 1024 * 1024
+
+    package struct Account: Codable, Sendable {
+        package var user: String
+        package init(user: String) { self.user = user }
+    }
+
+    /// A ``CloudRecordChange`` on the wire.
+    package struct Change: Codable, Sendable {
+        package var delete: Bool
+        package var id: CloudRecordID
+        package var baseTag: String?
+        package var fields: CloudFields?
+        /// Seconds since the reference date (`Date`'s own value, exactly).
+        package var editedAt: Double
+
+        package init(_ change: CloudRecordChange) {
+            switch change {
+            case .save(let id, let baseTag, let fields, let editedAt):
+                self.init(delete: false, id: id, baseTag: baseTag, fields: fields, editedAt: editedAt.timeIntervalSinceReferenceDate)
+            case .delete(let id, let baseTag, let editedAt):
+                self.init(delete: true, id: id, baseTag: baseTag, fields: nil, editedAt: editedAt.timeIntervalSinceReferenceDate)
+            }
+        }
+
+        private init(delete: Bool, id: CloudRecordID, baseTag: String?, fields: CloudFields?, editedAt: Double) {
+            self.delete = delete
+            self.id = id
+            self.baseTag = baseTag
+            self.fields = fields
+            self.editedAt = editedAt
+        }
+
+        package var change: CloudRecordChange {
+            let date = Date(timeIntervalSinceReferenceDate: editedAt)
+            return delete
+                ? .delete(id: id, baseTag: baseTag, editedAt: date)
+                : .save(id: id, baseTag: baseTag, fields: fields ?? [:], editedAt: date)
+        }
+    }
+
+    /// A ``CloudModifyResult`` on the wire.
+    package struct Result: Codable, Sendable {
+        package enum Kind: String, Codable, Sendable { case saved, deleted, conflict, refused }
+        package var kind: Kind
+        package var id: CloudRecordID
+        package var record: CloudRecord?
+        package var reason: String?
+
+        package init(_ result: CloudModifyResult) {
+            record = nil
+            reason = nil
+            switch result {
+            case .saved(let saved):
+                kind = .saved
+                id = saved.id
+                record = saved
+            case .deleted(let deleted):
+                kind = .deleted
+                id = deleted
+            case .conflict(let conflicted, let server):
+                kind = .conflict
+                id = conflicted
+                record = server
+            case .refused(let refused, let why):
+                kind = .refused
+                id = refused
+                reason = why
+            }
+        }
+
+        package var result: CloudModifyResult? {
+            switch kind {
+            case .saved: return record.map { .saved($0) }
+            case .deleted: return .deleted(id)
+            case .conflict: return .conflict(id, server: record)
+            case .refused: return .refused(id, reason: reason ?? "refused")
+            }
+        }
+    }
+
+    package struct FetchRequest: Codable, Sendable {
+        package var zone: CloudZone
+        package var token: CloudChangeToken?
+        package var limit: Int
+        package init(zone: CloudZone, token: CloudChangeToken?, limit: Int) {
+            self.zone = zone
+            self.token = token
+            self.limit = limit
+        }
+    }
+
+    /// A ``CloudChangeBatch`` on the wire, and whether changes after it are
+    /// held back by the server's transaction fence (fetch again shortly).
+    package struct Batch: Codable, Sendable {
+        package var changed: [CloudRecord]
+        package var deleted: [CloudRecordID]
+        package var token: CloudChangeToken
+        package var moreComing: Bool
+        package var heldBack: Bool
+
+        package init(_ batch: CloudChangeBatch, heldBack: Bool) {
+            changed = batch.changed
+            deleted = batch.deleted
+            token = batch.token
+            moreComing = batch.moreComing
+            self.heldBack = heldBack
+        }
+
+        package var batch: CloudChangeBatch {
+            CloudChangeBatch(changed: changed, deleted: deleted, token: token, moreComing: moreComing)
+        }
+    }
+
+    package struct Tagged: Codable, Sendable {
+        package var id: CloudRecordID
+        package var tag: String
+        package init(id: CloudRecordID, tag: String) {
+            self.id = id
+            self.tag = tag
+        }
+    }
+
+    package struct ShareRequest: Codable, Sendable {
+        package var zone: String
+        package var user: String
+        /// `nil`: stop sharing.
+        package var access: CloudShareAccess?
+        package init(zone: String, user: String, access: CloudShareAccess?) {
+            self.zone = zone
+            self.user = user
+            self.access = access
+        }
+    }
+
+    /// The body of every failure: a ``CloudSyncError/Code`` by name and one line.
+    package struct ErrorBody: Codable, Sendable {
+        package var code: String
+        package var message: String
+        package var retryAfter: Double?
+        package init(code: String, message: String, retryAfter: Double? = nil) {
+            self.code = code
+            self.message = message
+            self.retryAfter = retryAfter
+        }
+    }
+
+    /// A frame on the push connection. The client sends `subscribe` with
+    /// the zones it fetches (the server keeps those the token's role may
+    /// read, and answers `subscribed` with them); the server sends `hint`
+    /// when one of them may have changed (`own`: the change came from this
+    /// client's own writes).
+    package struct PushMessage: Codable, Sendable, Equatable {
+        package enum Kind: String, Codable, Sendable { case subscribe, subscribed, hint }
+        package var type: Kind
+        package var zones: [String]?
+        package var own: Bool?
+
+        package static func subscribe(_ zones: [CloudZone]) -> PushMessage {
+            PushMessage(type: .subscribe, zones: zones.map(\.description).sorted(), own: nil)
+        }
+        package static func subscribed(_ zones: [CloudZone]) -> PushMessage {
+            PushMessage(type: .subscribed, zones: zones.map(\.description).sorted(), own: nil)
+        }
+        package static func hint(own: Bool) -> PushMessage { PushMessage(type: .hint, zones: nil, own: own) }
+    }
+
+    package static func encode(_ value: some Encodable) throws -> Data {
+        try JSONEncoder().encode(value)
+    }
+
+    package static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        try JSONDecoder().decode(type, from: data)
+    }
+}
+
+/// The status a ``CloudSyncError`` goes back with, and the code a status
+/// comes back as when the body names none.
+package enum GatewayStatus {
+    package static func status(of code: CloudSyncError.Code) -> Int {
+        switch code {
+        case .invalidConfiguration: return 400
+        case .unauthorized: return 401
+        case .permissionDenied: return 403
+        case .tokenExpired: return 410
+        case .batchTooLarge: return 413
+        case .scopeChanged, .tableRefused: return 422
+        case .rateLimited: return 429
+        case .transient, .stopped: return 503
+        default: return 502
+        }
+    }
+
+    package static func code(of status: Int) -> CloudSyncError.Code {
+        switch status {
+        case 400: return .invalidConfiguration
+        case 401: return .unauthorized
+        case 403: return .permissionDenied
+        case 410: return .tokenExpired
+        case 413: return .batchTooLarge
+        case 422: return .tableRefused
+        case 429: return .rateLimited
+        case 500..<600 where status != 501 && status != 505: return .transient
+        default: return .badRemote
+        }
+    }
+}

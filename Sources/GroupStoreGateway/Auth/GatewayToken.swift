@@ -1,0 +1,37 @@
+#if Gateway
+    import Crypto
+    import Foundation
+
+    /// Mints tokens the gateway takes (`groupstore cloud token`): HS256, signed
+    /// with a secret file's secret, naming a role. For operators and tests; an
+    /// identity provider that signs ES256 or RS256 tokens mints its own.
+    public enum GatewayToken {
+        /// A compact JWT: header `{"alg":"HS256","kid":…,"typ":"JWT"}` (the key
+        /// id lets the gateway tell a token of another key from a tampered one),
+        /// claims `{"exp":…,"iat":…,"role":…}` (`exp` only with `expiresIn`).
+        /// - Throws: ``GatewayError/Code/badKey`` for a secret file that cannot
+        ///   be read or is too short; ``GatewayError/Code/invalidConfiguration``
+        ///   for a role that is no PostgreSQL role name.
+        public static func mint(
+            secretFile: String, role: String, expiresIn: TimeInterval? = nil, now: Date = Date()
+        ) throws -> String {
+            guard !role.isEmpty, role.utf8.count <= 63 else {
+                throw GatewayError(.invalidConfiguration, "a role is 1 to 63 bytes, not \(String(reflecting: role))")
+            }
+            let secret = try GatewayKeys.secretBytes(secretFile)
+            return try mint(secret: secret, role: role, expiresIn: expiresIn, now: now)
+        }
+
+        static func mint(secret: [UInt8], role: String, expiresIn: TimeInterval?, now: Date, extra: [String: Any] = [:]) throws -> String {
+            let header: [String: Any] = ["alg": "HS256", "typ": "JWT", "kid": GatewayKeys.keyID(of: secret)]
+            var claims: [String: Any] = ["role": role, "iat": Int(now.timeIntervalSince1970)]
+            if let expiresIn { claims["exp"] = Int((now.timeIntervalSince1970 + expiresIn).rounded()) }
+            for (key, value) in extra { claims[key] = value }
+            let head = Base64URL.encode(try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]))
+            let body = Base64URL.encode(try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]))
+            let input = head + "." + body
+            let signature = HMAC<Crypto.SHA256>.authenticationCode(for: Array(input.utf8), using: SymmetricKey(data: secret))
+            return input + "." + Base64URL.encode(Array(signature))
+        }
+    }
+#endif  // Gateway

@@ -1,0 +1,125 @@
+#if Gateway
+    import Crypto
+    import CryptoExtras
+    import Foundation
+
+    /// Who a request comes from, as its token says: the database role it acts as.
+    public struct GatewayIdentity: Sendable, Hashable {
+        /// The `role` claim: the database role every statement of the request runs as.
+        public var role: String
+        /// The `exp` claim, if any.
+        public var expiresAt: Date?
+        /// What the rate limit counts by: the token's signature (one bucket per token).
+        var bucket: String
+    }
+
+    /// Checks a bearer token as PostgREST does: a JWT (compact form) signed with
+    /// one of the gateway's keys, whose algorithm is the key's own (HS256 for a
+    /// secret, ES256 or RS256 for a public key: never `none`, never a public
+    /// key used as a secret), not expired (`exp`) or not yet valid (`nbf`),
+    /// with 30 s of leeway for clocks, and naming a `role`.
+    ///
+    /// Each refusal is a ``GatewayError/Code/unauthenticated`` error whose
+    /// message says why in one line, never quoting the token.
+    public struct TokenVerifier: Sendable {
+        public let keys: GatewayKeys
+        /// How far clocks may disagree.
+        public var leeway: TimeInterval = 30
+
+        public init(keys: GatewayKeys) { self.keys = keys }
+
+        public func verify(_ token: String, now: Date = Date()) throws -> GatewayIdentity {
+            let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
+                let signature = Base64URL.decode(parts[2])
+            else { throw refused("the token is not a JWT (three base64url parts separated by dots)") }
+            guard let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
+                let algorithm = header["alg"] as? String
+            else { throw refused("the token's header is not JSON naming its algorithm (alg)") }
+            let candidates = keys.keys.filter { $0.algorithm == algorithm }
+            guard !candidates.isEmpty else {
+                let taken = Set(keys.keys.map(\.algorithm)).sorted().joined(separator: ", ")
+                throw refused("the token is signed with \(algorithm.prefix(16)); this gateway takes \(taken) (signed with another key)")
+            }
+            let kid = header["kid"] as? String
+            var named = candidates
+            if algorithm == "HS256", let kid {
+                named = candidates.filter { if case .hmac(_, let id) = $0 { return id == kid } else { return false } }
+                guard !named.isEmpty else {
+                    throw refused("the token is signed with a key this gateway does not have (key id \(kid.prefix(16)))")
+                }
+            }
+            let input = Array((parts[0] + "." + parts[1]).utf8)
+            guard named.contains(where: { Self.verifies($0, signature: signature, input: input) }) else {
+                if algorithm == "HS256", kid != nil {
+                    throw refused("the token's signature does not match its contents (tampered with)")
+                }
+                throw refused("the token's signature does not verify with this gateway's keys (signed with another key, or tampered with)")
+            }
+            guard let claims = (try? JSONSerialization.jsonObject(with: Data(payloadBytes))) as? [String: Any] else {
+                throw refused("the token's claims are not a JSON object")
+            }
+            var expiresAt: Date?
+            if let value = claims["exp"] {
+                guard let seconds = (value as? NSNumber)?.doubleValue else { throw refused("the token's exp claim is not a number") }
+                expiresAt = Date(timeIntervalSince1970: seconds)
+                if seconds + leeway < now.timeIntervalSince1970 {
+                    throw refused("the token expired at \(Self.format(seconds))")
+                }
+            }
+            if let value = claims["nbf"] {
+                guard let seconds = (value as? NSNumber)?.doubleValue else { throw refused("the token's nbf claim is not a number") }
+                if seconds - leeway > now.timeIntervalSince1970 {
+                    throw refused("the token is not valid before \(Self.format(seconds))")
+                }
+            }
+            guard let role = claims["role"] as? String else { throw refused("the token names no role (its role claim)") }
+            guard !role.isEmpty, role.utf8.count <= 63, !role.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "\u{7F}" }) else {
+                throw refused("the token's role claim is not a PostgreSQL role name (1 to 63 bytes, no control characters)")
+            }
+            return GatewayIdentity(role: role, expiresAt: expiresAt, bucket: String(parts[2].suffix(43)))
+        }
+
+        private func refused(_ reason: String) -> GatewayError {
+            GatewayError(.unauthenticated, reason)
+        }
+
+        static func verifies(_ key: GatewayKeys.Key, signature: [UInt8], input: [UInt8]) -> Bool {
+            switch key {
+            case .hmac(let secret, _):
+                return HMAC<Crypto.SHA256>.isValidAuthenticationCode(signature, authenticating: input, using: secret)
+            case .p256(let publicKey):
+                guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+                return publicKey.isValidSignature(ecdsa, for: Crypto.SHA256.hash(data: input))
+            case .rsa(let publicKey):
+                return publicKey.isValidSignature(
+                    _RSA.Signing.RSASignature(rawRepresentation: signature), for: Crypto.SHA256.hash(data: input), padding: .insecurePKCS1v1_5)
+            }
+        }
+
+        static func format(_ seconds: Double) -> String {
+            let formatter = ISO8601DateFormatter()
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            return formatter.string(from: Date(timeIntervalSince1970: seconds.rounded(.down)))
+        }
+    }
+
+    /// base64url without padding (RFC 7515), strict: other characters refused.
+    enum Base64URL {
+        static func encode(_ bytes: some Sequence<UInt8>) -> String {
+            Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+
+        static func decode(_ text: Substring) -> [UInt8]? {
+            guard text.utf8.allSatisfy({ isAlphabet($0) }), text.utf8.count % 4 != 1 else { return nil }
+            var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
+            return Data(base64Encoded: base64).map { [UInt8]($0) }
+        }
+
+        private static func isAlphabet(_ byte: UInt8) -> Bool {
+            (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F
+        }
+    }
+#endif  // Gateway

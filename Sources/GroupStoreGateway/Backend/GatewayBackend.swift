@@ -1,0 +1,67 @@
+import GroupStoreCloud
+import ServiceLifecycle
+
+/// What a gateway serves requests from: the remote operations acting as a
+/// role, and the notifications of changes that become push hints.
+///
+/// A backend is a `Service`, as Hummingbird's persist drivers are: its
+/// `run()` owns its connections (a pool and a listener) until shutdown.
+/// ``PostgresGatewayBackend`` serves a PostgreSQL remote;
+/// ``MemoryGatewayBackend`` an in-memory one, for tests and examples.
+public protocol GatewayBackend: Service {
+    /// Names the backend in messages (a URL without its password).
+    var displayName: String { get }
+
+    /// The operations acting as `role`, whose writes' notifications carry
+    /// `origin` (the client's, or `nil`).
+    func acting(as role: String, origin: String?) -> any GatewayRoleDatabase
+
+    /// The notices of changes, while the backend runs.
+    func notices() -> AsyncStream<GatewayNotice>
+
+    /// The tag notices use for `text` (a zone's description, or `member:`
+    /// and a user); `nil` while notices carry no tags (every notice is then
+    /// for every zone).
+    func tag(of text: String) -> String?
+
+    /// Whether the backend can serve requests now (its database reached, its
+    /// listener connected): the gateway's readiness.
+    func isReady() async -> Bool
+
+    /// Operations holding or waiting for a database connection, and the most
+    /// connections the backend opens for them.
+    var poolUse: (leases: Int, size: Int) { get }
+}
+
+/// The remote operations, each acting as one role (``GatewayBackend/acting(as:origin:)``).
+public protocol GatewayRoleDatabase: Sendable {
+    func account() async throws -> String
+    func prepare(_ types: [CloudRecordType]) async throws
+    func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult]
+    /// A page of changes, and whether changes after it are held back for now
+    /// (the client fetches again shortly).
+    func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> (CloudChangeBatch, heldBack: Bool)
+    func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID>
+    func missingAssets(_ hashes: [String]) async throws -> Set<String>
+    func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws
+    func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8]
+    func share(_ zone: String, with user: String, access: CloudShareAccess?) async throws
+    func shares() async throws -> [CloudShare]
+    /// Of `zones`, those the role may read (the push subscription keeps those only).
+    func readable(_ zones: [CloudZone]) async throws -> Set<CloudZone>
+}
+
+/// A change the backend was told of: who wrote it, and which zones it
+/// touched, by their tags (``GatewayBackend/tag(of:)``).
+public struct GatewayNotice: Sendable, Hashable {
+    /// The writer's origin (empty: not a GroupStore client, or unknown).
+    public var origin: String
+    /// `z:<tag>` for each zone changed, `m:<tag>` for each user whose shares
+    /// changed; `nil`: any zone may have changed.
+    public var tags: Set<String>?
+
+    public init(origin: String, tags: Set<String>?) {
+        self.origin = origin
+        self.tags = tags
+    }
+}

@@ -1,0 +1,116 @@
+#if Gateway
+    import GroupStoreCloud
+    import GroupStoreCloudPostgres
+    import Logging
+    import ServiceLifecycle
+    import Synchronization
+
+    /// A gateway's backend on a PostgreSQL server: one ``PostgresRemote`` that
+    /// logs in as the *authenticator* role, with a pool of a few connections
+    /// and one listener, whatever the number of clients; each request runs as
+    /// the role its token names (`SET LOCAL ROLE`), so row-level security
+    /// decides as it does for a client that logs in as that role.
+    ///
+    /// The authenticator is `NOINHERIT` (it has no rights of its own), granted
+    /// each user role (`GRANT alice TO authenticator`), and `groupstore_gateway`
+    /// to read the key of the notifications' zone tags (without it, every
+    /// notification is a hint to every client).
+    public final class PostgresGatewayBackend: GatewayBackend {
+        public let remote: PostgresRemote
+        public var displayName: String { remote.displayName }
+        let logger: Logger
+        private let key = Mutex<String?>(nil)
+        private let notified = Broadcast<GatewayNotice>()
+        private let checks = RoleChecks()
+
+        /// - Parameters:
+        ///   - url: the authenticator's `postgres://` URL.
+        ///   - poolSize: the most pooled connections (the listener has one more).
+        /// - Throws: `CloudSyncError` (``CloudSyncError/Code/badRemote``) for a URL that does not parse.
+        public init(url: String, poolSize: Int = 10, logger: Logger = Logger(label: "GroupStoreGateway")) throws {
+            remote = try PostgresRemote(url: url, maximumConnections: poolSize, logger: logger)
+            self.logger = logger
+        }
+
+        /// Runs the pool and the listener, reads the tags' key once the pool
+        /// runs, and hands the notifications on, until shutdown.
+        public func run() async throws {
+            let notices = remote.notices()
+            await withDiscardingTaskGroup { group in
+                group.addTask { try? await self.remote.run() }
+                group.addTask { await self.readKey() }
+                group.addTask {
+                    for await notice in notices { self.notified.yield(GatewayNotice(origin: notice.origin, tags: notice.tags)) }
+                    self.notified.finish()
+                }
+            }
+        }
+
+        /// Reads the key, retrying with backoff while the server cannot be reached.
+        private func readKey() async {
+            var delay = 0.1
+            while !Task.isCancelled {
+                do {
+                    let value = try await remote.hintKey()
+                    key.withLock { $0 = value }
+                    if value != nil { notified.yield(GatewayNotice(origin: "", tags: nil)) }
+                    return
+                } catch {
+                    logger.info("cannot read the push hints' key yet", metadata: ["remote": "\(displayName)", "error": "\(error)"])
+                    try? await Task.sleep(for: .seconds(delay))
+                    delay = min(delay * 2, 5)
+                }
+            }
+        }
+
+        public func acting(as role: String, origin: String?) -> any GatewayRoleDatabase {
+            PostgresRoleDatabase(remote: remote.acting(as: role, origin: origin), checks: checks)
+        }
+
+        public func notices() -> AsyncStream<GatewayNotice> { notified.stream(bufferingNewest: 4096) }
+
+        public func tag(of text: String) -> String? {
+            key.withLock { $0 }.map { PostgresNotice.tag(of: text, key: $0) }
+        }
+
+        public func isReady() async -> Bool { await remote.isReady() }
+
+        public var poolUse: (leases: Int, size: Int) { (remote.poolLeases, remote.maximumConnections) }
+    }
+
+    /// ``PostgresRoleRemote`` as a gateway's role database: before an
+    /// operation, the role's account is checked (``RoleChecks``), so a role
+    /// that bypasses row-level security is refused whatever the request.
+    struct PostgresRoleDatabase: GatewayRoleDatabase {
+        let remote: PostgresRoleRemote
+        let checks: RoleChecks
+
+        /// Runs `body` once the role passed its check.
+        private func checked<T>(_ body: () async throws -> T) async throws -> T {
+            try await checks.ensure(remote.role) { _ = try await remote.account() }
+            return try await body()
+        }
+
+        func account() async throws -> String { try await remote.account() }
+        func prepare(_ types: [CloudRecordType]) async throws { try await checked { try await remote.prepare(types) } }
+        func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
+            try await checked { try await remote.modify(changes) }
+        }
+        func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> (CloudChangeBatch, heldBack: Bool) {
+            try await checked { try await remote.fetchChanges(in: zone, since: token, limit: limit) }
+        }
+        func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {
+            try await checked { try await remote.forgotten(records) }
+        }
+        func missingAssets(_ hashes: [String]) async throws -> Set<String> { try await checked { try await remote.missingAssets(hashes) } }
+        func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws {
+            try await checked { try await remote.uploadAsset(asset, bytes: bytes) }
+        }
+        func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8] { try await checked { try await remote.downloadAsset(asset) } }
+        func share(_ zone: String, with user: String, access: CloudShareAccess?) async throws {
+            try await checked { try await remote.share(zone, with: user, access: access) }
+        }
+        func shares() async throws -> [CloudShare] { try await checked { try await remote.shares() } }
+        func readable(_ zones: [CloudZone]) async throws -> Set<CloudZone> { try await checked { try await remote.readable(zones) } }
+    }
+#endif  // Gateway

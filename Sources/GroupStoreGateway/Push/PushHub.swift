@@ -1,0 +1,181 @@
+#if Gateway
+    import Foundation
+    import GroupStoreCloud
+    import GroupStoreCloudHTTP
+    import HummingbirdWebSocket
+    import NIOWebSocket
+    import Logging
+    import ServiceLifecycle
+    import Synchronization
+
+    /// The push connections of one gateway and the notices they get: the
+    /// backend's one listener, fanned out to the clients subscribed to the
+    /// zones a notice names (by tag), and to every client when it names none.
+    ///
+    /// A client subscribes to the zones it fetches; the hub keeps those its
+    /// role may read (asked of the database, as the role) and checks them again
+    /// when the role's shares change (an `m:` tag).
+    final class PushHub: Service, Sendable {
+        let backend: any GatewayBackend
+        let metrics: GatewayMetrics
+        let logger: Logger
+        let maxZones: Int
+
+        private struct State {
+            var clients: [UInt64: PushClient] = [:]
+            var zones: [UInt64: Set<CloudZone>] = [:]
+            var tags: [UInt64: Set<String>] = [:]
+            var byTag: [String: Set<UInt64>] = [:]
+            var next: UInt64 = 0
+        }
+        private let state = Mutex(State())
+
+        init(backend: any GatewayBackend, metrics: GatewayMetrics, logger: Logger, maxZones: Int) {
+            self.backend = backend
+            self.metrics = metrics
+            self.logger = logger
+            self.maxZones = maxZones
+        }
+
+        /// Hands the backend's notices on until shutdown, then closes the connections.
+        func run() async throws {
+            let notices = backend.notices()
+            await cancelWhenGracefulShutdown {
+                for await notice in notices { self.deliver(notice) }
+            }
+            for client in state.withLock({ Array($0.clients.values) }) { client.close("the gateway is shutting down") }
+        }
+
+        var count: Int { state.withLock { $0.clients.count } }
+
+        /// Serves one push connection until it closes.
+        func serve(role: String, origin: String, expiresAt: Date?, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
+            let client = state.withLock { state in
+                state.next += 1
+                let client = PushClient(id: state.next, role: role, origin: origin)
+                state.clients[client.id] = client
+                return client
+            }
+            metrics.connected(count)
+            defer {
+                remove(client)
+                metrics.connected(count)
+            }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.read(inbound, client) }
+                group.addTask { await self.write(outbound, client) }
+                if let expiresAt {
+                    group.addTask {
+                        try? await Task.sleep(for: .seconds(max(0, expiresAt.timeIntervalSinceNow)))
+                        if !Task.isCancelled { client.close("the token expired") }
+                    }
+                }
+                _ = await group.next()
+                client.close("closed")
+                group.cancelAll()
+            }
+        }
+
+        private func read(_ inbound: WebSocketInboundStream, _ client: PushClient) async {
+            do {
+                for try await message in inbound.messages(maxSize: 1 << 16) {
+                    guard case .text(let text) = message,
+                        let push = try? GatewayWire.decode(GatewayWire.PushMessage.self, from: Data(text.utf8)), push.type == .subscribe
+                    else { continue }
+                    await subscribe(client, to: (push.zones ?? []).compactMap(CloudZone.init(description:)))
+                }
+            } catch {
+                logger.debug("push connection ended", metadata: ["role": "\(client.role)", "error": "\(error)"])
+            }
+        }
+
+        private func write(_ outbound: WebSocketOutboundWriter, _ client: PushClient) async {
+            for await _ in client.wakes {
+                let (messages, closing) = client.take()
+                do {
+                    for message in messages {
+                        try await outbound.write(.text(String(decoding: try GatewayWire.encode(message), as: UTF8.self)))
+                    }
+                    if let closing {
+                        try await outbound.close(.normalClosure, reason: closing)
+                        return
+                    }
+                } catch {
+                    return
+                }
+            }
+        }
+
+        /// Keeps of `zones` those the client's role may read, and answers with them.
+        func subscribe(_ client: PushClient, to zones: [CloudZone]) async {
+            let asked = Array(Set(zones).prefix(maxZones))
+            do {
+                let readable = try await backend.acting(as: client.role, origin: nil).readable(asked)
+                state.withLock { state in
+                    guard state.clients[client.id] != nil else { return }
+                    state.zones[client.id] = readable
+                    retag(client.id, &state)
+                }
+                client.reply(.subscribed(Array(readable)))
+            } catch let error as CloudSyncError where error.code == .unauthorized || error.code == .permissionDenied {
+                client.close(String(error.message.prefix(120)))
+            } catch {
+                logger.info("cannot check a push subscription", metadata: ["role": "\(client.role)", "error": "\(error)"])
+            }
+        }
+
+        /// A notice: a hint to each client it concerns.
+        func deliver(_ notice: GatewayNotice) {
+            let tagged = notice.tags != nil && backend.tag(of: "public") != nil
+            let (targets, members) = state.withLock { state -> ([PushClient], [PushClient]) in
+                guard tagged, let tags = notice.tags else {
+                    // Any zone (and maybe a key read since): every client, tags made again.
+                    for id in Array(state.clients.keys) { retag(id, &state) }
+                    return (Array(state.clients.values), [])
+                }
+                var ids = Set<UInt64>()
+                var memberIDs = Set<UInt64>()
+                for tag in tags {
+                    guard let found = state.byTag[tag] else { continue }
+                    ids.formUnion(found)
+                    if tag.hasPrefix("m:") { memberIDs.formUnion(found) }
+                }
+                return (ids.compactMap { state.clients[$0] }, memberIDs.compactMap { state.clients[$0] })
+            }
+            for client in targets { client.hint(own: !notice.origin.isEmpty && notice.origin == client.origin) }
+            metrics.hinted(targets.count)
+            // A member's shares changed: check its subscriptions again.
+            for client in members {
+                let zones = state.withLock { $0.zones[client.id] ?? [] }
+                Task { await self.subscribe(client, to: Array(zones)) }
+            }
+        }
+
+        private func retag(_ id: UInt64, _ state: inout State) {
+            for tag in state.tags[id] ?? [] {
+                state.byTag[tag]?.remove(id)
+                if state.byTag[tag]?.isEmpty == true { state.byTag[tag] = nil }
+            }
+            guard let client = state.clients[id], let member = backend.tag(of: "member:" + client.role) else {
+                state.tags[id] = nil
+                return
+            }
+            var tags: Set<String> = ["m:" + member]
+            for zone in state.zones[id] ?? [] {
+                if let tag = backend.tag(of: zone.description) { tags.insert("z:" + tag) }
+            }
+            state.tags[id] = tags
+            for tag in tags { state.byTag[tag, default: []].insert(id) }
+        }
+
+        private func remove(_ client: PushClient) {
+            state.withLock { state in
+                state.clients[client.id] = nil
+                state.zones[client.id] = nil
+                // No client: its tags leave the index.
+                retag(client.id, &state)
+            }
+            client.finish()
+        }
+    }
+#endif  // Gateway

@@ -1,0 +1,38 @@
+import Metrics
+
+/// The gateway's instruments, through swift-metrics (whatever backend the
+/// application bootstrapped; none: they cost a no-op call).
+///
+/// | metric | kind | what |
+/// |---|---|---|
+/// | `groupstore_gateway_requests_total` | counter | requests, by `operation` and `status` (the HTTP status) |
+/// | `groupstore_gateway_request_seconds` | timer | how long a request took, by `operation` |
+/// | `groupstore_gateway_bridges` | gauge | push connections open (clients connected) |
+/// | `groupstore_gateway_hints_total` | counter | push hints sent |
+/// | `groupstore_gateway_pool_leases` | gauge | operations holding or waiting for a database connection |
+/// | `groupstore_gateway_pool_size` | gauge | the most pooled connections |
+/// | `groupstore_gateway_refused_total` | counter | requests refused before reaching the database, by `reason` (`token`, `rate`, `size`) |
+struct GatewayMetrics: Sendable {
+    private let bridges = Gauge(label: "groupstore_gateway_bridges")
+    private let hints = Counter(label: "groupstore_gateway_hints_total")
+    private let leases = Gauge(label: "groupstore_gateway_pool_leases")
+    private let size = Gauge(label: "groupstore_gateway_pool_size")
+
+    /// A request ended with `status` after `nanoseconds`.
+    func request(_ operation: String, status: Int, nanoseconds: Int64) {
+        Counter(label: "groupstore_gateway_requests_total", dimensions: [("operation", operation), ("status", String(status))])
+            .increment()
+        Timer(label: "groupstore_gateway_request_seconds", dimensions: [("operation", operation)]).recordNanoseconds(nanoseconds)
+    }
+
+    func refused(_ reason: String) {
+        Counter(label: "groupstore_gateway_refused_total", dimensions: [("reason", reason)]).increment()
+    }
+
+    func connected(_ count: Int) { bridges.record(count) }
+    func hinted(_ count: Int) { if count > 0 { hints.increment(by: Int64(count)) } }
+    func pool(leases: Int, size: Int) {
+        self.leases.record(leases)
+        self.size.record(size)
+    }
+}

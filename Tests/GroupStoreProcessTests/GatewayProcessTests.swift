@@ -1,0 +1,166 @@
+#if Gateway
+    import Foundation
+    import GRDB
+    import PostgresTestServer
+    import Subprocesses
+    import XCTest
+
+    /// The gateway from the shell: `groupstore serve` in front of a throwaway
+    /// PostgreSQL server (logged in as an authenticator role), tokens from
+    /// `groupstore cloud token`, and bridges that reach it with
+    /// `--remote http://HOST:PORT --token-file FILE`.
+    final class GatewayProcessTests: ProcessTestCase {
+        var server: PostgresServer!
+        var root: String { group }
+        var secret: String { root + "/jwt.secret" }
+
+        override func setUp() async throws {
+            try await super.setUp()
+            do {
+                server = try PostgresServer.start()
+            } catch let error as PostgresServerError where error.notInstalled && ProcessInfo.processInfo.environment["CI"] != "true" {
+                throw XCTSkip(error.description)
+            }
+        }
+
+        override func tearDown() async throws {
+            server?.stop()
+            try await super.tearDown()
+        }
+
+        override func setUpWithError() throws {
+            try super.setUpWithError()
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            try Data("a secret of more than thirty-two bytes, for the tests".utf8).write(to: URL(fileURLWithPath: secret))
+        }
+
+        /// Sets the server up, with `alice` and `bob` and an authenticator granted only `alice`.
+        func prepareServer() throws {
+            let setup = try spawn("groupstore", ["cloud", "setup", "--remote", server.url(user: "postgres")], name: "cloud setup")
+            XCTAssertEqual(try setup.waitForExit(), 0, "\(setup.errors)")
+            for role in ["alice", "bob"] {
+                try server.createRole(role)
+                try server.psql("GRANT groupstore_user TO \(role)")
+            }
+            try server.psql("CREATE ROLE authenticator LOGIN NOINHERIT; GRANT groupstore_gateway, alice TO authenticator")
+        }
+
+        /// `groupstore serve`, once it listens; its URL.
+        func serve(extra: [String] = []) throws -> (ChildProcess, String) {
+            let child = try spawn(
+                "groupstore",
+                ["serve", "--remote", server.url(user: "authenticator"), "--listen", "127.0.0.1:0", "--jwt-secret-file", secret, "--pool", "3"]
+                    + extra,
+                name: "serve")
+            let line = try child.wait("the serving line", timeout: 60) { _, errors, _ in
+                errors.first { $0.hasPrefix("groupstore: serving http") }
+            }
+            return (child, String(line.split(separator: " ")[2]))
+        }
+
+        /// `groupstore cloud token`'s token for `role`, written to a file; the file.
+        func tokenFile(_ role: String, extra: [String] = [], secret: String? = nil, name: String? = nil) throws -> String {
+            let child = try spawn(
+                "groupstore", ["cloud", "token", "--jwt-secret-file", secret ?? self.secret, "--role", role] + extra, name: "cloud token")
+            XCTAssertEqual(try child.waitForExit(), 0, "\(child.errors)")
+            XCTAssertEqual(child.output.count, 1)
+            let path = root + "/" + (name ?? role) + ".token"
+            try Data((child.output.first ?? "").utf8).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+
+        func exec(in group: String, _ sql: String) throws {
+            let child = try spawn("groupstore", ["exec", "--group", group, "--member", "setup", "--sql", sql], name: "exec")
+            XCTAssertEqual(try child.waitForExit(), 0, "\(child.errors)")
+        }
+
+        func cloudSync(_ group: String, url: String, token: String, extra: [String] = []) throws -> ChildProcess {
+            let child = try spawn(
+                "groupstore", ["cloud", "sync", "--group", group, "--remote", url, "--tables", "note", "--token-file", token] + extra,
+                name: "cloud sync")
+            try child.waitForExit(timeout: 60)
+            return child
+        }
+
+        func testTwoGroupsSyncThroughServe_withTokensFromCloudToken_andServeExits0OnSIGTERM() throws {
+            try prepareServer()
+            let (gateway, url) = try serve()
+            let token = try tokenFile("alice", extra: ["--expires-in", "600"])
+            for name in ["A", "B"] { try exec(in: root + "/" + name, "CREATE TABLE note(id TEXT PRIMARY KEY, body TEXT)") }
+            try exec(in: root + "/A", "INSERT INTO note VALUES ('n1', 'through the gateway')")
+            let up = try cloudSync(root + "/A", url: url, token: token)
+            XCTAssertEqual(up.process.status, 0, "\(up.errors)")
+            let down = try cloudSync(root + "/B", url: url, token: token)
+            XCTAssertEqual(down.process.status, 0, "\(down.errors)")
+            var configuration = Configuration()
+            configuration.readonly = true
+            let b = try DatabaseQueue(path: root + "/B/store.sqlite", configuration: configuration)
+            XCTAssertEqual(try b.read { try String.fetchAll($0, sql: "SELECT body FROM note") }, ["through the gateway"])
+            XCTAssertEqual(try server.psql("SELECT gs_owner || ':' || body FROM note"), "alice:through the gateway")
+            gateway.send(SIGTERM)
+            XCTAssertEqual(try gateway.waitForExit(timeout: 20), 0, "\(gateway.errors)")
+        }
+
+        func testOverTLS_withTheCertificateAndKeyGiven_aBridgeThatTrustsTheCASyncs_andOneThatDoesNotIsRefused() throws {
+            try prepareServer()
+            let (certificate, key) = (root + "/cert.pem", root + "/key.pem")
+            let openssl = try spawn(
+                "/usr/bin/openssl",
+                [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", certificate,
+                ], name: "openssl")
+            XCTAssertEqual(try openssl.waitForExit(), 0, "\(openssl.errors)")
+            let (_, url) = try serve(extra: ["--tls-cert", certificate, "--tls-key", key])
+            XCTAssertTrue(url.hasPrefix("https://127.0.0.1:"), url)
+            let token = try tokenFile("alice")
+            try exec(in: root + "/A", "CREATE TABLE note(id TEXT PRIMARY KEY, body TEXT)")
+            try exec(in: root + "/A", "INSERT INTO note VALUES ('n1', 'over TLS')")
+            let untrusted = try cloudSync(root + "/A", url: url, token: token)
+            XCTAssertEqual(untrusted.process.status, 1, "a certificate nobody vouches for is refused")
+            let trusted = try cloudSync(root + "/A", url: url, token: token, extra: ["--tls-ca", certificate])
+            XCTAssertEqual(trusted.process.status, 0, "\(trusted.errors)")
+            XCTAssertEqual(try server.psql("SELECT body FROM note"), "over TLS")
+        }
+
+        func testABadToken_failsCloudSyncWithOneLine_andCloudRunReportsItAndTakesARenewedToken() throws {
+            try prepareServer()
+            let (_, url) = try serve()
+            try Data("another secret of more than thirty-two bytes".utf8).write(to: URL(fileURLWithPath: root + "/other.secret"))
+            try exec(in: root + "/A", "CREATE TABLE note(id TEXT PRIMARY KEY, body TEXT)")
+            let cases: [(file: String, says: String)] = [
+                (try tokenFile("alice", secret: root + "/other.secret", name: "foreign"), "signed with a key this gateway does not have"),
+                (try tokenFile("bob"), "the gateway may not act as role \"bob\""),
+            ]
+            for (file, says) in cases {
+                let sync = try cloudSync(root + "/A", url: url, token: file)
+                XCTAssertEqual(sync.process.status, 1)
+                XCTAssertEqual(sync.errors.count, 1, "one line: \(sync.errors)")
+                XCTAssertTrue(sync.errors.first?.contains(says) == true, "\(sync.errors)")
+            }
+            let missing = try spawn("groupstore", ["cloud", "sync", "--group", root + "/A", "--remote", url, "--tables", "note"], name: "sync")
+            XCTAssertEqual(try missing.waitForExit(), 1)
+            XCTAssertTrue(missing.errors.first?.contains("needs a token") == true, "\(missing.errors)")
+            // cloud run: reports the refusal, keeps trying, and takes the renewed token from its file.
+            let file = root + "/run.token"
+            try FileManager.default.copyItem(atPath: cases[0].file, toPath: file)
+            try exec(in: root + "/A", "INSERT INTO note VALUES ('n1', 'waits for a token')")
+            let run = try spawn(
+                "groupstore",
+                ["cloud", "run", "--group", root + "/A", "--remote", url, "--tables", "note", "--token-file", file, "--format", "jsonl"],
+                name: "cloud run")
+            try run.wait("a failed sync reported", timeout: 60) { output, _, _ in
+                output.first { $0.contains("\"finished\"") && $0.contains("signed with a key this gateway does not have") }
+            }
+            try Data((try String(contentsOfFile: try tokenFile("alice", name: "renewed"), encoding: .utf8)).utf8).write(
+                to: URL(fileURLWithPath: file))
+            let uploaded = try run.wait("the record uploaded with the renewed token", timeout: 60) { output, _, exit -> Bool? in
+                if exit != nil { return false }
+                return output.contains { $0.contains("\"event\":\"uploaded\"") } ? true : nil
+            }
+            XCTAssertTrue(uploaded, "cloud run exited: \(run.errors.suffix(3))")
+            XCTAssertEqual(try server.psql("SELECT body FROM note"), "waits for a token")
+            XCTAssertNil(run.process.status, "cloud run kept running: \(run.errors.suffix(3))")
+        }
+    }
+#endif  // Gateway
