@@ -33,7 +33,7 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Fewer samples (a smoke run, not for quoting).") var quick = false
     @Option(
         help:
-            "Only these sections (comma-separated: latency,breakdown,polling,throughput,overhead,foreign,catchup,memory,bulk,cloud,postgres; or one part of cloud: cloud-latency, cloud-initial, cloud-rate, or of postgres: postgres-latency, postgres-initial, postgres-rate, postgres-fleet)."
+            "Only these sections (comma-separated: latency,breakdown,polling,throughput,overhead,foreign,catchup,memory,bulk,cloud,postgres,gateway; or one part of cloud: cloud-latency, cloud-initial, cloud-rate, of postgres: postgres-latency, postgres-initial, postgres-rate, postgres-fleet, or of gateway: gateway-hop, gateway-rps, gateway-scale)."
     )
     var only: String?
 
@@ -114,6 +114,24 @@ struct RunCommand: AsyncParsableCommand {
         #else
             if wanted?.contains(where: { $0.hasPrefix("postgres") }) == true {
                 rows.append(TableRow(section: "postgres", what: "not built: build the benchmark with --traits Postgres", unit: ""))
+            }
+        #endif
+
+        #if Gateway
+            let gatewayParts = GatewayScenario.parts.filter {
+                wanted == nil || wanted!.contains("gateway") || wanted!.contains("gateway-" + $0)
+            }
+            if !gatewayParts.isEmpty {
+                FileHandle.standardError.write(Data("bench: gateway…\n".utf8))
+                do {
+                    rows += try await GatewayScenario(bench: bench).run(parts: Set(gatewayParts))
+                } catch {
+                    rows.append(TableRow(section: "gateway", what: "FAILED: \(error)", unit: ""))
+                }
+            }
+        #else
+            if wanted?.contains(where: { $0.hasPrefix("gateway") }) == true {
+                rows.append(TableRow(section: "gateway", what: "not built: build the benchmark with --traits Gateway", unit: ""))
             }
         #endif
 

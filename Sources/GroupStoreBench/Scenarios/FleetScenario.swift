@@ -59,7 +59,7 @@
                 }
                 guard synced == true else { throw BenchFailure("\(child.name) did not sync: \(child.errors.suffix(3))") }
             }
-            let cpuBefore = serverCPUSeconds()
+            let cpuBefore = Self.serverCPUSeconds()
             let started = monotonicSeconds()
             for batch in 0..<10 {
                 try await writer.write { db in
@@ -78,7 +78,7 @@
                 try await Task.sleep(for: .milliseconds(5))
             }
             let seconds = monotonicSeconds() - started
-            let cpu = serverCPUSeconds() - cpuBefore
+            let cpu = Self.serverCPUSeconds() - cpuBefore
             return TableRow(
                 section: PostgresScenario.section,
                 what: "\(groups) groups (processes) through one server: a burst of \(burst) rows in 10 commits → in every group", unit: "s",
@@ -86,7 +86,7 @@
         }
 
         /// User and system CPU of every process of the server's user, in seconds.
-        private func serverCPUSeconds() -> Double {
+        static func serverCPUSeconds() -> Double {
             let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
             var total = 0.0
             for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int(entry) != nil {

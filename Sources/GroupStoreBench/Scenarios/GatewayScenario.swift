@@ -1,0 +1,166 @@
+#if Gateway
+    import AsyncHTTPClient
+    import Foundation
+    import GroupStoreCloud
+    import GroupStoreCloudHTTP
+    import GroupStoreCloudPostgres
+    import GroupStoreGateway
+    import Logging
+    import PostgresTestServer
+    import Synchronization
+
+    /// Section 11: the sync gateway (`groupstore serve` processes) in front of a
+    /// PostgreSQL server started for the run, each figure beside its reference
+    /// measured in the same run: the hop through a gateway and the direct hop;
+    /// the requests one gateway serves a second; and a fleet of 1,000 bridges
+    /// (simulated: each a ``GatewayRemote`` that fetches its zone on every push
+    /// hint, as a bridge does) through two gateways on a server whose
+    /// `max_connections` is 100, beside the connections direct bridges hold.
+    struct GatewayScenario {
+        let bench: Bench
+        static let section = "11. sync gateway (PostgreSQL behind groupstore serve)"
+        static let parts = ["hop", "rps", "scale"]
+
+        static let type = CloudRecordType(
+            name: "gw_note", scope: .private,
+            columns: [
+                CloudColumn(name: "id", kind: .text, declaredType: "TEXT", notNull: true, isKey: true),
+                CloudColumn(name: "t", kind: .real, declaredType: "REAL", notNull: false, isKey: false),
+            ])
+
+        var quiet: Logger {
+            var logger = Logger(label: "bench")
+            logger.logLevel = .error
+            return logger
+        }
+
+        func run(parts: Set<String>) async throws -> [TableRow] {
+            let server = try PostgresServer.start()
+            defer { server.stop() }
+            _ = try await PostgresRemote.setup(url: server.url(user: "postgres"))
+            let secret = try GatewayChild.prepare(server, directory: try bench.directory("gateway"))
+            var rows: [TableRow] = []
+            if parts.contains("hop") { rows += try await hop(server, secret: secret) }
+            if parts.contains("rps") { rows += try await requestsPerSecond(server, secret: secret) }
+            if parts.contains("scale") { rows += try await GatewayFleet(bench: bench, server: server, secret: secret).run() }
+            return rows
+        }
+
+        /// Commit in group A → did-save in group B, each group's bridge through
+        /// one gateway, beside the same through PostgreSQL directly.
+        func hop(_ server: PostgresServer, secret: String) async throws -> [TableRow] {
+            // A role per part and path: the tmpfs and the disk runs must not share a zone.
+            let parts = ["latency_tmpfs", "latency_disk"]
+            try GatewayChild.createRoles(parts.flatMap { ["bench_direct_" + $0, "bench_hop_" + $0] }, on: server)
+            let gateway = try GatewayChild.start(server: server, secret: secret, pool: 10)
+            defer { gateway.stop() }
+            let logger = quiet
+            let direct = CloudScenario(
+                bench: bench, section: Self.section,
+                remote: { part, _ in
+                    let role = "bench_direct_" + part.replacingOccurrences(of: "-", with: "_")
+                    let remote = try PostgresRemote(url: server.url(user: role), logger: logger)
+                    Task { try? await remote.run() }
+                    return remote
+                }, latencyTarget: "reference")
+            let through = CloudScenario(
+                bench: bench, section: Self.section,
+                remote: { part, _ in
+                    let role = "bench_hop_" + part.replacingOccurrences(of: "-", with: "_")
+                    let token = try GatewayToken.mint(secretFile: secret, role: role, expiresIn: 3600)
+                    let remote = try GatewayRemote(GatewayRemote.Configuration(url: gateway.url, token: token), logger: logger)
+                    Task { try? await remote.run() }
+                    return remote
+                }, latencyTarget: "p50 ≤ 10000 µs")
+            let directRows = try await direct.run(parts: ["latency"])
+            let gatewayRows = try await through.run(parts: ["latency"])
+            func headline(_ rows: [TableRow], _ storage: String) -> TableRow? {
+                rows.first { $0.what.hasPrefix("commit in group A") && $0.what.contains(storage) }
+            }
+            var rows = directRows.filter { !$0.what.hasPrefix("  commit →") }.map { row in
+                var row = row
+                row.what = "direct PostgreSQL: " + row.what.trimmingCharacters(in: .whitespaces)
+                return row
+            }
+            rows += gatewayRows.map { row in
+                var row = row
+                row.what = (row.what.hasPrefix("  ") ? "  " : "through a gateway: ") + row.what.trimmingCharacters(in: .whitespaces)
+                return row
+            }
+            for storage in ["tmpfs", "disk"] {
+                guard let reference = headline(directRows, storage)?.distribution, let measured = headline(gatewayRows, storage)?.distribution
+                else { continue }
+                rows.append(
+                    TableRow(
+                        section: Self.section, what: "hop through a gateway vs direct (\(storage))", unit: "µs", distribution: measured,
+                        reference: String(format: "direct: %.0f / p99 %.0f µs", reference.median, reference.p99),
+                        ratio: measured.median / reference.median, target: "p50 ≤ 10000 µs"))
+            }
+            return rows
+        }
+
+        /// Requests a second through one gateway (pool of 10) from 64 clients
+        /// at once: fetches that find nothing new, then one-record saves.
+        func requestsPerSecond(_ server: PostgresServer, secret: String) async throws -> [TableRow] {
+            try GatewayChild.createRoles(["bench_rps"], on: server)
+            let gateway = try GatewayChild.start(server: server, secret: secret, pool: 10)
+            defer { gateway.stop() }
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            let token = try GatewayToken.mint(secretFile: secret, role: "bench_rps", expiresIn: 3600)
+            let remote = try GatewayRemote(GatewayRemote.Configuration(url: gateway.url, token: token), client: client, logger: quiet)
+            try await remote.prepare([Self.type])
+            let zone = CloudZone.private("bench_rps")
+            let listing = try await remote.fetchChanges(in: zone, since: nil, limit: 100)
+            let seconds = bench.quick ? 2.0 : 8.0
+            let clients = 64
+            let cpuBefore = gateway.cpuSeconds
+            let fetchStarted = monotonicSeconds()
+            let fetches = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<clients {
+                    group.addTask {
+                        var count = 0
+                        while monotonicSeconds() - fetchStarted < seconds {
+                            _ = try await remote.fetchChanges(in: zone, since: listing.token, limit: 100)
+                            count += 1
+                        }
+                        return count
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            let fetchRate = Double(fetches) / (monotonicSeconds() - fetchStarted)
+            let fetchCPU = (gateway.cpuSeconds - cpuBefore) / (monotonicSeconds() - fetchStarted)
+            let cpuBeforeSaves = gateway.cpuSeconds
+            let started = monotonicSeconds()
+            let saves = try await withThrowingTaskGroup(of: Int.self) { group in
+                for client in 0..<clients {
+                    group.addTask {
+                        var count = 0
+                        while monotonicSeconds() - started < seconds {
+                            let id = CloudRecordID(zone: zone, type: Self.type.name, name: "c\(client)-\(count)")
+                            _ = try await remote.modify([.save(id: id, baseTag: nil, fields: ["t": .real(0)], editedAt: Date())])
+                            count += 1
+                        }
+                        return count
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            let saveRate = Double(saves) / (monotonicSeconds() - started)
+            let saveCPU = (gateway.cpuSeconds - cpuBeforeSaves) / (monotonicSeconds() - started)
+            let cores = ProcessInfo.processInfo.activeProcessorCount
+            try await client.shutdown()
+            return [
+                TableRow(
+                    section: Self.section, what: "one gateway, \(clients) clients: fetches finding nothing new", unit: "requests/s",
+                    value: fetchRate,
+                    reference: String(format: "gateway CPU %.0f %% of a core; server, gateway and clients on %d cores", fetchCPU * 100, cores)),
+                TableRow(
+                    section: Self.section, what: "one gateway, \(clients) clients: one-record saves", unit: "requests/s", value: saveRate,
+                    reference: String(format: "gateway CPU %.0f %% of a core", saveCPU * 100)),
+            ]
+        }
+    }
+#endif  // Gateway
