@@ -341,8 +341,9 @@ final class Delivery: @unchecked Sendable {
             settings.synchronousDelivery?(resync)
             // The handler may have closed the store.
             guard phase == .running else { return }
-            feed.resync(resync)
+            // Before the subscribers can see it: a save in hand is never past the cursor.
             publicCursor.withLock { $0 = merger.cursor }
+            feed.resync(resync)
             if settings.synchronousDelivery != nil { feed.markProcessed(resync.seq) }
             notifier.post([resync])
             scheduleCursorFlush()
@@ -365,8 +366,9 @@ final class Delivery: @unchecked Sendable {
                 guard phase == .running else { return }
             }
         }
-        feed.append(deliverable, merged: merger.cursor)
+        // Before the subscribers can see them: a save in hand is never past the cursor.
         publicCursor.withLock { $0 = merger.cursor }
+        feed.append(deliverable, merged: merger.cursor)
         if settings.synchronousDelivery != nil, let last = deliverable.last { feed.markProcessed(last.seq) }
         notifier.post(deliverable)
         scheduleCursorFlush()
