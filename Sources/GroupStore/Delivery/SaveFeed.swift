@@ -66,6 +66,9 @@ final class SaveFeed: Sendable {
         var held: Int64?
         var nextID = 0
         var finished = false
+        /// Moves at each resync: work begun before it (a page read for a
+        /// subscriber, a notification posted) no longer counts after it.
+        var generation = 0
     }
 
     private let state: Mutex<State>
@@ -113,6 +116,7 @@ final class SaveFeed: Sendable {
     func resync(_ save: Save) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard !state.finished else { return [] }
+            state.generation += 1
             state.buffer.replace(with: [save])
             state.floor = save.seq - 1
             state.merged = save.seq
@@ -128,10 +132,15 @@ final class SaveFeed: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
+    /// How many resyncs the feed has had (see ``markProcessed(_:generation:)``).
+    var generation: Int { state.withLock { $0.generation } }
+
     /// Save `seq` was handled outside the streams (its notification was
-    /// posted, and notifications count as processing).
-    func markProcessed(_ seq: Int64) {
+    /// posted, and notifications count as processing), having been delivered
+    /// in `generation`: from before a resync, it is ignored.
+    func markProcessed(_ seq: Int64, generation: Int) {
         state.withLock { state in
+            guard generation == state.generation else { return }
             state.processed = max(state.processed, seq)
             Self.trim(&state)
         }
@@ -202,7 +211,7 @@ final class SaveFeed: Sendable {
         case deliver(Save)
         case end
         case wait
-        case read(after: Int64, through: Int64)
+        case read(after: Int64, through: Int64, generation: Int)
     }
 
     /// The next save for subscriber `id`, after marking the one in its hand
@@ -232,7 +241,9 @@ final class SaveFeed: Sendable {
                     subscriber.inHand = save.seq
                     return .deliver(save)
                 }
-                if subscriber.position < state.floor { return .read(after: subscriber.position, through: state.floor) }
+                if subscriber.position < state.floor {
+                    return .read(after: subscriber.position, through: state.floor, generation: state.generation)
+                }
                 if let save = state.buffer.first(after: subscriber.position) {
                     subscriber.inHand = save.seq
                     return .deliver(save)
@@ -245,14 +256,15 @@ final class SaveFeed: Sendable {
                 return save
             case .end:
                 return nil
-            case .read(let after, let through):
+            case .read(let after, let through, let generation):
                 fellBack()
                 guard let page = await readHistory(after, through) else {
                     // The history cannot be read now (the store closed): end.
                     return nil
                 }
                 state.withLock { state in
-                    guard state.subscribers[id] != nil else { return }
+                    // A resync meanwhile: the page is of the history before it.
+                    guard state.subscribers[id] != nil, state.generation == generation else { return }
                     state.subscribers[id]!.pending = page.saves.reversed()
                     if page.saves.isEmpty { state.subscribers[id]!.position = max(after, page.through) }
                 }

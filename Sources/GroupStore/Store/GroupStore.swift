@@ -122,9 +122,9 @@ public final class GroupStore: Sendable {
             cursor: start.cursor.seq, readHistory: { after, through in await history.page(after: after, through: through) },
             fellBack: { metrics.fellBackToHistory() })
         let box = WeakStoreBox()
-        var posted: (@Sendable (Int64) -> Void)?
+        var posted: (@Sendable (Int64, Int) -> Void)?
         if configuration.notificationsCountAsProcessed {
-            posted = { seq in feed.markProcessed(seq) }
+            posted = { seq, generation in feed.markProcessed(seq, generation: generation) }
         }
         let notifier = SaveNotifier(
             label: "GroupStore.Notifier.\(member)", object: { box.store }, posted: posted, enabled: configuration.postsNotifications)
