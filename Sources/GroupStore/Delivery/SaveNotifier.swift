@@ -6,7 +6,8 @@ import Synchronization
 /// its own: never the delivery's, so an observer on any queue (`nil`, a private
 /// `OperationQueue`, the main queue) may call any API of the store — which may
 /// wait for the delivery's queue — without a deadlock, and a slow observer delays only
-/// later notifications, never merging.
+/// later notifications, never merging. The saves waiting for a slow observer
+/// are held in memory, without a bound (a stream's are bounded).
 final class SaveNotifier: Sendable {
     private let queue: DispatchQueue
     private let closed = Mutex(false)
