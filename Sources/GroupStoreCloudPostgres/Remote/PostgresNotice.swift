@@ -1,4 +1,5 @@
 #if Postgres
+    import GroupStore
     import GroupStoreCloud
 
     /// One notification on the `groupstore` channel, as a gateway reads it:
