@@ -1,7 +1,7 @@
 #if Postgres
     import GroupStoreCloud
 
-    /// The server side of a PostgreSQL remote (format 3), created and upgraded by
+    /// The server side of a PostgreSQL remote (format 4), created and upgraded by
     /// ``PostgresRemote/setup(url:logger:)`` (`groupstore cloud setup`), run by a
     /// role that may create schemas and roles:
     ///
@@ -35,7 +35,7 @@
         /// `meta.kind` of every GroupStore remote.
         static let kind = "groupstore-cloud-remote"
         /// The format this code writes, and the newest it reads.
-        static let format = 3
+        static let format = 4
         /// The NOTIFY channel.
         static let channel = "groupstore"
         /// The transaction-local setting whose value a write's notification
@@ -50,7 +50,10 @@
         /// server of format 1, 2 or 3 set up by an older build runs it once and
         /// is brought to format 3. A change to the schema is a new migration,
         /// never an edit (`MigrationChecksumTests`).
-        static let migrations = [SchemaMigration("groupstore.postgres.v3", sql: script)]
+        static let migrations = [
+            SchemaMigration("groupstore.postgres.v3", sql: script),
+            SchemaMigration("groupstore.postgres.v4", sql: formatFour),
+        ]
 
         /// Creates what is missing and replaces the functions (idempotent). Run
         /// in one transaction.
