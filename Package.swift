@@ -69,6 +69,8 @@ let package = Package(
             name: "GroupStore",
             dependencies: [
                 "FolderWatching",
+                // SHA-256: content-addressed assets, checksums of shipped migrations (C: fast in debug builds too).
+                "CSHA256",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the history's small hot queries (RawRows).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -81,13 +83,11 @@ let package = Package(
         // The cloud sync bridge: engine, schema mapping, conflict policies,
         // the remote protocol and the in-memory remote (no remote of its own
         // beyond that: the embedded and PostgreSQL remotes are modules apart).
-        // SHA-256 for content-addressed assets (C: fast in debug builds too).
         .target(name: "CSHA256"),
         .target(
             name: "GroupStoreCloud",
             dependencies: [
                 "GroupStore",
-                "CSHA256",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

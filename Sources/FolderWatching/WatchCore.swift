@@ -12,8 +12,11 @@ import Synchronization
 /// descriptor) alive until it ends, without a reference cycle.
 ///
 /// `@unchecked Sendable`: the watch table lives in a `Mutex`, held across the
-/// inotify calls that change watches (so the table and the kernel agree);
-/// `buffer` is only
+/// inotify calls that add and remove watches (so the table and the kernel
+/// agree); the one call outside it, the reading thread's removal of a watch
+/// whose inode moved away, leaves the table to the `IN_IGNORED` event that
+/// follows (it reports the watch's end to the owner, and an `add` of the
+/// path meanwhile gets a descriptor of its own); `buffer` is only
 /// touched by `drain()`, which the watcher's one reading thread calls; the
 /// descriptor is immutable and inotify calls on it are thread-safe.
 final class WatchCore: @unchecked Sendable {

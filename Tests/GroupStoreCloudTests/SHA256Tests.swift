@@ -1,4 +1,5 @@
 @testable import GroupStoreCloud
+import GroupStore
 import XCTest
 
 /// The asset digest against the FIPS 180-4 examples and the padding edges.

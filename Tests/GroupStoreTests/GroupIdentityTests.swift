@@ -23,11 +23,8 @@ struct RecordingLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-        function: String, line: UInt
-    ) {
-        messages.append(message.description)
+    func log(event: LogEvent) {
+        messages.append(event.message.description)
     }
 }
 

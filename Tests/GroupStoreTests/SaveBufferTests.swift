@@ -68,4 +68,19 @@ final class SaveBufferTests: XCTestCase {
         XCTAssertEqual(buffer.count, 1)
         XCTAssertEqual(buffer.first(after: 0)?.seq, 5)
     }
+
+    /// A notification posted before a resync, marked processed after it (a
+    /// member whose notifications count as processing), no longer counts:
+    /// the resync stays unprocessed and the cursor does not pass it.
+    func testFeed_ignoresWorkFromBeforeAResync() {
+        let feed = SaveFeed(cursor: 0, readHistory: { _, _ in nil })
+        let before = feed.generation
+        feed.append(saves([5, 9]), merged: 9)
+        // The history went back: a resync at 3.
+        feed.resync(Save(kind: .resync, seq: 3, author: "", committedAt: Date(timeIntervalSince1970: 0), changes: []))
+        feed.markProcessed(9, generation: before)
+        XCTAssertEqual(feed.safeCursor(), 2, "a notification from before the resync moved the cursor past it")
+        feed.markProcessed(3, generation: feed.generation)
+        XCTAssertEqual(feed.safeCursor(), 3)
+    }
 }

@@ -282,4 +282,69 @@ final class StoreTests: StoreTestCase {
         let redelivered = try await first(2, of: saves)
         XCTAssertEqual(redelivered.map(\.seq), Array(seqs.suffix(2)), "the save in hand and the one after must come again, and only those")
     }
+
+    /// Two loops of one member, one ahead of the other, end (one cancelled
+    /// while it waited, one left in the middle of a save) and are dropped
+    /// before the store closes, as services stopped before the store are: the
+    /// cursor written keeps the slower one's place.
+    func testLoopsEndedBeforeTheStoreCloses_keepTheSlowerOnesPlace_forTheNextStart() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        let reader = try open("reader")
+        var seqs: [Int64] = []
+        do {
+            var fast = reader.saves().makeAsyncIterator()
+            var slow = reader.saves().makeAsyncIterator()
+            try await reader.start()
+            for id in 1...3 {
+                seqs.append(try await writer.writeWithSequence { db in try db.execute(sql: "INSERT INTO t(id) VALUES (\(id))") }.seq!)
+            }
+            for _ in 1...3 { _ = await fast.next() }
+            // The fast loop asks for a fourth (so the third is processed) and is cancelled while it waits.
+            let waiting = Task { [fast] in
+                var fast = fast
+                return await fast.next()
+            }
+            waiting.cancel()
+            let afterCancel = await waiting.value
+            XCTAssertNil(afterCancel, "a cancelled loop's stream ends")
+            // The slow loop takes the first save and stops in the middle of it.
+            let inHand = await slow.next()
+            XCTAssertEqual(inHand?.seq, seqs[0])
+        }
+        await reader.close()
+        let again = try open("reader")
+        let saves = again.saves()
+        try await again.start()
+        let redelivered = try await first(3, of: saves)
+        XCTAssertEqual(redelivered.map(\.seq), seqs, "the slower loop had finished none: all three come again")
+    }
+
+    /// A stream ended with `cancel()` lets go of its place: the cursor
+    /// passes the save it held, up to what the other stream processed.
+    func testACancelledStream_doesNotHoldTheCursor() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE t(id INTEGER PRIMARY KEY)") }
+        let reader = try open("reader")
+        var seqs: [Int64] = []
+        do {
+            let fastStream = reader.saves()
+            let slowStream = reader.saves()
+            var fast = fastStream.makeAsyncIterator()
+            var slow = slowStream.makeAsyncIterator()
+            try await reader.start()
+            for id in 1...2 {
+                seqs.append(try await writer.writeWithSequence { db in try db.execute(sql: "INSERT INTO t(id) VALUES (\(id))") }.seq!)
+            }
+            // The fast one processed the first save; the slow one holds it.
+            for _ in 1...2 { _ = await fast.next() }
+            _ = await slow.next()
+            slowStream.cancel()
+            fastStream.cancel()
+        }
+        await reader.close()
+        XCTAssertEqual(
+            try String(contentsOfFile: group + "/members/reader/cursor", encoding: .utf8).split(separator: " ").first, "\(seqs[0])",
+            "the cancelled stream's save in hand does not hold the cursor")
+    }
 }

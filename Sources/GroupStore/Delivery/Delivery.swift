@@ -69,6 +69,8 @@ final class Delivery: @unchecked Sendable {
     private var phase = Phase.idle
     private var safetyTimer: (any DispatchSourceTimer)?
     private var cursorFlushScheduled = false
+    /// What ``SaveFeed/safeCursor()`` said at the last flush.
+    private var lastSafeCursor: Int64 = -1
     /// The first wake-up since the last delivery: what woke this member for
     /// the saves the next delivery hands over (for the trace).
     private var firstWake: (kind: DeliveryTrace.Wake, at: Double)?
@@ -232,6 +234,7 @@ final class Delivery: @unchecked Sendable {
     private func safetyTick() {
         watch.rearmWALIfLost()
         _ = merge(wake: .timer)
+        if !cursorFlushScheduled { writeCursor() }
     }
 
     /// Plans recheck `stage`, and after it, if it finds nothing, the next
@@ -330,7 +333,6 @@ final class Delivery: @unchecked Sendable {
     /// count a save before anyone sees it), moves the cursor, then notifies
     /// this process's GRDB observers.
     private func handOver(_ outcome: MergeOutcome, roundStartedAt: Double, trace: (@Sendable (DeliveryTrace) -> Void)?) {
-        publicCursor.withLock { $0 = merger.cursor }
         if let resync = outcome.resync {
             keeper.resynced(to: resync.seq)
             // Another history: this process's commits in it are not the ones noted.
@@ -339,9 +341,11 @@ final class Delivery: @unchecked Sendable {
             settings.synchronousDelivery?(resync)
             // The handler may have closed the store.
             guard phase == .running else { return }
+            // Before the subscribers can see it: a save in hand is never past the cursor.
+            publicCursor.withLock { $0 = merger.cursor }
             feed.resync(resync)
-            if settings.synchronousDelivery != nil { feed.markProcessed(resync.seq) }
-            notifier.post([resync])
+            if settings.synchronousDelivery != nil { feed.markProcessed(resync.seq, generation: feed.generation) }
+            notifier.post([resync], generation: feed.generation)
             scheduleCursorFlush()
             // Anything may have changed: GRDB's observers refresh too.
             observers.noteEverything()
@@ -362,9 +366,11 @@ final class Delivery: @unchecked Sendable {
                 guard phase == .running else { return }
             }
         }
+        // Before the subscribers can see them: a save in hand is never past the cursor.
+        publicCursor.withLock { $0 = merger.cursor }
         feed.append(deliverable, merged: merger.cursor)
-        if settings.synchronousDelivery != nil, let last = deliverable.last { feed.markProcessed(last.seq) }
-        notifier.post(deliverable)
+        if settings.synchronousDelivery != nil, let last = deliverable.last { feed.markProcessed(last.seq, generation: feed.generation) }
+        notifier.post(deliverable, generation: feed.generation)
         scheduleCursorFlush()
         let handedOverAt = trace != nil ? DeliveryTrace.now() : 0
         observers.note(changedTables)
@@ -388,13 +394,19 @@ final class Delivery: @unchecked Sendable {
         cursorFlushScheduled = true
         queue.asyncAfter(deadline: .now() + settings.cursorFlushInterval) { [self] in
             cursorFlushScheduled = false
+            // Once stopped, only stop() writes it (the member's lock may be
+            // released after it).
+            guard phase == .running else { return }
             writeCursor()
         }
     }
 
     private func writeCursor() {
         let safe = feed.safeCursor()
-        if safe < merger.cursor && phase != .stopped { scheduleCursorFlush() }
+        // Subscribers still working through the saves: again shortly, as
+        // long as they make progress (else the safety tick looks, once a second).
+        if safe < merger.cursor && phase == .running && safe != lastSafeCursor { scheduleCursorFlush() }
+        lastSafeCursor = safe
         guard let position = keeper.positionToWrite(safe: safe) else { return }
         do {
             try CursorFile(seq: position.seq, epoch: merger.epoch, fingerprint: position.fingerprint)
@@ -412,9 +424,11 @@ final class Delivery: @unchecked Sendable {
         safetyTimer?.cancel()
         safetyTimer = nil
         watch.stop()
+        // Stopped first: no flush is planned again, and the ones planned do
+        // nothing (the cursor is written here, while the lock is held).
+        phase = .stopped
         writeCursor()
         merger.close()
-        phase = .stopped
     }
 
     /// The group directory or database was removed or replaced under this

@@ -22,6 +22,11 @@ import Synchronization
 ///   processed it (asked for the next one); with no subscriber, only once one
 ///   has. Saves that are not deliverable (this member's own, out of scope)
 ///   hold nothing back.
+/// - A stream whose loop ended because its task was cancelled or its service
+///   shut down, or was left with a save in hand, keeps its place after it is
+///   dropped (``held``): the cursor written at shutdown does not pass a save
+///   that loop had not finished, and the next subscriber starts there. A
+///   stream ended with ``SaveStream/cancel()`` lets go of its place.
 final class SaveFeed: Sendable {
     /// Saves read from the history for a subscriber behind the buffer.
     struct HistoryPage: Sendable {
@@ -56,8 +61,14 @@ final class SaveFeed: Sendable {
         /// The last save some subscriber processed: where new ones start.
         var processed: Int64
         var subscribers: [Int: Subscriber] = [:]
+        /// The lowest place of the streams that ended (cancelled or shut
+        /// down) and were dropped since, until a subscriber takes it over.
+        var held: Int64?
         var nextID = 0
         var finished = false
+        /// Moves at each resync: work begun before it (a page read for a
+        /// subscriber, a notification posted) no longer counts after it.
+        var generation = 0
     }
 
     private let state: Mutex<State>
@@ -77,7 +88,9 @@ final class SaveFeed: Sendable {
         let id = state.withLock { state -> Int in
             let id = state.nextID
             state.nextID += 1
-            state.subscribers[id] = Subscriber(position: state.processed, ended: state.finished)
+            // It takes over the place of streams that ended unfinished.
+            state.subscribers[id] = Subscriber(position: state.held ?? state.processed, ended: state.finished)
+            state.held = nil
             return id
         }
         return SaveStream(feed: self, id: id, beforeFirst: beforeFirst)
@@ -103,10 +116,12 @@ final class SaveFeed: Sendable {
     func resync(_ save: Save) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard !state.finished else { return [] }
+            state.generation += 1
             state.buffer.replace(with: [save])
             state.floor = save.seq - 1
             state.merged = save.seq
             state.processed = save.seq - 1
+            if state.held != nil { state.held = save.seq - 1 }
             for id in state.subscribers.keys {
                 state.subscribers[id]!.position = save.seq - 1
                 state.subscribers[id]!.inHand = nil
@@ -117,10 +132,15 @@ final class SaveFeed: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
+    /// How many resyncs the feed has had (see ``markProcessed(_:generation:)``).
+    var generation: Int { state.withLock { $0.generation } }
+
     /// Save `seq` was handled outside the streams (its notification was
-    /// posted, and notifications count as processing).
-    func markProcessed(_ seq: Int64) {
+    /// posted, and notifications count as processing), having been delivered
+    /// in `generation`: from before a resync, it is ignored.
+    func markProcessed(_ seq: Int64, generation: Int) {
         state.withLock { state in
+            guard generation == state.generation else { return }
             state.processed = max(state.processed, seq)
             Self.trim(&state)
         }
@@ -144,10 +164,12 @@ final class SaveFeed: Sendable {
                 if let next = state.buffer.first(after: position) { return max(position, next.seq - 1) }
                 return state.merged
             }
-            if state.subscribers.isEmpty { return upTo(after: state.processed) }
-            return state.subscribers.values.map { subscriber in
+            let held = state.held.map(upTo(after:))
+            if state.subscribers.isEmpty { return held ?? upTo(after: state.processed) }
+            let live = state.subscribers.values.map { subscriber in
                 subscriber.inHand != nil || !subscriber.pending.isEmpty ? subscriber.position : upTo(after: subscriber.position)
             }.min()!
+            return min(live, held ?? live)
         }
     }
 
@@ -160,6 +182,22 @@ final class SaveFeed: Sendable {
         waiter?.resume()
     }
 
+    /// The stream was dropped (no copy of it is left): one whose loop was
+    /// ended (cancelled, shut down) or left with a save in hand (a `break`, a
+    /// thrown error) leaves its place ``held``; any other lets go of it.
+    func dropped(_ id: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let subscriber = state.subscribers.removeValue(forKey: id) else { return nil }
+            if (subscriber.ended || subscriber.inHand != nil) && !state.finished {
+                state.held = min(state.held ?? subscriber.position, subscriber.position)
+            }
+            Self.trim(&state)
+            return subscriber.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// The stream lets go of its place (``SaveStream/cancel()``).
     func remove(_ id: Int) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             let waiter = state.subscribers.removeValue(forKey: id)?.waiter
@@ -173,7 +211,7 @@ final class SaveFeed: Sendable {
         case deliver(Save)
         case end
         case wait
-        case read(after: Int64, through: Int64)
+        case read(after: Int64, through: Int64, generation: Int)
     }
 
     /// The next save for subscriber `id`, after marking the one in its hand
@@ -187,18 +225,25 @@ final class SaveFeed: Sendable {
                 // was behind).
                 guard var subscriber = state.subscribers.removeValue(forKey: id) else { return .end }
                 defer { state.subscribers[id] = subscriber }
-                guard !subscriber.ended else { return .end }
+                // Asking for the next save is what marks the one in hand
+                // processed, even when the stream has ended meanwhile.
                 if let seq = subscriber.inHand {
                     subscriber.position = seq
                     subscriber.inHand = nil
                     state.processed = max(state.processed, seq)
                 }
+                guard !subscriber.ended else { return .end }
+                // The store closed: its cursor is written; what is left
+                // comes again at the next start.
+                if state.finished { return .end }
                 if !subscriber.pending.isEmpty {
                     let save = subscriber.pending.removeLast()
                     subscriber.inHand = save.seq
                     return .deliver(save)
                 }
-                if subscriber.position < state.floor { return .read(after: subscriber.position, through: state.floor) }
+                if subscriber.position < state.floor {
+                    return .read(after: subscriber.position, through: state.floor, generation: state.generation)
+                }
                 if let save = state.buffer.first(after: subscriber.position) {
                     subscriber.inHand = save.seq
                     return .deliver(save)
@@ -211,14 +256,15 @@ final class SaveFeed: Sendable {
                 return save
             case .end:
                 return nil
-            case .read(let after, let through):
+            case .read(let after, let through, let generation):
                 fellBack()
                 guard let page = await readHistory(after, through) else {
                     // The history cannot be read now (the store closed): end.
                     return nil
                 }
                 state.withLock { state in
-                    guard state.subscribers[id] != nil else { return }
+                    // A resync meanwhile: the page is of the history before it.
+                    guard state.subscribers[id] != nil, state.generation == generation else { return }
                     state.subscribers[id]!.pending = page.saves.reversed()
                     if page.saves.isEmpty { state.subscribers[id]!.position = max(after, page.through) }
                 }
@@ -267,7 +313,7 @@ final class SaveFeed: Sendable {
     /// Drops saves every subscriber (and, with none, the last processed
     /// position) is past, then the oldest beyond the limit.
     private static func trim(_ state: inout State) {
-        var low = state.processed
+        var low = min(state.processed, state.held ?? state.processed)
         for subscriber in state.subscribers.values { low = min(low, subscriber.position) }
         if let dropped = state.buffer.drop(through: low) {
             state.floor = max(state.floor, dropped)

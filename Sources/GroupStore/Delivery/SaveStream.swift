@@ -25,8 +25,9 @@ public struct SaveStream: AsyncSequence, Sendable {
         subscription = Subscription(feed: feed, id: id, beforeFirst: beforeFirst)
     }
 
-    /// Removes the subscriber once no copy of its stream is left, so a
-    /// dropped stream never holds the cursor back.
+    /// Tells the feed once no copy of its stream is left: a stream dropped
+    /// after its loop ended unfinished (cancelled, shut down) keeps its place
+    /// for the next subscriber; any other no longer holds the cursor back.
     final class Subscription: Sendable {
         let feed: SaveFeed
         let id: Int
@@ -38,7 +39,7 @@ public struct SaveStream: AsyncSequence, Sendable {
             self.id = id
             self.beforeFirst = Mutex(beforeFirst)
         }
-        deinit { feed.remove(id) }
+        deinit { feed.dropped(id) }
 
         func runBeforeFirst() async {
             guard
@@ -92,8 +93,10 @@ public struct SaveStream: AsyncSequence, Sendable {
     }
 
     /// Stops this subscription: its loop ends and it no longer holds back
-    /// the member's cursor. (A stream no longer iterated keeps its place, so
-    /// end the ones you drop.)
+    /// the member's cursor, not even the save in its hand. (A stream kept but
+    /// no longer iterated keeps its place; a loop that ended because its task
+    /// was cancelled or its service shut down keeps it for the next
+    /// subscriber.)
     public func cancel() {
         feed.remove(id)
     }

@@ -51,7 +51,9 @@ enum HistorySchema {
     /// Prefix of every table and trigger the library owns.
     static let reservedPrefix = "groupstore_"
     /// The tables, view and index the history creates (by name, as in `sqlite_master`).
-    static let ownObjects = [changeTable, transactionTable, tableRegistry, metaTable, reservedPrefix + "change_pending"]
+    static let ownObjects = [
+        changeTable, transactionTable, tableRegistry, metaTable, reservedPrefix + "change_pending", reservedPrefix + "history_migrations",
+    ]
     /// The history's on-disk format (1: changes keyed by table name and
     /// JSON; 2: by table id, with a table of transactions; 3: transactions
     /// as marker rows among the changes).
@@ -80,29 +82,16 @@ enum HistorySchema {
         return format == formatVersion ? .current : .outdated(format)
     }
 
-    /// Creates the history tables when missing, or upgrades an older format.
-    /// - Returns: whether the history is new (so existing tables are adopted
-    ///   without listing their rows).
-    /// - Throws: ``GroupStoreError/Code/database`` for a format of newer code.
-    @discardableResult
-    static func create(_ db: Database) throws -> Bool {
-        switch try status(db) {
-        case .current: return false
-        case .newer(let format):
-            throw newerFormat(format, path: sqlite3_db_filename(db.sqliteConnection, "main").map { String(cString: $0) } ?? "the database")
-        case .outdated(let format) where format >= 2:
-            try upgradeFromFormat2(db)
-            try setMeta(db, "format", formatVersion)
-            return false
-        case .outdated:
-            // Format 1's triggers are dropped: the history starts anew (a new
-            // epoch, every table adopted again).
-            try upgradeFromFormat1(db)
-            try upgradeFromFormat2(db)
-        case .missing: break
-        }
-        let epoch = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-        try db.execute(
+    /// Where the history's migrations are recorded (see ``SchemaMigration``).
+    static let migrationsTable = reservedPrefix + "history_migrations"
+
+    /// The history's migrations, in order. Format 3 is the first recorded
+    /// one; the formats before it are upgraded by code (``create(_:)``), and
+    /// a format-3 history made before migrations were recorded is adopted.
+    /// A shipped migration is never edited (`HistoryMigrationTests`).
+    static let migrations = [
+        SchemaMigration(
+            "groupstore.history.v3",
             sql: """
                 CREATE TABLE IF NOT EXISTS \(changeTable) (
                   id INTEGER PRIMARY KEY,
@@ -122,9 +111,48 @@ enum HistorySchema {
                 );
                 CREATE TABLE IF NOT EXISTS \(metaTable) (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
                 INSERT OR IGNORE INTO \(metaTable)(key, value) VALUES ('pruned_through', 0), ('schema_version', -1), ('registry_version', 0);
-                INSERT OR REPLACE INTO \(metaTable)(key, value) VALUES ('format', \(formatVersion)), ('epoch', '\(epoch)');
+                INSERT OR REPLACE INTO \(metaTable)(key, value) VALUES ('format', 3), ('epoch', lower(hex(randomblob(16))));
                 """)
-        return true
+    ]
+
+    /// Whether the history is of this code's format with every migration recorded.
+    static func isUpToDate(_ db: Database) throws -> Bool {
+        guard try status(db) == .current, try db.tableExists(migrationsTable) else { return false }
+        let applied = try String.fetchSet(db, sql: "SELECT identifier FROM \(migrationsTable)")
+        return migrations.allSatisfy { applied.contains($0.identifier) }
+    }
+
+    /// Creates the history tables when missing, or upgrades an older format.
+    /// - Returns: whether the history is new (so existing tables are adopted
+    ///   without listing their rows).
+    /// - Throws: ``GroupStoreError/Code/database`` for a format of newer code.
+    @discardableResult
+    static func create(_ db: Database) throws -> Bool {
+        var isNew = false
+        switch try status(db) {
+        case .newer(let format):
+            throw newerFormat(format, path: sqlite3_db_filename(db.sqliteConnection, "main").map { String(cString: $0) } ?? "the database")
+        case .current, .outdated(3...):
+            // A format-3 history made before migrations were recorded.
+            if try !db.tableExists(migrationsTable) {
+                try SchemaMigration.adopt(migrations.prefix(1), in: db, recordingIn: migrationsTable)
+            }
+        case .outdated(2):
+            try upgradeFromFormat2(db)
+            try setMeta(db, "format", 3)
+            try SchemaMigration.adopt(migrations.prefix(1), in: db, recordingIn: migrationsTable)
+        case .outdated:
+            // Format 1's triggers are dropped: the history starts anew (a new
+            // epoch, every table adopted again); format 3's migration fills in
+            // what is missing.
+            try upgradeFromFormat1(db)
+            try upgradeFromFormat2(db)
+            isNew = true
+        case .missing:
+            isNew = true
+        }
+        try SchemaMigration.migrate(migrations, in: db, recordingIn: migrationsTable)
+        return isNew
     }
 
     /// The error for a history of a format newer than this code's: left alone.

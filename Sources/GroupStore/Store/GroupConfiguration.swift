@@ -45,8 +45,10 @@ public struct GroupConfiguration: Sendable {
     /// stream that subscribes later starts after it). Streams and
     /// notifications still get every save merged while they exist.
     ///
-    /// Keep it short: merging waits for it. It may call any API of the
-    /// store, ``GroupStore/GroupStore/close()`` included.
+    /// Keep it short: merging waits for it. It may call the store's blocking
+    /// API (``GroupStore/GroupStore/closeBlocking()``,
+    /// ``GroupStore/GroupStore/writeBlocking(_:)``,
+    /// ``GroupStore/GroupStore/startBlocking()``).
     public var synchronousDelivery: (@Sendable (Save) -> Void)?
     /// The tables whose changes the history records.
     public var trackedTables: TrackedTables = .all

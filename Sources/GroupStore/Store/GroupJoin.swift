@@ -16,7 +16,7 @@ enum GroupJoin {
         do {
             let migrator = configuration.migrator
             let needsWrite = try pool.read { db -> Bool in
-                if try HistorySchema.status(db) != .current { return true }
+                if try !HistorySchema.isUpToDate(db) { return true }
                 if try SchemaTracker.needsRefreshOrTriggerUpgrade(db) { return true }
                 return try !(migrator?.hasCompletedMigrations(db) ?? true)
             }

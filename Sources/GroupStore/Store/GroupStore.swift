@@ -122,9 +122,9 @@ public final class GroupStore: Sendable {
             cursor: start.cursor.seq, readHistory: { after, through in await history.page(after: after, through: through) },
             fellBack: { metrics.fellBackToHistory() })
         let box = WeakStoreBox()
-        var posted: (@Sendable (Int64) -> Void)?
+        var posted: (@Sendable (Int64, Int) -> Void)?
         if configuration.notificationsCountAsProcessed {
-            posted = { seq in feed.markProcessed(seq) }
+            posted = { seq, generation in feed.markProcessed(seq, generation: generation) }
         }
         let notifier = SaveNotifier(
             label: "GroupStore.Notifier.\(member)", object: { box.store }, posted: posted, enabled: configuration.postsNotifications)
@@ -213,16 +213,18 @@ public final class GroupStore: Sendable {
     /// Prunes on a timer (``GroupConfiguration/pruneInterval``) until the store closes.
     private func startPruning() {
         guard let interval = configuration.pruneInterval else { return }
-        let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .seconds(1))
         let pruner = self.pruner
         let logger = self.logger
-        timer.setEventHandler {
-            do { _ = try pruner.prune() } catch { logger.info("pruning failed", metadata: ["error": "\(error)"]) }
-        }
         pruneTimer.withLock { box in
-            // Stopped or closed meanwhile: no timer outlives the store.
+            // Stopped or closed meanwhile: no timer outlives the store. (Made
+            // only past this check: libdispatch traps when a timer that was
+            // never activated is released.)
             guard phase.withLock({ $0 }) == .started else { return }
+            let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+            timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .seconds(1))
+            timer.setEventHandler {
+                do { _ = try pruner.prune() } catch { logger.info("pruning failed", metadata: ["error": "\(error)"]) }
+            }
             box = TimerBox(timer: timer)
             timer.activate()
         }

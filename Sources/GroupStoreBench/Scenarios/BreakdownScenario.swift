@@ -55,7 +55,7 @@ struct BreakdownScenario {
         // transaction, just before COMMIT).
         let names = [
             "COMMIT done (write returned in the writer)", "first wake-up in the member", "merge start (the merge that found it)",
-            "history read (a deferred transaction on the writer connection)", "handed to the feed and the notifier",
+            "history read (one read transaction on the merger's own connection)", "handed to the feed and the notifier",
             "subscriber running (for await)",
         ]
         var stages = [[Double]](repeating: [], count: names.count)

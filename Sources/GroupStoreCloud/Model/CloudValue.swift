@@ -1,4 +1,5 @@
 import Foundation
+import GroupStore
 
 /// One field value of a cloud record, keeping the SQLite type class it had
 /// (integer, real, text, blob, `NULL`), or an asset: a large blob stored

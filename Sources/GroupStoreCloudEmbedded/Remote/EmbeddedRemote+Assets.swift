@@ -1,4 +1,5 @@
 import Foundation
+import GroupStore
 import GRDB
 import GroupStoreCloud
 

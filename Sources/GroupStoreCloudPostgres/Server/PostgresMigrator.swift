@@ -1,5 +1,6 @@
 #if Postgres
     import Foundation
+import GroupStore
     import GroupStoreCloud
     import Logging
     import PostgresNIO

@@ -1,4 +1,5 @@
 #if Postgres
+    import GroupStore
     import GroupStoreCloud
 
     /// The server side of a PostgreSQL remote (format 4), created and upgraded by

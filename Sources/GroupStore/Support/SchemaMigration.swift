@@ -7,9 +7,11 @@ import GRDB
 /// migration; `MigrationChecksumTests` holds each shipped one's checksum).
 ///
 /// Where they are recorded:
+/// - The history's, in `store.sqlite`, in `groupstore_history_migrations`
+///   (``migrate(_:in:recordingIn:)``).
 /// - In a file the package owns (the embedded remote), through GRDB's
 ///   `DatabaseMigrator` (``register(_:in:)``), in `grdb_migrations`.
-/// - In `store.sqlite`, the app's database, in a table of their own
+/// - The cloud bridge's sync state, in `store.sqlite`, in a table of their own
 ///   (``migrate(_:in:recordingIn:)``), never in `grdb_migrations`: the app's
 ///   migrator would count them as migrations of a newer app
 ///   (`hasBeenSuperseded`).

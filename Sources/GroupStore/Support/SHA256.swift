@@ -1,6 +1,7 @@
 import CSHA256
 
-/// SHA-256, for content-addressed assets. Foundation on Linux has no digest,
+/// SHA-256, for the cloud bridge's content-addressed assets and the
+/// checksums of shipped schema migrations. Foundation on Linux has no digest,
 /// and one function does not justify a crypto dependency; it is in C
 /// (`CSHA256`) so debug builds hash megabytes in milliseconds.
 package enum SHA256 {
