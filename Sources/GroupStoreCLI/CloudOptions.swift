@@ -109,6 +109,8 @@ struct CloudOptions: ParsableArguments {
         configuration.policy = policy
         configuration.assetColumns = assets
         configuration.accountChange = accountChange
+        // A test hook, as GROUPSTORE_REMOTE_FAULTS is: this host's clock skewed (what faketime does).
+        if let skew = ProcessInfo.processInfo.environment["GROUPSTORE_CLOCK_SKEW"].flatMap(Double.init) { configuration.clockSkew = skew }
         return configuration
     }
 

@@ -46,6 +46,19 @@ extension ReportJSON {
         var conflicts: Int
         var lastSync: Nullable<CloudSummary>
         var parkedRecords: [Parked]
+        var remoteReset: Nullable<RemoteReset>
+        var schemaDrift: [Drift]
+
+        struct RemoteReset: Encodable {
+            var kind: String
+            var message: String
+            var at: Double
+        }
+        struct Drift: Encodable {
+            var table: String
+            var column: String
+            var seenAt: Double
+        }
 
         init(_ status: CloudSyncStatus) {
             group = status.group
@@ -59,6 +72,9 @@ extension ReportJSON {
             parkedRecords = status.parkedRecords.map {
                 Parked(table: $0.table, record: $0.record, direction: $0.direction, reason: $0.reason)
             }
+            remoteReset = Nullable(
+                status.remoteReset.map { RemoteReset(kind: $0.kind.rawValue, message: $0.message, at: $0.at.timeIntervalSince1970) })
+            schemaDrift = status.schemaDrift.map { Drift(table: $0.table, column: $0.column, seenAt: $0.seenAt.timeIntervalSince1970) }
         }
     }
 
@@ -67,7 +83,7 @@ extension ReportJSON {
         var event: CloudSyncEvent
 
         private enum Key: String, CodingKey {
-            case event, holder, complete, count, table, record, outcome, reason, zone
+            case event, holder, complete, count, table, record, outcome, reason, zone, kind, column
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -112,6 +128,14 @@ extension ReportJSON {
                 try container.encode(zone.description, forKey: .zone)
                 try container.encode(records, forKey: .count)
                 try container.encode(reason, forKey: .reason)
+            case .remoteReset(let reset):
+                try container.encode("remoteReset", forKey: .event)
+                try container.encode(reset.kind.rawValue, forKey: .kind)
+                try container.encode(reset.message, forKey: .reason)
+            case .schemaDrift(let table, let column):
+                try container.encode("schemaDrift", forKey: .event)
+                try container.encode(table, forKey: .table)
+                try container.encode(column, forKey: .column)
             case .finished:
                 break
             }
@@ -129,6 +153,8 @@ extension CloudSyncSummary {
             switch event {
             case .conflict(let table, let record, let outcome): notes.append("conflict \(table)/\(record): \(outcome.text)")
             case .parked(let table, let record, let reason): notes.append("parked \(table)/\(record): \(reason)")
+            case .remoteReset(let reset): notes.append("remote \(reset.kind.rawValue): \(reset.message)")
+            case .schemaDrift(let table, let column): notes.append("schema drift: table \(table) here lacks column \(column) of the remote's records")
             default: continue
             }
         }

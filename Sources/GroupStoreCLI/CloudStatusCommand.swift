@@ -16,7 +16,9 @@ struct CloudStatusCommand: AsyncParsableCommand {
               {"group":…,"live":…,"account":…|null,"pending":…,"transactionsNotTakenIn":…,"parked":…,
                "conflicts":…,"lastSync":{…as cloud sync --format json…}|null,
                "parkedRecords":[{"table":…,"record":…,"direction":"up"|"down",
-                                 "reason":…}]}
+                                 "reason":…}],
+               "remoteReset":{"kind":"replaced"|"restored","message":…,"at":…}|null,
+               "schemaDrift":[{"table":…,"column":…,"seenAt":…}]}
 
             Example:
               groupstore cloud status --group /var/lib/app/group --format json
@@ -52,6 +54,14 @@ struct CloudStatusCommand: AsyncParsableCommand {
                 }
                 for record in status.parkedRecords {
                     lines.append("  parked \(record.table)/\(record.record) (\(record.direction)): \(record.reason)")
+                }
+                if let reset = status.remoteReset {
+                    lines.append("remote \(reset.kind.rawValue) (found \(ISO8601DateFormatter().string(from: reset.at))): \(reset.message)")
+                }
+                for drift in status.schemaDrift {
+                    lines.append(
+                        "schema drift: the remote's records of table \(drift.table) have column \(drift.column), which the table here lacks (kept on the remote, not applied here)"
+                    )
                 }
                 StandardOutput.writeLine(lines.joined(separator: "\n"))
             }

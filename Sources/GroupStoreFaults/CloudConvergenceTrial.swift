@@ -6,7 +6,9 @@ import Subprocesses
 /// Three groups edit the same two tables at once — random inserts, updates
 /// and deletes over a small shared key space, so the same records are edited
 /// in several groups at once (conflicts), and parents are deleted under
-/// children (ON DELETE CASCADE) — while each runs `groupstore cloud run`
+/// children (ON DELETE CASCADE); in every group an app trigger derives a
+/// column (`name_length`) from another, so applying a remote change makes a
+/// change of its own — while each runs `groupstore cloud run`
 /// against one embedded remote. Then writing stops, the bridges settle
 /// (bounded: every group's status shows nothing pending and two consecutive
 /// dumps of the three groups agree), and the three dumps must be identical,
@@ -19,7 +21,7 @@ struct CloudConvergenceTrial {
     static let settleBound: TimeInterval = 120
     static let parentKeys = (0..<15).map { String(format: "p%02d", $0) }
     static let childKeys = (0..<45).map { String(format: "c%02d", $0) }
-    static let parentColumns = ["name", "n"]
+    static let parentColumns = ["name", "n", "name_length"]
     static let childColumns = ["parent_id", "v", "note"]
 
     func run(seconds: Int, policy: String, seed: UInt64) throws -> [Outcome] {
@@ -51,7 +53,11 @@ struct CloudConvergenceTrial {
             try store.writeBlocking { db in
                 try db.execute(
                     sql: """
-                        CREATE TABLE parent(id TEXT PRIMARY KEY, name TEXT, n INTEGER);
+                        CREATE TABLE parent(id TEXT PRIMARY KEY, name TEXT, n INTEGER, name_length INTEGER);
+                        CREATE TRIGGER parent_name_length_insert AFTER INSERT ON parent
+                          BEGIN UPDATE parent SET name_length = length(NEW.name) WHERE id = NEW.id; END;
+                        CREATE TRIGGER parent_name_length_update AFTER UPDATE OF name ON parent
+                          BEGIN UPDATE parent SET name_length = length(NEW.name) WHERE id = NEW.id; END;
                         CREATE TABLE child(id TEXT PRIMARY KEY, parent_id TEXT NOT NULL REFERENCES parent(id) ON DELETE CASCADE,
                                            v INTEGER, note TEXT);
                         CREATE INDEX child_parent ON child(parent_id);
@@ -139,6 +145,11 @@ struct CloudConvergenceTrial {
         for (name, group) in zip(names, groups) {
             let broken = try CloudHarness.read(group + "/store.sqlite") { try Row.fetchAll($0, sql: "PRAGMA foreign_key_check").count }
             if broken > 0 { problems.append("\(name): \(broken) broken foreign keys") }
+            // The derived column an app trigger keeps, in every group: right, and not a loop's.
+            let wrong = try CloudHarness.read(group + "/store.sqlite") {
+                try Int.fetchOne($0, sql: "SELECT count(*) FROM parent WHERE name_length IS NOT length(name)") ?? 0
+            }
+            if wrong > 0 { problems.append("\(name): \(wrong) parents whose derived name_length is not length(name)") }
         }
         let unclean = CloudHarness.terminate(bridges)
         if !unclean.isEmpty { problems.append("bridges that did not exit 0 on SIGTERM: \(unclean)") }
@@ -156,7 +167,7 @@ struct CloudConvergenceTrial {
             parked.count, parked.isEmpty ? "" : " (" + parked.prefix(4).joined(separator: "; ") + ")")
         return [
             Outcome(
-                fault: "cloud: 3 groups editing the same 2 tables (FK, cascade) at once for \(seconds) s, policy \(policy)",
+                fault: "cloud: 3 groups editing the same 2 tables (FK, cascade, a derived-column trigger) at once for \(seconds) s, policy \(policy)",
                 trials: 1, passed: problems.isEmpty,
                 figures: problems.isEmpty ? figures : problems.joined(separator: "; ") + " (\(figures))")
         ]

@@ -10,6 +10,7 @@ protocol ForwardingRemote: CloudDatabase {
 extension ForwardingRemote {
     var displayName: String { base.displayName }
     func account() async throws -> String { try await base.account() }
+    func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory { try await base.history(keeping: mark) }
     func prepare(_ types: [CloudRecordType]) async throws { try await base.prepare(types) }
     func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] { try await base.modify(changes) }
     func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {

@@ -21,6 +21,7 @@ final class MigrationChecksumTests: XCTestCase {
             [
                 ("groupstore.cloud.v1", "400ea0a6dabe0ee1a772438378535a74ba176f19c5c29b20b947929a31e5eb8a"),
                 ("groupstore.cloud.v2", "872b480bf1526bc577e02db05fc2951364ca78d0f00e9c5730838c1856b2685b"),
+                ("groupstore.cloud.v3", "801af965acc1a907d1db072232234cbe5022b1521e079ad0b9eb6bbdb0deef3c"),
             ]
         ),
         (
@@ -28,12 +29,14 @@ final class MigrationChecksumTests: XCTestCase {
             [
                 ("groupstore.remote.v1", "62c1ea87d752a137ec533d79ae13d5d04a2fe909f0c6e4ae0da73ee5b79b37f2"),
                 ("groupstore.remote.v2", "016e8a194a5a24283d76061cccf2d95f5103759dc3ddc146d88813b1a85e7e1d"),
+                ("groupstore.remote.v3", "299b66d987ade2007f1d199f40bd83beb5669f2b07bfc876fde9937f96f22170"),
             ]
         ),
         (
             "the PostgreSQL remote",
             [
                 ("groupstore.postgres.v3", "a8b697d66484c72f5ac7128cab840a3b0d34a50e9ff6ac5afacc9a0441f71153"),
+                ("groupstore.postgres.v4", "d66d3f53471db5ffeda17a593cc6fe92662411736da14ccbefa78b32050bee91"),
                 ("groupstore.postgres.zone-hints", "91e15bbf46f258707d7a3d578c5d64c8aad05bd7f05aefab14f97ca25a36c73d"),
             ]
         ),

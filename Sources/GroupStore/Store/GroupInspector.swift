@@ -88,8 +88,10 @@ public final class GroupInspector: Sendable {
         for name in [GroupDirectory.databaseFileName, GroupDirectory.databaseFileName + "-wal"] {
             if let info = try? directory.root.status(of: name) { bytes += Int64(info.st_size) }
         }
+        // Everything pruned (the newest row kept being an outside writer's
+        // change no member closed yet): the head is at least what was pruned.
         return GroupStatus(
-            directory: directory.path, head: head, prunedThrough: pruned, historyTransactions: transactions,
+            directory: directory.path, head: max(head, pruned), prunedThrough: pruned, historyTransactions: transactions,
             historyChanges: changes, databaseBytes: bytes, members: members)
     }
 

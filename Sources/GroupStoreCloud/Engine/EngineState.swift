@@ -58,6 +58,15 @@ struct EngineState {
     var lastSync = LastSyncRecord()
     /// A synced table's schema changed: the bridge maps the tables again.
     var tablesChanged = false
+    /// The latest change of the remote's history this group saw (see
+    /// ``CloudHistoryMark``), and whether it was read from the sync state.
+    var remoteSeen: CloudHistoryMark?
+    var remoteSeenLoaded = false
+    /// Whether ``remoteSeen`` moved since it was last stored.
+    var remoteSeenUnsaved = false
+    /// The remote's clock less this host's, as measured at the last check of
+    /// its history: local edit times are moved onto the remote's clock by it.
+    var clockOffset: TimeInterval = 0
 
     init(oneShot: Bool, intakePosition: Int64) {
         setupLeft = Set(SetupStep.allCases)

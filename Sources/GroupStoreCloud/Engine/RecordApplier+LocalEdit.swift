@@ -32,7 +32,7 @@ extension RecordApplier {
         case (.some, nil), (nil, .some): edited = true
         }
         guard edited else { return nil }
-        try SyncState.addPending(db, entity: table.name, name: name, editedAt: Date())
+        try SyncState.addPending(db, entity: table.name, name: name, editedAt: clock())
         outcome.markedKeys = true
         return try SyncState.pendingEntry(db, entity: table.name, name: name)
     }

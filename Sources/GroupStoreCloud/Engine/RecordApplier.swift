@@ -12,6 +12,8 @@ struct RecordApplier: Sendable {
     /// Tables with triggers of the app's: applying a row there may change it
     /// further, so applied keys are compared again before being taken as echoes.
     let triggered: Set<String>
+    /// This host's clock, as the engine reads it (see ``CloudSyncConfiguration/clockSkew``).
+    let clock: @Sendable () -> Date
 
     /// What an apply or an acknowledgement did.
     struct Outcome: Sendable {
@@ -33,6 +35,23 @@ struct RecordApplier: Sendable {
         /// holds nothing after the intake but the bridge's own, a pending
         /// entry is the only sign of a local edit, and rows are not read.
         var editsUntaken = true
+        /// The remote's clock less this host's: local edit times are moved
+        /// onto the remote's clock by it before newer-edit-wins compares them.
+        var clockOffset: TimeInterval = 0
+        /// Records of a full listing whose version here the remote forgot (it
+        /// was restored from an older copy): this group's acknowledged
+        /// version goes up again, on top of the remote's, instead of being
+        /// rolled back to it (lower-cased table, name).
+        var forgottenHere: Set<RecordKey> = []
+        /// What was applied to the records of tables with app triggers: the
+        /// remote's fields, and those it changed (see ``Applied``).
+        var appliedFields: [RecordKey: Applied] = [:]
+        /// Columns of the remote's records first found missing here (table, column).
+        var drifts: [(table: String, column: String)] = []
+        /// The page applied is a full listing of its zone: a record deleted
+        /// here that it holds at the tag it had then was brought back by a
+        /// remote restored from an older copy, and is deleted there again.
+        var listing = false
     }
 
     struct RecordKey: Hashable, Sendable {
@@ -43,11 +62,15 @@ struct RecordApplier: Sendable {
     /// Tables by exact name (how records and saves name them), then ignoring ASCII case.
     private let byName: [String: MappedTable]
 
-    init(tables: [MappedTable], codecs: [String: RowCodec], policy: CloudConflictPolicy, triggered: Set<String>) {
+    init(
+        tables: [MappedTable], codecs: [String: RowCodec], policy: CloudConflictPolicy, triggered: Set<String>,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.tables = tables
         self.codecs = codecs
         self.policy = policy
         self.triggered = triggered
+        self.clock = clock
         byName = Dictionary(tables.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
@@ -57,10 +80,14 @@ struct RecordApplier: Sendable {
 
     func codec(_ table: MappedTable) -> RowCodec { codecs[table.name.lowercased()]! }
 
-    /// The edit time of a local change: its commit time, raised above the
-    /// version it edited (so a clock behind cannot lose to what it has seen).
-    static func editTime(_ pending: SyncState.Pending?, _ state: SyncState.RecordState?) -> Date {
-        let committed = pending?.editedAt ?? Date()
+    /// The edit time of a local change on the remote's clock: its commit
+    /// time moved by `offset` (the remote's clock less this host's), never
+    /// later than the remote's now (`now`, on this host's clock), and raised
+    /// above the version it edited (so a clock behind cannot lose to what it
+    /// has seen). A host whose clock is ahead claims no future, also when it
+    /// settles a conflict itself.
+    static func editTime(_ pending: SyncState.Pending?, _ state: SyncState.RecordState?, offset: TimeInterval, now: Date) -> Date {
+        let committed = min(pending?.editedAt ?? now, now).addingTimeInterval(offset)
         guard let state else { return committed }
         return max(committed, state.editedAt.addingTimeInterval(0.001))
     }
@@ -84,10 +111,11 @@ struct RecordApplier: Sendable {
             return
         }
         let state = try SyncState.recordState(db, entity: table.name, name: name)
-        if let state, state.tag == record.tag {
+        if let state, state.tag == record.tag, !outcome.listing || Self.same(state.ancestor, record.fields) {
             if outcome.mayHaveOrphans { try SyncState.unpark(db, entity: table.name, name: name, direction: "down") }
             return
         }
+        if try forgotHere(table, name, record, state: state, in: db, outcome: &outcome) { return }
         let codec = codec(table)
         let mayBeEdited = try outcome.editsUntaken || SyncState.pendingEntry(db, entity: table.name, name: name) != nil
         let client = mayBeEdited ? try codec.read(name, in: db) : nil
@@ -111,9 +139,16 @@ struct RecordApplier: Sendable {
                 return
             }
         }
+        try noteDrift(table, record, in: db, outcome: &outcome)
         // One statement: a constraint failure undoes it alone (SQLite's statement rollback), the transaction goes on.
+        // Only the columns whose values differ are written (an app's `AFTER UPDATE OF col` fires only when col changed).
         do {
-            try codec.upsert(name, fields: record.fields, assets: assets, in: db)
+            let current = mayBeEdited ? client : try codec.read(name, in: db)
+            try write(table, name, record.fields, over: current, assets: assets, in: db)
+            if triggered.contains(table.name.lowercased()) {
+                outcome.appliedFields[RecordKey(table: table.name.lowercased(), name: name)] = Applied(
+                    fields: record.fields, changed: Set(record.fields.keys.filter { record.fields[$0] != (state?.ancestor[$0] ?? .null) }))
+            }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             try park(db, table, name, "down", "waits: \(error.message ?? "constraint failed") in \(table.name)", record, &outcome)
             return
@@ -126,6 +161,29 @@ struct RecordApplier: Sendable {
         if outcome.mayHaveOrphans { try SyncState.unpark(db, entity: table.name, name: name, direction: "down") }
         outcome.applied += 1
         outcome.written.insert(RecordKey(table: table.name.lowercased(), name: name))
+    }
+
+    /// Whether `record`, as a full listing gives it, is older than what this
+    /// group acknowledged: its version here is one the remote forgot
+    /// (``Outcome/forgottenHere``), or it was deleted here at the tag it has
+    /// (a remote restored from an older copy). Then the remote's version
+    /// becomes the base, and this group's version — or its delete — goes up
+    /// again on top of it; nothing acknowledged is rolled back.
+    private func forgotHere(
+        _ table: MappedTable, _ name: String, _ record: CloudRecord, state: SyncState.RecordState?, in db: Database,
+        outcome: inout Outcome
+    ) throws -> Bool {
+        guard outcome.listing else { return false }
+        if state != nil {
+            guard outcome.forgottenHere.contains(RecordKey(table: table.name.lowercased(), name: name)) else { return false }
+        } else {
+            guard try SyncState.tombstoneTag(db, entity: table.name, name: name) == record.tag, try codec(table).read(name, in: db) == nil
+            else { return false }
+        }
+        try SyncState.setRecord(db, entity: table.name, name: name, record: record)
+        try SyncState.addPending(db, entity: table.name, name: name, editedAt: state?.editedAt ?? clock())
+        outcome.markedKeys = true
+        return true
     }
 
     func applyDelete(_ id: CloudRecordID, in db: Database, outcome: inout Outcome) throws {
@@ -156,7 +214,10 @@ struct RecordApplier: Sendable {
         do {
             try codec.delete(name, in: db)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-            try park(db, table, name, "down", "delete waits: \(error.message ?? "constraint failed") in \(table.name)", nil, &outcome)
+            // Rows here still reference it (a child added while it was deleted elsewhere, through a foreign
+            // key with no ON DELETE action): the child keeps its parent alive. The row stays, and goes up
+            // again as a new record; the groups that deleted it get it back, and their waiting child with it.
+            try keepAlive(table, name, in: db, outcome: &outcome)
             return
         }
         try SyncState.removeRecord(db, entity: table.name, name: name)
@@ -188,6 +249,9 @@ struct RecordApplier: Sendable {
                 outcome.applied = attempt.applied
                 outcome.conflicts = attempt.conflicts
                 outcome.written = attempt.written
+                outcome.appliedFields = attempt.appliedFields
+                outcome.drifts = attempt.drifts
+                outcome.markedKeys = attempt.markedKeys
                 if attempt.applied > before { progress = true }
             }
         }
@@ -209,16 +273,28 @@ struct RecordApplier: Sendable {
             try SyncState.clearPending(db, entity: table.name, name: name)
             return
         }
+        // The remote holds what this group acknowledged, under another tag (another group uploaded it
+        // again after the remote was restored from an older copy): no edit of the remote's meets this
+        // one, whatever the policy. The remote's version becomes the base, and this group's edit stays
+        // pending, to go up on top of it (reported as a conflict this group's version won).
+        if let server, let state, server.tag != state.tag, Self.same(server.fields, state.ancestor), Self.same(state.ancestor, server.fields) {
+            try SyncState.setRecord(db, entity: table.name, name: name, record: server)
+            if pending == nil { try SyncState.addPending(db, entity: table.name, name: name, editedAt: clock()) }
+            try db.execute(sql: "UPDATE \(SyncState.meta) SET value = value + 1 WHERE key = 'conflicts'")
+            outcome.conflicts.append((table.name, name, .client))
+            outcome.markedKeys = true
+            return
+        }
         let conflict = CloudConflict(
             table: table.name, recordName: name, server: server?.fields, client: client?.fields, ancestor: state?.ancestor,
-            serverEditedAt: server?.editedAt, clientEditedAt: Self.editTime(pending, state))
+            serverEditedAt: server?.editedAt, clientEditedAt: Self.editTime(pending, state, offset: outcome.clockOffset, now: clock()))
         let (result, kind) = ConflictResolver.resolve(conflict, policy: policy)
         let codec = codec(table)
         var available = assets
         for (hash, bytes) in client?.assets ?? [:] { available[hash] = bytes }
         if !Self.same(result, client?.fields) {
             do {
-                if let result { try codec.upsert(name, fields: result, assets: available, in: db) } else { try codec.delete(name, in: db) }
+                if let result { try write(table, name, result, over: client, assets: available, in: db) } else { try codec.delete(name, in: db) }
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 // The result cannot be written yet (its parent is missing, or children hold it): it waits, still pending.
                 try park(
@@ -253,8 +329,8 @@ struct RecordApplier: Sendable {
     /// the purposely written keys of tables with triggers (compared by value
     /// before upload: an unchanged row is an echo and is not uploaded).
     /// - Parameter store: the store whose write transaction this is.
-    func takeInConsequences(of outcome: Outcome, store: GroupStore, in db: Database) throws {
-        let now = Date()
+    func takeInConsequences(of outcome: inout Outcome, store: GroupStore, in db: Database) throws {
+        let now = clock()
         let changes = try store.openTransactionChanges(db)
         // A delete applied here may cascade into a row this same apply wrote
         // (a child updated, then its parent deleted): such a row is checked
@@ -265,8 +341,13 @@ struct RecordApplier: Sendable {
             let lower = table.name.lowercased()
             for key in change.inserted + change.updated + change.deleted {
                 guard let name = RecordName.name(of: key, shape: table.key) else { continue }
-                if outcome.written.contains(RecordKey(table: lower, name: name)) && !triggered.contains(lower) {
+                let recordKey = RecordKey(table: lower, name: name)
+                if outcome.written.contains(recordKey) && !triggered.contains(lower) {
                     guard mayCascade, try !matchesAcknowledged(table, name, in: db) else { continue }
+                }
+                if let applied = outcome.appliedFields[recordKey] {
+                    // An app trigger may have changed the applied row: a loop between groups is stopped.
+                    guard try derivedChange(table, name, applied, in: db, outcome: &outcome) else { continue }
                 }
                 try SyncState.addPending(db, entity: table.name, name: name, editedAt: now)
             }
@@ -275,7 +356,7 @@ struct RecordApplier: Sendable {
 
     /// Whether the row named `name` is what the remote acknowledged (no row
     /// and no record count as the same).
-    private func matchesAcknowledged(_ table: MappedTable, _ name: String, in db: Database) throws -> Bool {
+    func matchesAcknowledged(_ table: MappedTable, _ name: String, in db: Database) throws -> Bool {
         let state = try SyncState.recordState(db, entity: table.name, name: name)
         return Self.same(try codec(table).read(name, in: db)?.fields, state?.ancestor)
     }

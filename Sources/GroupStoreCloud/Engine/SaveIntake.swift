@@ -23,6 +23,8 @@ struct SaveIntake: Sendable {
     let applier: RecordApplier
     let tables: [MappedTable]
     let logger: Logger
+    /// Added to commit times: a skewed host clock, in tests (``CloudSyncConfiguration/clockSkew``).
+    var clockSkew: TimeInterval = 0
 
     /// What taking saves in found.
     struct Outcome: Sendable {
@@ -63,11 +65,11 @@ struct SaveIntake: Sendable {
                 for key in change.inserted + change.updated + change.deleted {
                     guard let name = RecordName.name(of: key, shape: table.key) else {
                         logger.info(
-                            "row not synced: its key cannot name a record (NULL, empty, not text, or starting with hex:)",
+                            "row not synced: its key cannot name a record (NULL, an integer or a real in a key column that does not enforce its type)",
                             metadata: ["table": "\(table.name)", "key": "\(key.json)"])
                         continue
                     }
-                    try SyncState.addPending(db, entity: table.name, name: name, editedAt: save.committedAt)
+                    try SyncState.addPending(db, entity: table.name, name: name, editedAt: save.committedAt.addingTimeInterval(clockSkew))
                     outcome.markedKeys = true
                 }
             }

@@ -76,9 +76,11 @@ extension SyncEngine {
             }
             var gone: (deleted: [CloudRecordID], forgotten: [CloudRecordID]) = ([], [])
             if listing && last { gone = try await unseen(in: zone, seen: seen) }
+            let forgottenHere = listing ? try await versionsForgotten(in: batch.changed) : []
             tracer.mark(.applyStarted)
             let (outcome, _) = try await apply(
-                batch, zone: zone, saveToken: (!listing || last) ? batch.token : nil, deleted: gone.deleted, forgotten: gone.forgotten)
+                batch, zone: zone, saveToken: (!listing || last) ? batch.token : nil, deleted: gone.deleted, forgotten: gone.forgotten,
+                listing: listing ? forgottenHere : nil)
             if outcome.applied > 0 { tracer.mark(.applied) }
             report(outcome, into: &summary)
             applied += outcome.applied
@@ -86,6 +88,35 @@ extension SyncEngine {
             if last { break }
         }
         return applied
+    }
+
+    /// Of the records of a full listing held here at another version (another
+    /// tag, or the same tag with other values: a position issued again), those
+    /// whose version here the remote forgot (see ``CloudDatabase/forgotten(_:)``):
+    /// it was restored from an older copy, and this group's acknowledged
+    /// version is newer than the one it lists.
+    private func versionsForgotten(in records: [CloudRecord]) async throws -> Set<RecordApplier.RecordKey> {
+        guard !records.isEmpty else { return [] }
+        let applier = self.applier
+        let held = try readDatabase { db -> [CloudRecordID: String] in
+            var held: [CloudRecordID: String] = [:]
+            for record in records {
+                guard let table = applier.table(named: record.id.type),
+                    let state = try SyncState.recordState(db, entity: table.name, name: record.id.name),
+                    state.tag != record.tag || !RecordApplier.same(state.ancestor, record.fields)
+                else { continue }
+                held[record.id] = state.tag
+            }
+            return held
+        }
+        guard !held.isEmpty else { return [] }
+        let forgotten = try await Retry.run(configuration, "check versions the remote \(remote.displayName) lists") {
+            try await self.remote.forgotten(held)
+        }
+        if !forgotten.isEmpty {
+            logger.info("the remote lists older versions of records this group had synced: uploading them again", metadata: ["count": "\(forgotten.count)"])
+        }
+        return Set(forgotten.map { RecordApplier.RecordKey(table: $0.type.lowercased(), name: $0.name) })
     }
 
     /// Whether every record is already here at its tag (this group's own
@@ -165,13 +196,14 @@ extension SyncEngine {
     @discardableResult
     private func apply(
         _ batch: CloudChangeBatch, zone: CloudZone, saveToken: CloudChangeToken?, dropToken: Bool = false, deleted gone: [CloudRecordID],
-        forgotten: [CloudRecordID], leaving: [CloudRecordID] = []
+        forgotten: [CloudRecordID], leaving: [CloudRecordID] = [], listing forgottenHere: Set<RecordApplier.RecordKey>? = nil
     ) async throws -> (outcome: RecordApplier.Outcome, left: Int) {
         let assets = try await downloadAssets(for: batch.changed)
         let applier = self.applier
         let tables = self.tables
         let unsaved = state.tokens.unsaved
         let store = self.store
+        let (offset, now) = (state.clockOffset, configuration.clock())
         // Everything up to here is taken in (or not for the bridge).
         let takenIn = max(store.processedThrough, state.intakePosition)
         let (outcome, left) = try writeStore { db -> (RecordApplier.Outcome, Int) in
@@ -187,6 +219,9 @@ extension SyncEngine {
             }
             var outcome = RecordApplier.Outcome()
             outcome.editsUntaken = editsUntaken
+            outcome.clockOffset = offset
+            outcome.listing = forgottenHere != nil
+            outcome.forgottenHere = forgottenHere ?? []
             outcome.mayHaveOrphans = try SyncState.hasOrphans(db)
             let byType = Dictionary(grouping: batch.changed) { $0.id.type.lowercased() }
             for table in tables {
@@ -198,7 +233,7 @@ extension SyncEngine {
             // Forgotten by the remote: uploaded again as new records (nothing here is lost).
             for id in forgotten {
                 try SyncState.removeRecord(db, entity: id.type, name: id.name)
-                try SyncState.addPending(db, entity: id.type, name: id.name, editedAt: Date())
+                try SyncState.addPending(db, entity: id.type, name: id.name, editedAt: now)
                 outcome.markedKeys = true
             }
             let deletedByType = Dictionary(grouping: deleted) { $0.type.lowercased() }
@@ -208,10 +243,14 @@ extension SyncEngine {
                 }
             }
             try applier.retryOrphans(assets: assets, in: db, outcome: &outcome)
-            try applier.takeInConsequences(of: outcome, store: store, in: db)
+            try applier.takeInConsequences(of: &outcome, store: store, in: db)
             for (other, token) in unsaved { try SyncState.setToken(db, zone: other, token) }
             if let saveToken { try SyncState.setToken(db, zone: zone, saveToken) }
             if dropToken { try SyncState.dropToken(db, zone: zone) }
+            if !leaving.isEmpty {
+                // The records left the group, not the remote: no tombstone may delete them there later.
+                try db.execute(sql: "DELETE FROM \(SyncState.tombstone) WHERE zone = ?", arguments: [zone.description])
+            }
             return (outcome, leaving.count - (forgotten.count - forgottenBefore))
         }
         for (other, token) in unsaved where state.tokens.unsaved[other] == token { state.tokens.unsaved[other] = nil }
@@ -265,6 +304,12 @@ extension SyncEngine {
             logger.info(
                 "record parked", metadata: ["table": "\(parked.table)", "record": "\(parked.record)", "reason": "\(parked.reason)"])
             events.emit(.parked(table: parked.table, record: parked.record, reason: parked.reason))
+        }
+        for drift in outcome.drifts {
+            logger.info(
+                "the remote's records have a column this table lacks: its values stay on the remote, not applied here",
+                metadata: ["table": "\(drift.table)", "column": "\(drift.column)"])
+            events.emit(.schemaDrift(table: drift.table, column: drift.column))
         }
     }
 }

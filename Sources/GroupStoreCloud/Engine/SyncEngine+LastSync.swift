@@ -14,14 +14,17 @@ extension SyncEngine {
         if state.lastSync.isDue(moved: moved, failed: failed, now: Date()) {
             let finished = summary
             let unsaved = state.tokens.unsaved
+            let seen = state.remoteSeenUnsaved ? state.remoteSeen : nil
             pending = try? writeDatabase { db -> Int in
                 var last = finished
                 last.pending = try SyncState.pendingCount(db)
                 try SyncState.setValue(db, "last_sync", last.stateJSON)
                 for (zone, token) in unsaved { try SyncState.setToken(db, zone: zone, token) }
+                if let seen { try SyncState.setRemoteSeen(db, seen) }
                 return last.pending
             }
             if pending != nil {
+                if seen != nil, state.remoteSeen == seen { state.remoteSeenUnsaved = false }
                 for (zone, token) in unsaved where state.tokens.unsaved[zone] == token { state.tokens.unsaved[zone] = nil }
                 state.lastSync.writtenAt = Date()
                 state.lastSync.failed = failed

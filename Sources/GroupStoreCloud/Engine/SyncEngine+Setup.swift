@@ -23,6 +23,8 @@ extension SyncEngine {
             try await checkAccount()
             state.setupLeft.remove(.checkAccount)
         }
+        // Every sync with work: a remote replaced or restored is found before anything is fetched or uploaded.
+        if state.mustFetch || state.mustUpload || state.setupLeft.contains(.prepareRemote) { try await checkRemoteHistory() }
         if state.setupLeft.contains(.prepareRemote) {
             let types = tables.map(\.recordType)
             try await Retry.run(configuration, "prepare the tables on \(remote.displayName)") { try await self.remote.prepare(types) }
@@ -96,7 +98,7 @@ extension SyncEngine {
     /// After a transaction that rewrote the sync state's tables (a change
     /// of account, a complete sync): what the engine kept of them is read
     /// again, and every table is compared.
-    private func forgetCachedState() {
+    func forgetCachedState() {
         state.reasons.formUnion([.tablesToDiff, .fetchAsked])
         state.tokens = TokenCache()
         state.orphansMayExist = true
@@ -114,7 +116,7 @@ extension SyncEngine {
                 guard let table = applier.table(named: entity) else { return }
                 let rows = try applier.codec(table).readAll(in: db)
                 var known: Set<String> = []
-                let now = Date()
+                let now = applier.clock()
                 let records = try Row.fetchCursor(
                     db, sql: "SELECT name, ancestor FROM \(SyncState.record) WHERE entity = ?", arguments: [table.name])
                 while let record = try records.next() {

@@ -63,12 +63,15 @@ extension SyncEngine {
     /// applied remote changes) or that never reached the remote are cleared.
     private func prepareUploads(_ table: MappedTable) throws -> Batch {
         let (zone, codec) = (zone(of: table), applier.codec(table))
-        let batch = try readDatabase { db in try Self.readBatch(table, zone: zone, codec: codec, in: db) }
+        let (offset, now) = (state.clockOffset, configuration.clock())
+        let batch = try readDatabase { db in try Self.readBatch(table, zone: zone, codec: codec, offset: offset, now: now, in: db) }
         if !batch.settled.isEmpty || !batch.uploads.isEmpty { try writeDatabase { db in try Self.record(batch, in: db) } }
         return batch
     }
 
-    private static func readBatch(_ table: MappedTable, zone: CloudZone, codec: RowCodec, in db: Database) throws -> Batch {
+    private static func readBatch(
+        _ table: MappedTable, zone: CloudZone, codec: RowCodec, offset: TimeInterval, now: Date, in db: Database
+    ) throws -> Batch {
         var batch = Batch()
         var bytes = 0
         let entries = try SyncState.pendingBatch(db, entity: table.name, limit: maxBatchRecords)
@@ -77,7 +80,7 @@ extension SyncEngine {
             let row = try codec.read(entry.name, in: db)
             let state = try SyncState.recordState(db, entity: table.name, name: entry.name)
             let id = CloudRecordID(zone: zone, type: table.name, name: entry.name)
-            let editedAt = RecordApplier.editTime(entry, state)
+            let editedAt = RecordApplier.editTime(entry, state, offset: offset, now: now)
             let change: CloudRecordChange
             switch (row, state) {
             case (nil, nil):
@@ -151,8 +154,10 @@ extension SyncEngine {
     {
         let applier = self.applier
         let maxRounds = configuration.maxConflictRounds
+        let offset = state.clockOffset
         return try writeStore { db in
             var outcome = RecordApplier.Outcome()
+            outcome.clockOffset = offset
             var accepted = 0
             for (upload, result) in zip(uploads, results) {
                 let table = upload.table
@@ -208,7 +213,7 @@ extension SyncEngine {
                     try applier.park(db, table, name, "up", reason, nil, &outcome)
                 }
             }
-            try applier.takeInConsequences(of: outcome, store: store, in: db)
+            try applier.takeInConsequences(of: &outcome, store: store, in: db)
             return (accepted, outcome)
         }
     }

@@ -80,7 +80,8 @@ actor SyncEngine {
         }
         let codecs = Dictionary(
             uniqueKeysWithValues: tables.map { ($0.name.lowercased(), RowCodec(table: $0, assetThreshold: configuration.assetThreshold)) })
-        let applier = RecordApplier(tables: tables, codecs: codecs, policy: configuration.policy, triggered: triggered)
+        let clock = { @Sendable [configuration] in configuration.clock() }
+        let applier = RecordApplier(tables: tables, codecs: codecs, policy: configuration.policy, triggered: triggered, clock: clock)
         let position = try await SyncStateSetup(tables: tables, zone: { Self.zone(of: $0, account: nil, configuration) }).prepare(store)
         return SyncEngine(
             store: store, configuration: configuration, tables: tables, applier: applier, events: events, tracer: tracer,
@@ -93,7 +94,8 @@ actor SyncEngine {
     ) {
         self.tracer = tracer
         executor = EngineQueue(label: "GroupStoreCloud.SyncEngine.\(store.member)")
-        intake = SaveIntake(member: store.member.rawValue, applier: applier, tables: tables, logger: configuration.logger)
+        intake = SaveIntake(
+            member: store.member.rawValue, applier: applier, tables: tables, logger: configuration.logger, clockSkew: configuration.clockSkew)
         self.store = store
         self.remote = configuration.remote
         self.configuration = configuration
@@ -131,6 +133,11 @@ actor SyncEngine {
     /// fetch (or `complete`), then uploads while there is a reason to
     /// upload, again after a conflict that needs the server's version.
     func sync(complete: Bool, fetch: Bool = true) async -> Result {
+        // A synced table's schema changed since the tables were mapped: the
+        // bridge maps them again first (a sync now would use the old columns).
+        if state.tablesChanged {
+            return Result(summary: CloudSyncSummary(startedAt: Date(), finishedAt: Date()), tablesChanged: true)
+        }
         tracer.mark(.syncStarted)
         if fetch || complete { state.reasons.insert(.fetchAsked) }
         var summary = CloudSyncSummary(startedAt: Date(), finishedAt: Date())
@@ -156,6 +163,15 @@ actor SyncEngine {
                 state.reasons.insert(.pendingLeft)
             }
             state.reasons.remove(.firstSync)
+            // The mark moves past this group's own uploads: a remote restored to before them is found too.
+            if summary.uploaded > 0 { try await checkRemoteHistory() }
+        } catch let error as DatabaseError {
+            // The group's own database failed, not the remote.
+            failure = CloudSyncError(
+                .store, "the local database of group \(configuration.group) failed: \(error.message ?? "\(error.resultCode)")", underlying: error)
+            summary.error = failure?.message
+            summary.errorCode = failure?.code.rawValue
+            logger.info("sync failed", metadata: ["error": "\(failure?.message ?? "")"])
         } catch {
             failure = CloudSyncError.wrap(error, "sync with \(remote.displayName)")
             summary.error = failure?.message

@@ -33,10 +33,16 @@ enum SchemaMapper {
         // Real names, as SQLite has them.
         for index in scopes.indices {
             let wanted = scopes[index].0
-            guard let actual = try String.fetchOne(
-                db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", arguments: [wanted])
+            guard let found = try Row.fetchOne(
+                db, sql: "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE",
+                arguments: [wanted])
             else {
                 throw CloudSyncError(.tableRefused, "table \(wanted) does not exist in \(path)")
+            }
+            let actual: String = found[0]
+            guard (found[1] as String) == "table" else {
+                throw CloudSyncError(
+                    .tableRefused, "\(actual) is a view in \(path), not a table: only tables can be synced (a view has no rows of its own)")
             }
             if actual.lowercased().hasPrefix("groupstore_") || actual.lowercased().hasPrefix("sqlite_") {
                 throw CloudSyncError(.tableRefused, "table \(actual) belongs to the library or SQLite and cannot be synced")
@@ -90,6 +96,7 @@ enum SchemaMapper {
         }
 
         let withoutRowID = try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?", arguments: [name]) ?? false
+        try refuseCollatedKey(name, in: db)
         let key: MappedTable.KeyShape
         switch keyNames.count {
         case 0:
@@ -148,6 +155,27 @@ enum SchemaMapper {
         return MappedTable(
             name: name, scope: scope, key: key, columns: columns,
             assetColumns: Set(columns.filter { $0.kind == .asset }.map(\.name)), parents: parents)
+    }
+
+    /// Refuses a key compared under a collation other than `BINARY` (`NOCASE`,
+    /// `RTRIM`, an application's): two hosts could create `Urgent` and
+    /// `urgent` as two records where the table holds one row, and a value
+    /// would be lost without a conflict.
+    private static func refuseCollatedKey(_ name: String, in db: Database) throws {
+        guard let index = try String.fetchOne(db, sql: "SELECT name FROM pragma_index_list(?) WHERE origin = 'pk'", arguments: [name])
+        else { return }
+        let columns = try Row.fetchAll(
+            db, sql: "SELECT name, coll FROM pragma_index_xinfo(?) WHERE key = 1 AND cid >= 0 ORDER BY seqno", arguments: [index])
+        for column in columns {
+            let collation = (column[1] as String?) ?? "BINARY"
+            guard collation.uppercased() == "BINARY" else {
+                let key = (column[0] as String?) ?? "?"
+                throw CloudSyncError(
+                    .tableRefused,
+                    "table \(name) compares its key \(key) with COLLATE \(collation): two hosts could create keys that differ only so (Urgent and urgent) as two records where this table holds one row, and one value would be lost; declare the key without a collation to sync the table"
+                )
+            }
+        }
     }
 
     /// Parents before children (a cycle keeps the configured order; records

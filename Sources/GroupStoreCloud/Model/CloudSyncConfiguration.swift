@@ -57,6 +57,13 @@ public struct CloudSyncConfiguration: Sendable {
     public var retryDelay: TimeInterval = 0.05
     public var maxRetryDelay: TimeInterval = 30
     public var logger: Logger
+    /// Seconds added to this host's clock as the engine reads it (commit
+    /// times and now): the tests' stand-in for a host whose clock is skewed
+    /// (what `faketime` does to a whole process). 0 but in tests.
+    package var clockSkew: TimeInterval = 0
+
+    /// This host's clock, as the engine reads it.
+    package func clock() -> Date { Date(timeIntervalSinceNow: clockSkew) }
 
     public init(group: String, remote: any CloudDatabase, logger: Logger = Logger(label: "GroupStoreCloud")) {
         self.group = group

@@ -24,6 +24,16 @@ public enum CloudSyncEvent: Sendable, CustomStringConvertible {
     /// `records` of its records left the group; those with edits not
     /// uploaded stayed (see `reason` for why the zone was left).
     case zoneLeft(zone: CloudZone, records: Int, reason: String)
+    /// The remote is not the one this group synced with (replaced by a
+    /// fresh one), or went back in time (restored from an older copy): the
+    /// bridge lists it again, prepares its record types again and uploads
+    /// what it lacks or forgot, before anything else.
+    case remoteReset(CloudRemoteReset)
+    /// A record of the remote has a field for a column the table here lacks
+    /// (a column added or renamed in another group, or dropped here): its
+    /// values stay on the remote, and are not applied here. Said once per
+    /// table and column.
+    case schemaDrift(table: String, column: String)
     /// A sync ended; ``CloudSyncSummary/error`` says whether it failed.
     case finished(CloudSyncSummary)
 
@@ -37,6 +47,9 @@ public enum CloudSyncEvent: Sendable, CustomStringConvertible {
         case .conflict(let table, let record, let outcome): return "conflict \(table)/\(record): \(outcome.rawValue)"
         case .parked(let table, let record, let reason): return "parked \(table)/\(record): \(reason)"
         case .zoneLeft(let zone, let records, let reason): return "left \(zone) (\(records) records): \(reason)"
+        case .remoteReset(let reset): return "remote \(reset.kind.rawValue): \(reset.message)"
+        case .schemaDrift(let table, let column):
+            return "schema drift: the remote's \(table) records have column \(column), which table \(table) here lacks"
         case .finished(let summary): return "finished: \(summary)"
         }
     }

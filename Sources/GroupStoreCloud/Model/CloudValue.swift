@@ -33,8 +33,11 @@ public enum CloudValue: Hashable, Sendable, Codable, CustomStringConvertible {
         switch tag {
         case .i: self = .integer(try container.decode(Int64.self, forKey: .i))
         case .r:
-            // Infinities (SQLite stores them) travel as strings: JSON has no number for them.
-            if let text = try? container.decode(String.self, forKey: .r), let value = Double(text), value.isInfinite {
+            // Infinities (SQLite stores them) travel as strings: JSON has no number for them;
+            // so may -0.0 ("-0"), where JSON numbers are kept as decimals (PostgreSQL's jsonb).
+            if let text = try? container.decode(String.self, forKey: .r), let value = Double(text),
+                value.isInfinite || (value == 0 && value.sign == .minus)
+            {
                 self = .real(value)
             } else {
                 self = .real(try container.decode(Double.self, forKey: .r))

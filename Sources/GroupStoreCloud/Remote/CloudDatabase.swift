@@ -40,6 +40,11 @@ public protocol CloudDatabase: Service {
     /// user is handled as ``CloudSyncConfiguration/accountChange`` says).
     func account() async throws -> String
 
+    /// Where the remote's history stands — its latest change — and whether
+    /// `mark`, the latest change a group saw, is still part of it (see
+    /// ``CloudHistoryMark``); and the remote's clock. Asked before each sync.
+    func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory
+
     /// Declares the record types this client syncs (creating them if new).
     /// - Throws: ``CloudSyncError/Code/scopeChanged`` when a type was first
     ///   synced with another scope.

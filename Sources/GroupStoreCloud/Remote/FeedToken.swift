@@ -1,3 +1,5 @@
+import Foundation
+
 /// A position in a zone's change feed of a remote whose feed is one
 /// numbered log (the embedded and the in-memory remote), as carried in a
 /// ``CloudChangeToken``: `<epoch>:<position>`, or
@@ -85,25 +87,49 @@ extension FeedToken {
         return (start.position, start.floor)
     }
 
-    /// The tag of the change at log position `seq`: the position, and the
-    /// start of the epoch.
-    package static func tag(seq: Int64, epoch: String) -> String {
-        "\(seq)-\(epoch.prefix(8))"
+    /// The tag of the change at log position `seq`: the position, the
+    /// start of the epoch, and what identifies that change (``newEntry()``),
+    /// so a position issued again after a restore never gives the same tag.
+    package static func tag(seq: Int64, epoch: String, entry: String) -> String {
+        "\(seq)-\(epoch.prefix(8))-\(entry)"
+    }
+
+    /// A new change's identity in the log: 12 random hexadecimal digits.
+    package static func newEntry() -> String {
+        String(format: "%012llx", UInt64.random(in: 0..<(1 << 48)))
     }
 
     /// Whether a remote forgot a record held at `tag` (see
     /// ``CloudDatabase/forgotten(_:)``): a tag names the log entry that
     /// issued it, so one of another epoch, beyond the head, or whose entry is
-    /// another record's was never issued for that record here; with no entry
-    /// left (compacted), one after the horizon was never issued either.
-    /// - Parameter entryIsTheRecords: for a position, whether its log entry
-    ///   is the record's (`nil`: no entry).
+    /// another record's (or another change's, when the tag names its entry)
+    /// was never issued for that record here; with no entry left
+    /// (compacted), one after the horizon was never issued either. Tags made
+    /// before entries were named (`<seq>-<epoch>`) are checked by position.
+    /// - Parameter entryIsTheRecords: for a position and the entry the tag
+    ///   names (if any), whether its log entry is the record's (`nil`: no entry).
     package static func isForgotten(
-        tag: String, epoch: String, head: Int64, horizon: Int64, entryIsTheRecords: (Int64) throws -> Bool?
+        tag: String, epoch: String, head: Int64, horizon: Int64, entryIsTheRecords: (Int64, String?) throws -> Bool?
     ) rethrows -> Bool {
-        let parts = tag.split(separator: "-", maxSplits: 1)
-        guard parts.count == 2, let seq = Int64(parts[0]), parts[1] == epoch.prefix(8), seq <= head else { return true }
-        if let same = try entryIsTheRecords(seq) { return !same }
+        let parts = tag.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2 || parts.count == 3, let seq = Int64(parts[0]), parts[1] == epoch.prefix(8), seq <= head else {
+            return true
+        }
+        if let same = try entryIsTheRecords(seq, parts.count == 3 ? String(parts[2]) : nil) { return !same }
         return seq > horizon
+    }
+
+    /// Whether `mark` is part of the history of a log at `head` that keeps
+    /// changes after `horizon`: same epoch, not beyond the head, and the
+    /// change at its position the one it names — or no longer logged at or
+    /// below the horizon (pruned: nothing tells otherwise).
+    /// - Parameter entry: what identifies the change logged at a position (`nil`: none logged there).
+    package static func keeps(
+        _ mark: CloudHistoryMark, epoch: String, head: Int64, horizon: Int64, entry: (Int64) throws -> String?
+    ) rethrows -> Bool {
+        guard mark.epoch == epoch, mark.position <= head else { return false }
+        guard mark.position > 0, !mark.entry.isEmpty else { return true }
+        guard let logged = try entry(mark.position) else { return mark.position <= horizon }
+        return logged.isEmpty || logged == mark.entry
     }
 }

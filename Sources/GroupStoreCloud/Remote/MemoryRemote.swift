@@ -34,6 +34,26 @@ public final class MemoryRemote: CloudDatabase {
             self.name = name
         }
 
+        /// Everything the remote holds now, to be put back by ``restore(_:)``.
+        public struct Snapshot: Sendable {
+            let store: MemoryRemoteStore
+        }
+
+        /// What the remote holds now (a copy, as a backup would be).
+        public func snapshot() -> Snapshot { Snapshot(store: store.withLock { $0 }) }
+
+        /// Puts back what the remote held at `snapshot`: a remote restored from an older copy.
+        public func restore(_ snapshot: Snapshot) {
+            store.withLock { $0 = snapshot.store }
+            hints.yield()
+        }
+
+        /// Replaces everything by a fresh remote (another epoch): a remote set up again.
+        public func replace() {
+            store.withLock { $0 = MemoryRemoteStore() }
+            hints.yield()
+        }
+
         /// Prunes the change log to its last `n` entries and the tombstones
         /// pruned with it: tokens from before then expire.
         public func compactLog(keepingLast n: Int) {
@@ -73,6 +93,12 @@ public final class MemoryRemote: CloudDatabase {
     public func account() async throws -> String {
         try faults.beforeCall("read the account", remote: displayName)
         return user
+    }
+
+    public func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory {
+        try faults.beforeCall("read the history", remote: displayName)
+        let (head, keeps) = server.store.withLock { store in (store.headMark, mark.map { store.keeps($0) } ?? true) }
+        return CloudRemoteHistory(head: head, keepsMark: keeps, now: Date())
     }
 
     public func prepare(_ types: [CloudRecordType]) async throws {

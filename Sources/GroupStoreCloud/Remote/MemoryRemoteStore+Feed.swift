@@ -23,22 +23,36 @@ extension MemoryRemoteStore {
     /// ``FeedToken/isForgotten(tag:epoch:head:horizon:entryIsTheRecords:)``).
     func forgotten(_ held: [CloudRecordID: String]) -> Set<CloudRecordID> {
         var forgotten = Set<CloudRecordID>()
-        for (id, tag) in held
-        where FeedToken.isForgotten(
-            tag: tag, epoch: epoch, head: head, horizon: horizon, entryIsTheRecords: { log[$0].map { $0 == Key(id) } })
-        {
-            forgotten.insert(id)
+        for (given, tag) in held {
+            let id = canonical(given)
+            guard
+                FeedToken.isForgotten(
+                    tag: tag, epoch: epoch, head: head, horizon: horizon,
+                    entryIsTheRecords: { seq, entry in log[seq].map { $0 == Key(id) && (entry == nil || entries[seq] == entry) } })
+            else { continue }
+            forgotten.insert(given)
         }
         return forgotten
+    }
+
+    /// The mark of the latest change (see ``CloudHistoryMark``).
+    var headMark: CloudHistoryMark {
+        CloudHistoryMark(epoch: epoch, position: head, entry: entries[head] ?? "")
+    }
+
+    /// Whether `mark` is part of this history (see ``FeedToken/keeps(_:epoch:head:horizon:entry:)``).
+    func keeps(_ mark: CloudHistoryMark) -> Bool {
+        FeedToken.keeps(mark, epoch: epoch, head: head, horizon: horizon, entry: { entries[$0] })
     }
 
     /// Registers record types for ``CloudDatabase/prepare(_:)``; a known type
     /// keeps its scope and gains new columns.
     mutating func prepare(_ types: [CloudRecordType]) throws(CloudSyncError) {
+        // By name ignoring case: one record type per table, spelled as first prepared.
         var updated = self.types
         for type in types {
-            guard var known = updated[type.name] else {
-                updated[type.name] = type
+            guard var known = updated[type.name.lowercased()] else {
+                updated[type.name.lowercased()] = type
                 continue
             }
             guard known.scope == type.scope else {
@@ -48,7 +62,7 @@ extension MemoryRemoteStore {
             }
             let names = Set(known.columns.map(\.name))
             known.columns += type.columns.filter { !names.contains($0.name) }
-            updated[type.name] = known
+            updated[type.name.lowercased()] = known
         }
         self.types = updated
     }

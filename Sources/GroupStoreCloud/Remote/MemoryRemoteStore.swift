@@ -31,6 +31,8 @@ struct MemoryRemoteStore: Sendable {
     var records: [Key: Stored] = [:]
     /// Which record each log position changed (pruned up to ``horizon``).
     var log: [Int64: Key] = [:]
+    /// What identifies the change at each log position (see ``CloudHistoryMark/entry``).
+    var entries: [Int64: String] = [:]
     var head: Int64 = 0
     /// The oldest position still served: tokens before it expire.
     var horizon: Int64 = 0
@@ -41,7 +43,7 @@ struct MemoryRemoteStore: Sendable {
 
     /// Applies one change for `user` (see ``CloudDatabase/modify(_:)``).
     mutating func apply(_ change: CloudRecordChange, user: String, conflictOnEverySave: Bool, now: Date) -> CloudModifyResult {
-        let id = change.id
+        let id = canonical(change.id)
         if let reason = refusal(for: id, user: user) { return .refused(id, reason: reason) }
         let stored = records[Key(id)]
         let live = stored.flatMap { $0.deleted ? nil : $0.record }
@@ -87,19 +89,29 @@ struct MemoryRemoteStore: Sendable {
             case nil: return "\(id.zone) is not shared with \(user)"
             }
         }
-        guard let type = types[id.type] else { return "record type \(id.type) was never prepared on this remote" }
+        guard let type = types[id.type.lowercased()] else { return "record type \(id.type) was never prepared on this remote" }
         guard type.scope == id.zone.scope else {
             return "record type \(id.type) is synced as \(type.scope.rawValue); it cannot be written to \(id.zone)"
         }
         return nil
     }
 
+    /// `id` with its type spelled as first prepared: table names are matched
+    /// as SQLite matches them (ignoring case), one record type per table.
+    func canonical(_ id: CloudRecordID) -> CloudRecordID {
+        var id = id
+        if let type = types[id.type.lowercased()] { id.type = type.name }
+        return id
+    }
+
     /// Logs the change and stores `record` (or its tombstone) under a new tag.
     private mutating func write(_ record: CloudRecord, deleted: Bool) -> CloudRecord {
         head += 1
         var record = record
-        record.tag = FeedToken.tag(seq: head, epoch: epoch)
+        let entry = FeedToken.newEntry()
+        record.tag = FeedToken.tag(seq: head, epoch: epoch, entry: entry)
         log[head] = Key(record.id)
+        entries[head] = entry
         records[Key(record.id)] = Stored(record: record, deleted: deleted, seq: head)
         return record
     }
@@ -125,7 +137,10 @@ struct MemoryRemoteStore: Sendable {
         let positions = log.keys.sorted(by: >)
         guard positions.count > n else { return horizon }
         horizon = max(horizon, positions[max(0, n)])
-        for position in log.keys where position <= horizon { log[position] = nil }
+        for position in log.keys where position <= horizon {
+            log[position] = nil
+            entries[position] = nil
+        }
         records = records.filter { !$0.value.deleted || $0.value.seq > horizon }
         return horizon
     }

@@ -32,6 +32,19 @@ public struct CloudSyncStatus: Sendable, Codable, Hashable {
     public var conflicts: Int
     public var lastSync: CloudSyncSummary?
     public var parkedRecords: [Parked]
+    /// The last time the remote was found replaced or restored, if ever.
+    public var remoteReset: CloudRemoteReset?
+    /// A column the remote's records of a synced table have and the table
+    /// here lacks: its values stay on the remote and are not applied here.
+    public struct Drift: Sendable, Codable, Hashable {
+        public var table: String
+        public var column: String
+        /// When a record with it was first seen.
+        public var seenAt: Date
+    }
+
+    /// Columns of the remote's records the synced tables here lack.
+    public var schemaDrift: [Drift] = []
 
     /// Reads the status of the group at `group` (never synced: all zero).
     public static func read(group: String, member: MemberName? = nil) throws -> CloudSyncStatus {
@@ -47,7 +60,7 @@ public struct CloudSyncStatus: Sendable, Codable, Hashable {
             return try inspector.databasePool.read { db in
                 var status = CloudSyncStatus(
                     group: group, live: live, account: nil, pending: 0, transactionsNotTakenIn: 0, parked: 0, conflicts: 0, lastSync: nil,
-                    parkedRecords: [])
+                    parkedRecords: [], remoteReset: nil)
                 guard try SyncState.exists(db) else { return status }
                 status.transactionsNotTakenIn =
                     try Int.fetchOne(
@@ -62,6 +75,10 @@ public struct CloudSyncStatus: Sendable, Codable, Hashable {
                 status.parkedRecords = try Row.fetchAll(
                     db, sql: "SELECT entity, name, direction, reason FROM \(SyncState.parked) ORDER BY parked_at LIMIT 100"
                 ).map { Parked(table: $0[0], record: $0[1], direction: $0[2], reason: $0[3]) }
+                if try db.tableExists(SyncState.drift) {
+                    status.remoteReset = try SyncState.remoteReset(db)
+                    status.schemaDrift = try SyncState.drifts(db).map { Drift(table: $0.table, column: $0.column, seenAt: $0.seenAt) }
+                }
                 return status
             }
         } catch {

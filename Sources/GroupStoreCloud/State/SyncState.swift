@@ -14,6 +14,8 @@ enum SyncState {
     static let parked = "groupstore_cloud_parked"
     static let zone = "groupstore_cloud_zone"
     static let diff = "groupstore_cloud_diff"
+    static let tombstone = "groupstore_cloud_tombstone"
+    static let drift = "groupstore_cloud_drift"
 
     /// Whether the tables exist (`cloud status` on a group never synced).
     static func exists(_ db: Database) throws -> Bool {
@@ -42,7 +44,7 @@ enum SyncState {
     /// Forgets every record, pending key, parked record, token and diff mark
     /// (a change of account).
     static func forgetRecords(_ db: Database) throws {
-        for name in [record, pending, parked, zone, diff] { try db.execute(sql: "DELETE FROM \(name)") }
+        for name in [record, pending, parked, zone, diff, tombstone, drift] { try db.execute(sql: "DELETE FROM \(name)") }
     }
 
     // MARK: records
@@ -66,8 +68,13 @@ enum SyncState {
     }
 
     static func setRecord(_ db: Database, entity: String, name: String, record cloud: CloudRecord) throws {
+        // An upsert: what the record's applies derived (see ``derivedRound``) stays.
         try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO \(record)(entity, name, zone, tag, ancestor, edited_at) VALUES (?, ?, ?, ?, ?, ?)"
+            sql: """
+                INSERT INTO \(record)(entity, name, zone, tag, ancestor, edited_at) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (entity, name) DO UPDATE SET
+                    zone = excluded.zone, tag = excluded.tag, ancestor = excluded.ancestor, edited_at = excluded.edited_at
+                """
         ).execute(arguments: [
             entity, name, cloud.id.zone.description, cloud.tag, CloudFieldsJSON.encode(cloud.fields), cloud.editedAt.timeIntervalSince1970,
         ])
@@ -88,7 +95,14 @@ enum SyncState {
         try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(diff)(entity) VALUES (?)").execute(arguments: [entity])
     }
 
+    /// Forgets a record, keeping its last tag as a tombstone (see ``tombstoneTag(_:entity:name:)``).
     static func removeRecord(_ db: Database, entity: String, name: String) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO \(tombstone)(entity, name, zone, tag, deleted_at)
+                SELECT entity, name, zone, tag, ? FROM \(record) WHERE entity = ? AND name = ?
+                """
+        ).execute(arguments: [Date().timeIntervalSince1970, entity, name])
         try db.cachedStatement(sql: "DELETE FROM \(record) WHERE entity = ? AND name = ?").execute(arguments: [entity, name])
     }
 

@@ -39,10 +39,25 @@ enum SyncStateSchema {
                 ALTER TABLE groupstore_cloud_pending ADD COLUMN sent_before TEXT;
                 UPDATE groupstore_cloud_meta SET value = 2 WHERE key = 'format';
                 """),
+        // After the attack on the bridge (issue 30): the last tag of each record deleted here (a remote
+        // restored from an older copy may hold it again), columns of the remote's records a table here
+        // lacks, and per record the rounds of changes an apply made it derive (a loop between bridges).
+        SchemaMigration(
+            "groupstore.cloud.v3",
+            sql: """
+                CREATE TABLE groupstore_cloud_tombstone(
+                    entity TEXT NOT NULL, name TEXT NOT NULL, zone TEXT NOT NULL, tag TEXT NOT NULL, deleted_at REAL NOT NULL,
+                    PRIMARY KEY (entity, name)) WITHOUT ROWID;
+                CREATE TABLE groupstore_cloud_drift(
+                    entity TEXT NOT NULL, "column" TEXT NOT NULL, seen_at REAL NOT NULL, PRIMARY KEY (entity, "column")) WITHOUT ROWID;
+                ALTER TABLE groupstore_cloud_record ADD COLUMN derived INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE groupstore_cloud_record ADD COLUMN derived_columns TEXT;
+                UPDATE groupstore_cloud_meta SET value = 3 WHERE key = 'format';
+                """),
     ]
 
     /// The format the last migration leaves in `groupstore_cloud_meta`.
-    static let format = 2
+    static let format = 3
 
     /// Where the applied migrations are recorded.
     static let migrationsTable = "groupstore_cloud_migrations"

@@ -25,18 +25,31 @@ struct SyncStateSetup {
         try await SyncStateSchema.migrate(store.pool)
         let tables = self.tables
         let entries = tables.map(entry)
+        let zones = tables.map(zone)
         let configured = entries.sorted().joined(separator: "\n")
         return try await store.write { db -> Int64 in
             let known = String.fromDatabaseValue(try SyncState.value(db, "tables"))
             let previous = Set((known ?? "").split(separator: "\n").map(String.init))
-            for (table, entry) in zip(tables, entries) where !previous.contains(entry) {
+            let previousTables = Set(previous.map { $0.split(separator: "\t").prefix(2).joined(separator: "\t") })
+            for ((table, entry), tableZone) in zip(zip(tables, entries), zones) where !previous.contains(entry) {
                 try SyncState.markForDiff(db, entity: table.name)
+                if known != nil, !previousTables.contains(entry.split(separator: "\t").prefix(2).joined(separator: "\t")) {
+                    if table.scope == .private {
+                        // The account is not known here: every private zone's (one, the account's).
+                        try db.execute(sql: "DELETE FROM \(SyncState.zone) WHERE zone LIKE 'private/%'")
+                    } else {
+                        try SyncState.dropToken(db, zone: tableZone)
+                    }
+                }
             }
             if known == nil {
                 let head = try Int64.fetchOne(db, sql: "SELECT seq FROM groupstore_transaction ORDER BY seq DESC LIMIT 1") ?? 0
                 try SyncState.setIntakePosition(db, head)
             }
             try SyncState.setValue(db, "tables", configured)
+            // A table that has a column now is no longer short of it.
+            for table in tables { try SyncState.clearDrift(db, entity: table.name, columns: table.columns.map(\.name)) }
+            try SyncState.pruneTombstones(db, now: Date())
             return try SyncState.intakePosition(db)
         }
     }

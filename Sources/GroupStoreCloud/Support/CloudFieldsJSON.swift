@@ -6,7 +6,10 @@ import GroupStore
 /// cost tens of microseconds a record, and an initial sync handles
 /// hundreds of thousands. The format is ``CloudValue``'s.
 package enum CloudFieldsJSON {
-    package static func encode(_ fields: CloudFields) -> String {
+    /// - Parameter negativeZeroAsText: writes -0.0 as `{"r":"-0"}` (read
+    ///   back as -0.0), for stores that keep JSON numbers as decimals, which
+    ///   have no negative zero (PostgreSQL's `jsonb`).
+    package static func encode(_ fields: CloudFields, negativeZeroAsText: Bool = false) -> String {
         var out = "{"
         var first = true
         for key in fields.keys.sorted() {
@@ -20,6 +23,8 @@ package enum CloudFieldsJSON {
             case .real(let value):
                 if value.isInfinite {
                     out += value > 0 ? "{\"r\":\"inf\"}" : "{\"r\":\"-inf\"}"
+                } else if negativeZeroAsText && value == 0 && value.sign == .minus {
+                    out += "{\"r\":\"-0\"}"
                 } else {
                     // Swift prints the shortest text that reads back as the same double.
                     let text = "\(value)"
@@ -116,7 +121,9 @@ package enum CloudFieldsJSON {
                 value = .integer(integer)
             case "r":
                 if peek() == UInt8(ascii: "\"") {
-                    guard let real = Double(try string()), real.isInfinite else { throw Malformed(offset: index) }
+                    guard let real = Double(try string()), real.isInfinite || (real == 0 && real.sign == .minus) else {
+                        throw Malformed(offset: index)
+                    }
                     value = .real(real)
                 } else {
                     guard let real = Double(try number()) else { throw Malformed(offset: index) }

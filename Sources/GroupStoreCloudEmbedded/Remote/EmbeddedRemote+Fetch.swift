@@ -104,12 +104,14 @@ extension EmbeddedRemote {
             return try await connection.read { db -> Set<CloudRecordID> in
                 let head = try EmbeddedRemoteSchema.head(db)
                 let horizon = try EmbeddedRemoteSchema.meta(db)["horizon"].flatMap { Int64($0) } ?? 0
-                let entry = try db.cachedStatement(sql: "SELECT zone, type, name FROM change_log WHERE seq = ?")
+                let entry = try db.cachedStatement(sql: "SELECT zone, type, name, entry FROM change_log WHERE seq = ?")
                 var forgotten = Set<CloudRecordID>()
                 for (id, tag) in records {
-                    let lost = try FeedToken.isForgotten(tag: tag, epoch: epoch, head: head, horizon: horizon) { seq in
+                    let lost = try FeedToken.isForgotten(tag: tag, epoch: epoch, head: head, horizon: horizon) { seq, named in
                         try Row.fetchOne(entry, arguments: [seq]).map { row in
-                            (row[0] as String?) == id.zone.description && (row[1] as String?) == id.type && (row[2] as String?) == id.name
+                            (row[0] as String?) == id.zone.description && (row[1] as String?)?.lowercased() == id.type.lowercased()
+                                && (row[2] as String?) == id.name
+                                && (named == nil || (row[3] as String?) == nil || (row[3] as String?) == named)
                         }
                     }
                     if lost { forgotten.insert(id) }

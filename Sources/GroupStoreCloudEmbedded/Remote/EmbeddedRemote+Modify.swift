@@ -69,7 +69,9 @@ private struct ModifyContext: Sendable {
         let types = try EmbeddedRemote.recordTypes(db)
         let now = Date().timeIntervalSince1970
         return try changes.map { change in
-            let id = change.id
+            // The type spelled as first prepared (table names are matched ignoring case).
+            var id = change.id
+            if let type = types[id.type.lowercased()] { id.type = type.name }
             if let reason = try refusal(for: id, types: types, db) { return .refused(id, reason: reason) }
             let stored = try EmbeddedRemoteRecord.fetch(db, id, display: display)
             let live = stored?.live
@@ -86,7 +88,7 @@ private struct ModifyContext: Sendable {
     }
 
     /// Why `id` may not be written by this user at all, if so.
-    private func refusal(for id: CloudRecordID, types: [String: CloudScope], _ db: Database) throws -> String? {
+    private func refusal(for id: CloudRecordID, types: [String: (name: String, scope: CloudScope)], _ db: Database) throws -> String? {
         if id.zone.scope == .private, id.zone.owner != user {
             return "\(id.zone) is another user's private zone; \(user) may not write to it"
         }
@@ -97,7 +99,7 @@ private struct ModifyContext: Sendable {
             case nil: return "\(id.zone) is not shared with \(user)"
             }
         }
-        guard let scope = types[id.type] else {
+        guard let scope = types[id.type.lowercased()]?.scope else {
             return "record type \(id.type) was never prepared on the remote \(display)"
         }
         guard scope == id.zone.scope else {
@@ -146,9 +148,9 @@ private struct ModifyContext: Sendable {
     /// Logs the change and stores `record` (or its tombstone) under a new
     /// tag: the record as stored.
     private func write(_ record: CloudRecord, deleted: Bool, _ db: Database) throws -> CloudRecord {
-        let seq = try EmbeddedRemoteRecord.logChange(db, record.id)
+        let (seq, entry) = try EmbeddedRemoteRecord.logChange(db, record.id)
         var record = record
-        record.tag = FeedToken.tag(seq: seq, epoch: epoch)
+        record.tag = FeedToken.tag(seq: seq, epoch: epoch, entry: entry)
         try EmbeddedRemoteRecord(record: record, deleted: deleted, seq: seq).store(db)
         return record
     }

@@ -97,7 +97,7 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
     /// Used by `groupstore cloud setup`.
     ///
     /// - Returns: one line saying what the remote is now, for example
-    ///   `"remote /srv/cloud.sqlite: created (format 2, epoch …): 0 record types, 0 records, log at 0"`.
+    ///   `"remote /srv/cloud.sqlite: created (format 3, epoch …): 0 record types, 0 records, log at 0"`.
     /// - Throws: ``CloudSyncError/Code/badRemote`` as ``init(path:user:faults:logger:)`` does.
     public static func setup(path: String) throws -> String {
         let absolute = EmbeddedRemoteFile.absolute(path)
@@ -125,6 +125,23 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
     /// The user given at creation.
     public func account() async throws -> String {
         try await perform("read the account") { _ in user }
+    }
+
+    /// The latest change, whether `mark` is part of the file's history (a
+    /// file restored from an older copy lacks the changes made since, or logs
+    /// others at their positions), and this host's clock.
+    public func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory {
+        let display = path
+        return try await perform("read the history") { connection in
+            try await connection.read { db in
+                // The epoch as the file has it now (a file restored in place may be another remote's).
+                guard let epoch = try EmbeddedRemoteSchema.meta(db)["epoch"], !epoch.isEmpty else {
+                    throw CloudSyncError(.badRemote, "the remote \(display) has no epoch in its meta table")
+                }
+                let (head, keeps) = try EmbeddedRemoteSchema.history(db, epoch: epoch, keeping: mark)
+                return CloudRemoteHistory(head: head, keepsMark: keeps, now: Date())
+            }
+        }
     }
 
     /// Registers record types. A type already known keeps its scope (and
@@ -250,8 +267,12 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
 
     private static func prepare(_ db: Database, types: [CloudRecordType], display: String) throws -> [String] {
         var notes: [String] = []
-        for type in types {
-            let row = try Row.fetchOne(db, sql: "SELECT scope, columns FROM types WHERE name = ?", arguments: [type.name])
+        for var type in types {
+            // By name ignoring case, as SQLite names tables: one record type per table, spelled as first prepared.
+            let row = try Row.fetchOne(
+                db, sql: "SELECT scope, columns, name FROM types WHERE name = ? COLLATE NOCASE ORDER BY name = ? DESC LIMIT 1",
+                arguments: [type.name, type.name])
+            if let row { type.name = try row.decode(String.self, atIndex: 2) }
             guard let row else {
                 try db.execute(
                     sql: "INSERT INTO types (name, scope, columns) VALUES (?, ?, ?)",
@@ -291,12 +312,14 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
         return String(decoding: try encoder.encode(columns), as: UTF8.self)
     }
 
-    /// The scope of every registered record type.
-    static func recordTypes(_ db: Database) throws -> [String: CloudScope] {
-        var types: [String: CloudScope] = [:]
+    /// Every registered record type, by its name in lower case: its name as
+    /// first prepared, and its scope.
+    static func recordTypes(_ db: Database) throws -> [String: (name: String, scope: CloudScope)] {
+        var types: [String: (name: String, scope: CloudScope)] = [:]
         for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT name, scope FROM types")) {
             guard let scope = CloudScope(rawValue: try row.decode(String.self, atIndex: 1)) else { continue }
-            types[try row.decode(String.self, atIndex: 0)] = scope
+            let name = try row.decode(String.self, atIndex: 0)
+            types[name.lowercased()] = (name, scope)
         }
         return types
     }

@@ -84,10 +84,11 @@ struct EmbeddedRemoteRecord: Sendable {
         )
     }
 
-    /// Appends `id` to the change log: the new change's position.
-    static func logChange(_ db: Database, _ id: CloudRecordID) throws -> Int64 {
-        try db.cachedStatement(sql: "INSERT INTO change_log (zone, type, name) VALUES (?, ?, ?)")
-            .execute(arguments: [id.zone.description, id.type, id.name])
-        return db.lastInsertedRowID
+    /// Appends `id` to the change log: the new change's position, and what identifies it.
+    static func logChange(_ db: Database, _ id: CloudRecordID) throws -> (seq: Int64, entry: String) {
+        let entry = FeedToken.newEntry()
+        try db.cachedStatement(sql: "INSERT INTO change_log (zone, type, name, entry) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [id.zone.description, id.type, id.name, entry])
+        return (db.lastInsertedRowID, entry)
     }
 }

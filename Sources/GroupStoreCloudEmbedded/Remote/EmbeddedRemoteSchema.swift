@@ -3,7 +3,7 @@ import GroupStore
 import GRDB
 import GroupStoreCloud
 
-/// The tables of an embedded remote (format 2), how a file is recognised as
+/// The tables of an embedded remote (format 3), how a file is recognised as
 /// one, and how it is created or upgraded (``migrations``).
 ///
 /// ```sql
@@ -13,7 +13,8 @@ import GroupStoreCloud
 /// types(name PRIMARY KEY, scope, columns JSON)
 /// records(zone, type, name, owner, tag, fields JSON, edited_at REAL,
 ///         edited_by, deleted, seq, PRIMARY KEY (zone, type, name))
-/// change_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, zone, type, name)
+/// change_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, zone, type, name,
+///            entry)  -- format 3: what identifies the change (random hex)
 /// assets(hash PRIMARY KEY, size, bytes)
 /// -- format 2: who each shared zone is shared with:
 /// shares(owner, zone, member, can_write, PRIMARY KEY (owner, zone, member))
@@ -28,7 +29,7 @@ enum EmbeddedRemoteSchema {
     /// `meta.kind` of every embedded remote.
     static let kind = "groupstore-cloud-remote"
     /// The format this code writes, and the newest it reads.
-    static let format = 2
+    static let format = 3
 
     /// Where a file stands.
     enum Status: Equatable {
@@ -110,6 +111,13 @@ enum EmbeddedRemoteSchema {
                     PRIMARY KEY (owner, zone, member));
                 UPDATE meta SET value = '2' WHERE key = 'format';
                 """),
+        // What identifies each change (random): a position logged again after a restore is another change.
+        SchemaMigration(
+            "groupstore.remote.v3",
+            sql: """
+                ALTER TABLE change_log ADD COLUMN entry TEXT;
+                UPDATE meta SET value = '3' WHERE key = 'format';
+                """),
     ]
 
     /// Creates the remote in an empty database, or runs the migrations an
@@ -156,6 +164,17 @@ enum EmbeddedRemoteSchema {
         configuration.busyMode = .timeout(10)
         configuration.readonly = readonly
         return configuration
+    }
+
+    /// The mark of the latest change, and whether `mark` is part of this
+    /// history (see ``CloudHistoryMark``).
+    static func history(_ db: Database, epoch: String, keeping mark: CloudHistoryMark?) throws -> (CloudHistoryMark, Bool) {
+        let head = try self.head(db)
+        let horizon = try meta(db)["horizon"].flatMap { Int64($0) } ?? 0
+        let statement = try db.cachedStatement(sql: "SELECT coalesce(entry, '') FROM change_log WHERE seq = ?")
+        let entry = { (seq: Int64) throws -> String? in try String.fetchOne(statement, arguments: [seq]) }
+        let keeps = try mark.map { try FeedToken.keeps($0, epoch: epoch, head: head, horizon: horizon, entry: entry) } ?? true
+        return (CloudHistoryMark(epoch: epoch, position: head, entry: try entry(head) ?? ""), keeps)
     }
 
     /// The position of the latest change (0 when none): kept by SQLite for

@@ -118,6 +118,14 @@
             try await transport.call(.POST, "/account", json: nil as String?, as: GatewayWire.Account.self, doing: "check the account").user
         }
 
+        /// The remote's history as the gateway read it from the database, as the token's role.
+        public func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory {
+            try await transport.call(
+                .POST, "/history", json: GatewayWire.HistoryRequest(mark: mark), as: GatewayWire.History.self,
+                doing: "read the remote's history"
+            ).history
+        }
+
         public func prepare(_ types: [CloudRecordType]) async throws {
             _ = try await transport.call(.POST, "/prepare", json: types, as: [String: String].self, doing: "prepare the record types")
         }

@@ -9,6 +9,7 @@ import GroupStoreCloud
 /// | operation | request | answer |
 /// |---|---|---|
 /// | `POST /v1/account` | — | ``Account`` |
+/// | `POST /v1/history` | ``HistoryRequest`` | ``History`` |
 /// | `POST /v1/prepare` | `[CloudRecordType]` | `{}` |
 /// | `POST /v1/modify` | `[Change]` | `[Result]` |
 /// | `POST /v1/fetch` | ``FetchRequest`` | ``Batch`` |
@@ -36,6 +37,30 @@ package enum GatewayWire {
     package struct Account: Codable, Sendable {
         package var user: String
         package init(user: String) { self.user = user }
+    }
+
+    /// What ``CloudDatabase/history(keeping:)`` asks: whether `mark` is still
+    /// part of the remote's history.
+    package struct HistoryRequest: Codable, Sendable {
+        package var mark: CloudHistoryMark?
+        package init(mark: CloudHistoryMark?) { self.mark = mark }
+    }
+
+    /// A ``CloudRemoteHistory`` on the wire (`now`: seconds since the reference date).
+    package struct History: Codable, Sendable {
+        package var head: CloudHistoryMark
+        package var keepsMark: Bool
+        package var now: Double
+
+        package init(_ history: CloudRemoteHistory) {
+            head = history.head
+            keepsMark = history.keepsMark
+            now = history.now.timeIntervalSinceReferenceDate
+        }
+
+        package var history: CloudRemoteHistory {
+            CloudRemoteHistory(head: head, keepsMark: keepsMark, now: Date(timeIntervalSinceReferenceDate: now))
+        }
     }
 
     /// A ``CloudRecordChange`` on the wire.

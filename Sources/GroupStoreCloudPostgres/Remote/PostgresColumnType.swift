@@ -110,11 +110,12 @@
 
         /// One value as JSON (``CloudValue``'s format), with text holding a NUL
         /// byte given as its bytes (`{"x": …}`): PostgreSQL's `jsonb` cannot
-        /// hold `\u0000`. ``fixText(_:)`` undoes it.
+        /// hold `\u0000`; and -0.0 as `{"r":"-0"}` (`jsonb` numbers are
+        /// decimals, with no negative zero). ``fixText(_:)`` undoes the first.
         static func json(_ value: CloudValue) -> String {
             var value = value
             if case .text(let text) = value, text.utf8.contains(0) { value = .invalidText(Array(text.utf8)) }
-            let object = CloudFieldsJSON.encode(["v": value])
+            let object = CloudFieldsJSON.encode(["v": value], negativeZeroAsText: true)
             // `{"v":<value>}` → `<value>`
             return String(object.dropFirst(5).dropLast())
         }

@@ -60,6 +60,9 @@
         package let origin: String?
 
         package func account() async throws -> String { try await remote.account(as: role) }
+        package func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory {
+            try await remote.history(keeping: mark, as: role)
+        }
         package func prepare(_ types: [CloudRecordType]) async throws { try await remote.prepare(types, as: role) }
         package func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
             try await remote.modify(changes, as: role, origin: origin)

@@ -86,14 +86,14 @@
                 binds.append(Array(Set(records.keys.map(\.name))))
                 let rows = try await session.cells(
                     PostgresQuery(unsafeSQL: "SELECT zone, type, name FROM groupstore.tombstones WHERE name = ANY($1::text[])", binds: binds))
-                let tombstones = Set(rows.map { "\($0[0] ?? "")\u{0}\($0[1] ?? "")\u{0}\($0[2] ?? "")" })
+                let tombstones = Set(rows.map { "\($0[0] ?? "")\u{0}\(($0[1] ?? "").lowercased())\u{0}\($0[2] ?? "")" })
                 var forgotten = Set<CloudRecordID>()
                 for (id, tag) in records {
                     guard let number = PostgresTag.number(tag, epoch: epoch), number <= issued else {
                         forgotten.insert(id)
                         continue
                     }
-                    if tombstones.contains("\(id.zone)\u{0}\(id.type)\u{0}\(id.name)") || number <= horizon { continue }
+                    if tombstones.contains("\(id.zone)\u{0}\(id.type.lowercased())\u{0}\(id.name)") || number <= horizon { continue }
                     forgotten.insert(id)
                 }
                 return forgotten

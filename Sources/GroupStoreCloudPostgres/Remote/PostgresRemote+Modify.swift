@@ -245,7 +245,7 @@
                 case nil: return .refused("\(id.zone) is not shared with \(user)")
                 }
             }
-            guard let table = tables[id.type] else {
+            guard let table = PostgresTypedTable.named(id.type, in: tables) else {
                 return .refused("record type \(id.type) was never prepared on the remote")
             }
             guard table.scope == id.zone.scope else {
@@ -266,6 +266,8 @@
                     switch part {
                     case .text(let text): values.set(column, .text(text))
                     case .blob(let bytes): values.set(column, .bytes(bytes))
+                    // Kept aside in gs_extra (a text column cannot hold it); the name says which key it is.
+                    case .invalidText(let bytes): values.set(column, .invalidText(bytes))
                     }
                 }
                 for (column, value) in fields { values.set(column, value) }
@@ -332,7 +334,7 @@
             for (column, value) in kept {
                 if case .text(let text) = value, text.utf8.contains(0) { kept[column] = .invalidText(Array(text.utf8)) }
             }
-            return CloudFieldsJSON.encode(kept)
+            return CloudFieldsJSON.encode(kept, negativeZeroAsText: true)
         }
 
         /// This new record as a row of a ``PostgresBulkInsert``.

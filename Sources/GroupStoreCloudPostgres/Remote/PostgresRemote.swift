@@ -182,6 +182,40 @@
             }
         }
 
+        /// The latest change of the log, whether `mark` is part of the
+        /// server's history (``CloudHistoryMark/entry`` is the transaction of
+        /// the change at its position: a database restored from a dump and
+        /// written to since logs other transactions there), and the server's clock.
+        public func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory {
+            try await history(keeping: mark, as: nil)
+        }
+
+        func history(keeping mark: CloudHistoryMark?, as role: String?) async throws -> CloudRemoteHistory {
+            try await perform("read the history", as: role) { session in
+                var binds = PostgresBindings()
+                binds.append(String(mark?.position ?? 0))
+                let rows = try await session.cells(PostgresQuery(unsafeSQL: "SELECT * FROM groupstore.history($1::bigint)", binds: binds))
+                guard let row = rows.first, row.count == 6, let epoch = row[0], let head = row[1].flatMap({ Int64($0) }),
+                    let seconds = row[5].flatMap({ Double($0) })
+                else {
+                    throw CloudSyncError(
+                        .badRemote, "the server \(displayName) has no GroupStore schema of format 4: run `groupstore cloud setup --remote URL`")
+                }
+                // A database set up again: what was read of the old one is stale.
+                state.withLock { state in
+                    if state.epoch != epoch { state.tables = [:] }
+                    state.epoch = epoch
+                }
+                let horizon = Int64(row[4] ?? "0") ?? 0
+                let keeps = mark.map { mark in
+                    FeedToken.keeps(mark, epoch: epoch, head: head, horizon: horizon) { $0 == mark.position ? row[3] : nil }
+                } ?? true
+                return CloudRemoteHistory(
+                    head: CloudHistoryMark(epoch: epoch, position: head, entry: row[2] ?? ""), keepsMark: keeps,
+                    now: Date(timeIntervalSince1970: seconds))
+            }
+        }
+
         public func prepare(_ types: [CloudRecordType]) async throws {
             try await prepare(types, as: nil)
         }
@@ -329,7 +363,7 @@
         func tables(_ names: some Sequence<String>, _ reader: some PostgresReader) async throws -> [String: PostgresTypedTable] {
             let known = state.withLock { $0.tables }
             // Nothing known yet (a remote that fetches before it prepares anything): read the catalog.
-            if !known.isEmpty, names.allSatisfy({ known[$0] != nil }) { return known }
+            if !known.isEmpty, names.allSatisfy({ PostgresTypedTable.named($0, in: known) != nil }) { return known }
             return try await loadCatalog(reader)
         }
     }

@@ -19,6 +19,12 @@
             "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }
 
+        /// The table of record type `name`, matched as SQLite matches table
+        /// names: exactly, or else ignoring case (a type is one per table).
+        static func named(_ name: String, in tables: [String: PostgresTypedTable]) -> PostgresTypedTable? {
+            tables[name] ?? tables.values.first { $0.name.lowercased() == name.lowercased() }
+        }
+
         func type(of column: String) -> PostgresColumnType? {
             columns.first { $0.name == column }?.type
         }

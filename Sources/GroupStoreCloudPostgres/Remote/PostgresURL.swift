@@ -31,11 +31,11 @@
         /// A file of trusted CA certificates (PEM), for `verify-ca` / `verify-full`.
         public var sslRootCertificate: String?
 
-        /// The URL without its password: how it is named in messages and logs.
-        public var description: String {
-            let place = host.map { "\($0):\(port)" } ?? "\(socketDirectory ?? "")/.s.PGSQL.\(port)"
-            return "postgres://\(user)@\(place)/\(database)"
-        }
+        /// The URL as given, without its password: how it is named in messages and logs.
+        public var description: String { given }
+
+        /// The URL as given, less any password.
+        private let given: String
 
         /// Parses `text`.
         /// - Throws: ``CloudSyncError/Code/badRemote`` naming what is wrong (the
@@ -87,6 +87,7 @@
                     .badRemote, "\(Self.redacted(text)): sslmode \(sslMode) is not one of \(modes.joined(separator: ", "))")
             }
             sslRootCertificate = query["sslrootcert"]
+            given = RemoteURL.withoutPassword(text)
         }
 
         /// Whether and how to use TLS: `nil` for none; `required` or preferred.

@@ -2,7 +2,7 @@
     import GroupStore
     import GroupStoreCloud
 
-    /// The server side of a PostgreSQL remote (format 3), created and upgraded by
+    /// The server side of a PostgreSQL remote (format 4), created and upgraded by
     /// ``PostgresRemote/setup(url:logger:)`` (`groupstore cloud setup`), run by a
     /// role that may create schemas and roles:
     ///
@@ -36,7 +36,7 @@
         /// `meta.kind` of every GroupStore remote.
         static let kind = "groupstore-cloud-remote"
         /// The format this code writes, and the newest it reads.
-        static let format = 3
+        static let format = 4
         /// The NOTIFY channel.
         static let channel = "groupstore"
         /// The transaction-local setting whose value a write's notification
@@ -53,6 +53,7 @@
         /// never an edit (`MigrationChecksumTests`).
         static let migrations = [
             SchemaMigration("groupstore.postgres.v3", sql: script),
+            SchemaMigration("groupstore.postgres.v4", sql: formatFour),
             SchemaMigration("groupstore.postgres.zone-hints", sql: zoneHints),
         ]
         /// The role whose members read the key of the notifications' zone tags

@@ -36,6 +36,7 @@ public protocol GatewayBackend: Service {
 /// The remote operations, each acting as one role (``GatewayBackend/acting(as:origin:)``).
 public protocol GatewayRoleDatabase: Sendable {
     func account() async throws -> String
+    func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory
     func prepare(_ types: [CloudRecordType]) async throws
     func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult]
     /// A page of changes, and whether changes after it are held back for now

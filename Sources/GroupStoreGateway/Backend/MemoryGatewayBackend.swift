@@ -52,6 +52,7 @@ struct MemoryRoleDatabase: GatewayRoleDatabase {
     }
 
     func account() async throws -> String { try await remote().account() }
+    func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory { try await remote().history(keeping: mark) }
     func prepare(_ types: [CloudRecordType]) async throws { try await remote().prepare(types) }
     func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] { try await remote().modify(changes) }
     func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> (CloudChangeBatch, heldBack: Bool) {

@@ -92,6 +92,9 @@
         }
 
         func account() async throws -> String { try await remote.account() }
+        func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory {
+            try await checked { try await remote.history(keeping: mark) }
+        }
         func prepare(_ types: [CloudRecordType]) async throws { try await checked { try await remote.prepare(types) } }
         func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
             try await checked { try await remote.modify(changes) }

@@ -28,6 +28,12 @@
                     GatewayWire.Account(user: try await database.account())
                 }
             }
+            api.post("history") { request, _ in
+                try await handle(request, "history") { database, body in
+                    let asked = try decode(GatewayWire.HistoryRequest.self, body)
+                    return GatewayWire.History(try await database.history(keeping: asked.mark))
+                }
+            }
             api.post("prepare") { request, _ in
                 try await handle(request, "prepare") { database, body in
                     try await database.prepare(try decode([CloudRecordType].self, body))

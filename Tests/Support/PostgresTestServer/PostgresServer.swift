@@ -66,6 +66,9 @@ public final class PostgresServer: Sendable {
         return server
     }
 
+    /// The directory of PostgreSQL's programs (`psql`, `pg_dump`, `pg_restore`…) the server runs from.
+    public var binDirectory: String { setup.bin }
+
     /// "postgres://USER@/DATABASE?host=SOCKETDIR&port=PORT", percent-encoded
     /// (the host's slashes are left as they are: legal in a query).
     public func url(user: String, database: String = "postgres") -> String {

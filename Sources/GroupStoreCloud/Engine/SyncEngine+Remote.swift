@@ -1,0 +1,72 @@
+import Foundation
+import GRDB
+import Logging
+
+extension SyncEngine {
+    /// Asks the remote, before each sync, whether the latest change this
+    /// group saw of its history is still part of it. A remote of another
+    /// epoch was replaced by a fresh one (or set up again); one that no
+    /// longer logs that change was restored from an older copy. Either way
+    /// the group and the remote are brought to one state (``reset(_:seen:now:)``)
+    /// before anything is uploaded: a change uploaded on top of tags the
+    /// remote never issued would be taken for a conflict, or refused.
+    ///
+    /// The answer also gives the remote's clock: ``EngineState/clockOffset``.
+    func checkRemoteHistory() async throws {
+        if !state.remoteSeenLoaded {
+            state.remoteSeen = try readDatabase { try SyncState.remoteSeen($0) }
+            state.remoteSeenLoaded = true
+        }
+        let seen = state.remoteSeen
+        let asked = configuration.clock()
+        let history = try await Retry.run(configuration, "read the history of \(remote.displayName)") {
+            try await self.remote.history(keeping: seen)
+        }
+        let answered = configuration.clock()
+        state.clockOffset = history.now.timeIntervalSince(asked) - answered.timeIntervalSince(asked) / 2
+        if history.head != seen {
+            state.remoteSeen = history.head
+            state.remoteSeenUnsaved = true
+        }
+        guard let seen else { return }
+        if seen.epoch != history.head.epoch {
+            try reset(.replaced, seen: seen, now: history.head)
+        } else if !history.keepsMark {
+            try reset(.restored, seen: seen, now: history.head)
+        }
+    }
+
+    /// The remote is not the one this group synced with, or went back in
+    /// time: every zone is listed again and compared with what this group
+    /// holds (records the remote lacks are uploaded again, and so are the
+    /// versions and deletes of this group's that it forgot; see
+    /// ``RecordApplier/apply(_:assets:in:outcome:)``), the record types are
+    /// prepared again, uploads parked against the old remote get another
+    /// chance; and it is said, in an event and in `cloud status`.
+    private func reset(_ kind: CloudRemoteReset.Kind, seen: CloudHistoryMark, now: CloudHistoryMark) throws {
+        let display = remote.displayName
+        let message: String
+        switch kind {
+        case .replaced:
+            message =
+                "the remote \(display) is another remote than the one this group synced with (epoch \(now.epoch.prefix(8)), was \(seen.epoch.prefix(8))): replaced or set up again; its record types are prepared again and what it lacks is uploaded"
+        case .restored:
+            message =
+                "the remote \(display) went back in time (its log ends at \(now.position) and lacks the change this group saw at \(seen.position)): restored from an older copy; it is listed again and what it lost is uploaded again"
+        }
+        let reset = CloudRemoteReset(kind: kind, remote: display, message: message, at: Date())
+        try writeDatabase { db in
+            try db.execute(sql: "DELETE FROM \(SyncState.zone)")
+            try db.execute(sql: "DELETE FROM \(SyncState.parked) WHERE direction = 'up'")
+            try db.execute(sql: "UPDATE \(SyncState.pending) SET rounds = 0")
+            try SyncState.setRemoteReset(db, reset)
+            try SyncState.setRemoteSeen(db, now)
+        }
+        state.remoteSeenUnsaved = false
+        forgetCachedState()
+        state.echoes.forget()
+        state.setupLeft.insert(.prepareRemote)
+        logger.info("remote reset", metadata: ["kind": "\(kind.rawValue)", "remote": "\(display)", "detail": "\(message)"])
+        events.emit(.remoteReset(reset))
+    }
+}
