@@ -12,15 +12,23 @@ import Foundation
 /// children). Waits are bounded and event-driven: a condition variable is
 /// signalled as lines arrive and when the process exits.
 ///
-/// `@unchecked Sendable`: all mutable state is guarded by `condition`.
+/// The child is started with `posix_spawn`, not Foundation's `Process`:
+/// on Linux, `Process.run()` scans `/proc/self/fd` with a 256-byte copy of
+/// each directory entry and crashes the parent now and then when one ends
+/// at the edge of a page (swiftlang/swift-corelibs-foundation#5472, seen
+/// here in about one full test run in three). The child gets the pipes as
+/// its standard streams and no other descriptor of the parent.
+///
+/// `@unchecked Sendable`: all mutable state is guarded by `condition`; `pid`
+/// and the pipes' handles are set once in `init`.
 public final class Subprocess: @unchecked Sendable {
     /// Which stream a line came from.
     public enum Stream: Sendable { case output, error }
 
     /// A name for messages.
     public let name: String
-    private let process = Process()
-    private let input = Pipe()
+    public let pid: Int32
+    private let input: FileHandle
     private let condition = NSCondition()
     private var outputLines: [String] = []
     private var errorLines: [String] = []
@@ -34,31 +42,68 @@ public final class Subprocess: @unchecked Sendable {
     ) throws {
         self.name = name ?? executable.lastPathComponent
         self.onLine = onLine
-        process.executableURL = executable
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = input
-        process.terminationHandler = { [weak self] process in
-            guard let self else { return }
-            self.condition.withLock {
-                self.exitStatus = process.terminationStatus
-                self.condition.broadcast()
-            }
+        // Each pipe: [read end, write end], closed on exec in the parent's other children.
+        var pipes: [[Int32]] = []
+        for _ in 0..<3 {
+            var ends: [Int32] = [0, 0]
+            guard pipe(&ends) == 0 else { throw Self.failure("pipe", errno) }
+            for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            pipes.append(ends)
         }
-        try process.run()
-        collect(output.fileHandleForReading, .output)
-        collect(errors.fileHandleForReading, .error)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pipes[0][0], 0)
+        posix_spawn_file_actions_adddup2(&actions, pipes[1][1], 1)
+        posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 2)
+        // No other descriptor of the parent (a member's lock, a database) reaches the child.
+        Self.addCloseFrom(&actions, 3)
+        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var child: pid_t = 0
+        let spawned = posix_spawn(&child, executable.path, &actions, nil, argv, environ)
+        close(pipes[0][0])
+        close(pipes[1][1])
+        close(pipes[2][1])
+        guard spawned == 0 else {
+            for fd in [pipes[0][1], pipes[1][0], pipes[2][0]] { close(fd) }
+            throw Self.failure("cannot start \(executable.path)", spawned)
+        }
+        pid = child
+        input = FileHandle(fileDescriptor: pipes[0][1], closeOnDealloc: true)
+        collect(FileHandle(fileDescriptor: pipes[1][0], closeOnDealloc: true), .output)
+        collect(FileHandle(fileDescriptor: pipes[2][0], closeOnDealloc: true), .error)
+        reap()
+    }
+
+    /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34), which the
+    /// Glibc module does not export.
+    @_silgen_name("posix_spawn_file_actions_addclosefrom_np")
+    private static func addCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32) -> Int32
+
+    private static func failure(_ what: String, _ code: Int32) -> NSError {
+        NSError(domain: NSPOSIXErrorDomain, code: Int(code), userInfo: [NSLocalizedDescriptionKey: "\(what): \(String(cString: strerror(code)))"])
+    }
+
+    /// Waits for the child on a thread of its own; its status as `Process`
+    /// gives it: the exit code, or the signal that ended it.
+    private func reap() {
+        Thread { [self] in
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+            let low = status & 0x7f
+            let code = low == 0 ? (status >> 8) & 0xff : low
+            condition.withLock {
+                exitStatus = code
+                condition.broadcast()
+            }
+        }.start()
     }
 
     /// The directory of the running executable (where sibling products are built).
     public static var productsDirectory: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     }
-
-    public var pid: Int32 { process.processIdentifier }
 
     private func collect(_ handle: FileHandle, _ stream: Stream) {
         Thread { [self] in
@@ -113,18 +158,19 @@ public final class Subprocess: @unchecked Sendable {
     public var status: Int32? { condition.withLock { exitStatus } }
 
     public func send(_ signal: Int32) {
-        kill(process.processIdentifier, signal)
+        // Not once it was reaped: the number may be another process's by now.
+        condition.withLock { if exitStatus == nil { kill(pid, signal) } }
     }
 
     public func writeLine(_ text: String) {
-        input.fileHandleForWriting.write(Data((text + "\n").utf8))
+        input.write(Data((text + "\n").utf8))
     }
 
-    /// Kills the process if it still runs, and reaps it.
+    /// Kills the process if it still runs, and waits until it is reaped.
     public func stop() {
-        if process.isRunning {
-            send(SIGKILL)
-            process.waitUntilExit()
+        send(SIGKILL)
+        condition.withLock {
+            while exitStatus == nil { condition.wait() }
         }
     }
 }
