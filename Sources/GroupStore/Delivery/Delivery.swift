@@ -344,8 +344,9 @@ final class Delivery: @unchecked Sendable {
             // Before the subscribers can see it: a save in hand is never past the cursor.
             publicCursor.withLock { $0 = merger.cursor }
             feed.resync(resync)
-            if settings.synchronousDelivery != nil { feed.markProcessed(resync.seq, generation: feed.generation) }
-            notifier.post([resync], generation: feed.generation)
+            let generation = feed.generation
+            if settings.synchronousDelivery != nil { feed.markProcessed(resync.seq, generation: generation) }
+            notifier.post([resync], generation: generation)
             scheduleCursorFlush()
             // Anything may have changed: GRDB's observers refresh too.
             observers.noteEverything()
@@ -369,8 +370,9 @@ final class Delivery: @unchecked Sendable {
         // Before the subscribers can see them: a save in hand is never past the cursor.
         publicCursor.withLock { $0 = merger.cursor }
         feed.append(deliverable, merged: merger.cursor)
-        if settings.synchronousDelivery != nil, let last = deliverable.last { feed.markProcessed(last.seq, generation: feed.generation) }
-        notifier.post(deliverable, generation: feed.generation)
+        let generation = feed.generation
+        if settings.synchronousDelivery != nil, let last = deliverable.last { feed.markProcessed(last.seq, generation: generation) }
+        notifier.post(deliverable, generation: generation)
         scheduleCursorFlush()
         let handedOverAt = trace != nil ? DeliveryTrace.now() : 0
         observers.note(changedTables)

@@ -186,23 +186,22 @@ final class SaveFeed: Sendable {
     /// ended (cancelled, shut down) or left with a save in hand (a `break`, a
     /// thrown error) leaves its place ``held``; any other lets go of it.
     func dropped(_ id: Int) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard let subscriber = state.subscribers.removeValue(forKey: id) else { return nil }
-            if (subscriber.ended || subscriber.inHand != nil) && !state.finished {
-                state.held = min(state.held ?? subscriber.position, subscriber.position)
-            }
-            Self.trim(&state)
-            return subscriber.waiter
-        }
-        waiter?.resume()
+        remove(id, keepingAnUnfinishedPlace: true)
     }
 
     /// The stream lets go of its place (``SaveStream/cancel()``).
     func remove(_ id: Int) {
+        remove(id, keepingAnUnfinishedPlace: false)
+    }
+
+    private func remove(_ id: Int, keepingAnUnfinishedPlace: Bool) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            let waiter = state.subscribers.removeValue(forKey: id)?.waiter
+            guard let subscriber = state.subscribers.removeValue(forKey: id) else { return nil }
+            if keepingAnUnfinishedPlace && (subscriber.ended || subscriber.inHand != nil) && !state.finished {
+                state.held = min(state.held ?? subscriber.position, subscriber.position)
+            }
             Self.trim(&state)
-            return waiter
+            return subscriber.waiter
         }
         waiter?.resume()
     }
