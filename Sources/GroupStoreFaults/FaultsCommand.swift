@@ -26,7 +26,7 @@ struct FaultsCommand: ParsableCommand {
     @Option(help: "Cloud kill trials (default 100; 10 with --ci).") var cloudTrials: Int?
     @Option(help: "Seconds the three groups of each cloud convergence trial write (default 60; 30 with --ci).") var cloudSeconds: Int?
     @Option(help: "Conflict policies of the cloud convergence trials (default server-wins,field-merge).") var cloudPolicies = "server-wins,field-merge"
-    @Option(help: "Trials of the remote replaced, and of the remote restored, under running bridges (default 50 each; with --ci 3, replaced only).")
+    @Option(help: "Trials of the remote replaced, and of the remote restored, under running bridges (default 50 each; 3 each with --ci).")
     var cloudResetTrials: Int?
     @Option(help: "Seed of the cloud section (default: from the clock; printed). Kill trial i uses seed + i.") var cloudSeed: UInt64?
     @Option(help: "Also write the table as JSON to this file.") var json: String?
@@ -69,13 +69,8 @@ struct FaultsCommand: ParsableCommand {
                         Outcome(fault: "cloud: 3 groups converging, policy \(policy)", trials: 1, passed: false, figures: "seed \(seed): \(error)"))
                 }
             }
-            // The remote replaced or restored under running bridges while A writes still rolls
-            // back rows written around it in some trials (docs/FINDINGS.md, issue 30, findings 1
-            // and 2: open): long form only, until that is fixed.
-            if !ci {
-                for mode in [CloudRemoteResetTrial.Mode.replaced, .restored] {
-                    outcomes.append(CloudRemoteResetTrial(suite: suite).run(trials: cloudResetTrials ?? 50, mode: mode, seed: seed))
-                }
+            for mode in [CloudRemoteResetTrial.Mode.replaced, .restored] {
+                outcomes.append(CloudRemoteResetTrial(suite: suite).run(trials: cloudResetTrials ?? (ci ? 3 : 50), mode: mode, seed: seed))
             }
             return outcomes
         }

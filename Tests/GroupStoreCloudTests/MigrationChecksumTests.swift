@@ -22,6 +22,7 @@ final class MigrationChecksumTests: XCTestCase {
                 ("groupstore.cloud.v1", "400ea0a6dabe0ee1a772438378535a74ba176f19c5c29b20b947929a31e5eb8a"),
                 ("groupstore.cloud.v2", "872b480bf1526bc577e02db05fc2951364ca78d0f00e9c5730838c1856b2685b"),
                 ("groupstore.cloud.v3", "801af965acc1a907d1db072232234cbe5022b1521e079ad0b9eb6bbdb0deef3c"),
+                ("groupstore.cloud.v4", "4a8aced79b4bf1db11270e9b7b17fa973854c141a06fe5faa35d3289dba6a781"),
             ]
         ),
         (

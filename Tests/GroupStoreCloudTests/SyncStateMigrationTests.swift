@@ -18,7 +18,7 @@ final class SyncStateMigrationTests: CloudTestCase {
         let a = try open("a", schema: Self.schema)
         try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'one')") }
         try await sync("a", tables: ["note"])
-        XCTAssertEqual(try identifiers(a), ["groupstore.cloud.v1", "groupstore.cloud.v2", "groupstore.cloud.v3"])
+        XCTAssertEqual(try identifiers(a), ["groupstore.cloud.v1", "groupstore.cloud.v2", "groupstore.cloud.v3", "groupstore.cloud.v4"])
         XCTAssertEqual(try identifiers(a, in: "grdb_migrations"), ["schema"])
         await a.close()
 
@@ -62,11 +62,11 @@ final class SyncStateMigrationTests: CloudTestCase {
         XCTAssertEqual(summary.uploaded, 1, "the edit made before the upgrade goes up")
         XCTAssertEqual(summary.fetched, 1, "the other group's record comes down")
         XCTAssertEqual(try dump(g, "note"), ["t:n1|t:edited before the upgrade", "t:n2|t:two", "t:n3|t:from the other group"])
-        XCTAssertEqual(try identifiers(g), ["groupstore.cloud.v1", "groupstore.cloud.v2", "groupstore.cloud.v3"])
+        XCTAssertEqual(try identifiers(g), ["groupstore.cloud.v1", "groupstore.cloud.v2", "groupstore.cloud.v3", "groupstore.cloud.v4"])
         let format = try await g.pool.read { db in
             try String.fetchOne(db, sql: "SELECT value FROM groupstore_cloud_meta WHERE key = 'format'")
         }
-        XCTAssertEqual(format, "3")
+        XCTAssertEqual(format, "4")
         let remoteMigrations = try await DatabaseQueue(path: remotePath).read { db in
             try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
         }

@@ -38,10 +38,12 @@ struct RecordApplier: Sendable {
         /// The remote's clock less this host's: local edit times are moved
         /// onto the remote's clock by it before newer-edit-wins compares them.
         var clockOffset: TimeInterval = 0
-        /// Records of a full listing whose version here the remote forgot (it
-        /// was restored from an older copy): this group's acknowledged
-        /// version goes up again, on top of the remote's, instead of being
-        /// rolled back to it (lower-cased table, name).
+        /// Records whose version here the remote forgot (it was replaced, or
+        /// restored from an older copy): of a full listing, those held here
+        /// at a tag the remote forgot; of any fetch, those deleted here at a
+        /// tag it forgot. This group's version (or delete) goes up again on
+        /// top of the remote's when that is no newer, instead of being
+        /// rolled back to it (lower-cased table, name; see ``forgotHere``).
         var forgottenHere: Set<RecordKey> = []
         /// What was applied to the records of tables with app triggers: the
         /// remote's fields, and those it changed (see ``Applied``).
@@ -84,13 +86,20 @@ struct RecordApplier: Sendable {
     /// time moved by `offset` (the remote's clock less this host's), never
     /// later than the remote's now (`now`, on this host's clock), and raised
     /// above the version it edited (so a clock behind cannot lose to what it
-    /// has seen). A host whose clock is ahead claims no future, also when it
-    /// settles a conflict itself.
+    /// has seen) and above a version it brings back (``SyncState/Pending/restores``).
+    /// A host whose clock is ahead claims no future, also when it settles a
+    /// conflict itself.
     static func editTime(_ pending: SyncState.Pending?, _ state: SyncState.RecordState?, offset: TimeInterval, now: Date) -> Date {
-        let committed = min(pending?.editedAt ?? now, now).addingTimeInterval(offset)
-        guard let state else { return committed }
-        return max(committed, state.editedAt.addingTimeInterval(0.001))
+        var time = min(pending?.editedAt ?? now, now).addingTimeInterval(offset)
+        if let restores = pending?.restores { time = max(time, restores) }
+        guard let state else { return time }
+        return max(time, state.editedAt.addingTimeInterval(0.001))
     }
+
+    /// Edit times closer than this are one version's, carried through
+    /// another remote (each version of a record is raised at least 1 ms
+    /// above the one it edited; a time travels with microseconds).
+    static let sameVersion: TimeInterval = 0.0005
 
     /// Whether a row's fields equal `other` on the row's columns (a column
     /// the other side does not have counts as equal when the row holds NULL);
@@ -163,25 +172,39 @@ struct RecordApplier: Sendable {
         outcome.written.insert(RecordKey(table: table.name.lowercased(), name: name))
     }
 
-    /// Whether `record`, as a full listing gives it, is older than what this
-    /// group acknowledged: its version here is one the remote forgot
-    /// (``Outcome/forgottenHere``), or it was deleted here at the tag it has
-    /// (a remote restored from an older copy). Then the remote's version
-    /// becomes the base, and this group's version — or its delete — goes up
-    /// again on top of it; nothing acknowledged is rolled back.
+    /// Whether `record` is older than what this group acknowledged, after the
+    /// remote was replaced or restored from an older copy: in a full listing,
+    /// this group's version is one the remote forgot (``Outcome/forgottenHere``)
+    /// and the remote's was not edited after it (another group may have
+    /// brought a later version back: that one is applied as any remote
+    /// change); or the record was deleted here at the tag it has (a listing),
+    /// or at a tag the remote forgot and at an edit time no earlier than
+    /// its. Then the remote's version becomes the base, and this group's
+    /// version — or its delete — goes up again on top of it, keeping its
+    /// place by edit time (``SyncState/Pending/restores``); nothing
+    /// acknowledged is rolled back.
     private func forgotHere(
         _ table: MappedTable, _ name: String, _ record: CloudRecord, state: SyncState.RecordState?, in db: Database,
         outcome: inout Outcome
     ) throws -> Bool {
-        guard outcome.listing else { return false }
-        if state != nil {
-            guard outcome.forgottenHere.contains(RecordKey(table: table.name.lowercased(), name: name)) else { return false }
-        } else {
-            guard try SyncState.tombstoneTag(db, entity: table.name, name: name) == record.tag, try codec(table).read(name, in: db) == nil
+        let key = RecordKey(table: table.name.lowercased(), name: name)
+        let restores: Date
+        if let state {
+            guard outcome.listing, outcome.forgottenHere.contains(key),
+                record.editedAt.timeIntervalSince(state.editedAt) <= Self.sameVersion
             else { return false }
+            restores = state.editedAt
+        } else {
+            guard let tombstone = try SyncState.tombstone(db, entity: table.name, name: name) else { return false }
+            let deletedAt = tombstone.editedAt.map { $0.addingTimeInterval(0.001) }
+            let olderThanTheDelete = deletedAt.map { outcome.forgottenHere.contains(key) && record.editedAt < $0 } ?? false
+            guard (outcome.listing && tombstone.tag == record.tag) || olderThanTheDelete, try codec(table).read(name, in: db) == nil
+            else { return false }
+            restores = deletedAt ?? record.editedAt.addingTimeInterval(0.001)
         }
         try SyncState.setRecord(db, entity: table.name, name: name, record: record)
-        try SyncState.addPending(db, entity: table.name, name: name, editedAt: state?.editedAt ?? clock())
+        try SyncState.addPending(
+            db, entity: table.name, name: name, editedAt: restores.addingTimeInterval(-outcome.clockOffset), restores: restores)
         outcome.markedKeys = true
         return true
     }
@@ -280,6 +303,16 @@ struct RecordApplier: Sendable {
         if let server, let state, server.tag != state.tag, Self.same(server.fields, state.ancestor), Self.same(state.ancestor, server.fields) {
             try SyncState.setRecord(db, entity: table.name, name: name, record: server)
             if pending == nil { try SyncState.addPending(db, entity: table.name, name: name, editedAt: clock()) }
+            try db.execute(sql: "UPDATE \(SyncState.meta) SET value = value + 1 WHERE key = 'conflicts'")
+            outcome.conflicts.append((table.name, name, .client))
+            outcome.markedKeys = true
+            return
+        }
+        // The remote's version is older than one this group acknowledged and brings back (another group
+        // brought its older one back first, after the remote was replaced or restored): it becomes the
+        // base, and this group's version goes up on top of it, whatever the policy.
+        if let server, let restores = pending?.restores, restores.timeIntervalSince(server.editedAt) > Self.sameVersion {
+            try SyncState.setRecord(db, entity: table.name, name: name, record: server)
             try db.execute(sql: "UPDATE \(SyncState.meta) SET value = value + 1 WHERE key = 'conflicts'")
             outcome.conflicts.append((table.name, name, .client))
             outcome.markedKeys = true

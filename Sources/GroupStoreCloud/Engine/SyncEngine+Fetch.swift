@@ -76,11 +76,11 @@ extension SyncEngine {
             }
             var gone: (deleted: [CloudRecordID], forgotten: [CloudRecordID]) = ([], [])
             if listing && last { gone = try await unseen(in: zone, seen: seen) }
-            let forgottenHere = listing ? try await versionsForgotten(in: batch.changed) : []
+            let forgottenHere = try await versionsForgotten(in: batch.changed, listing: listing)
             tracer.mark(.applyStarted)
             let (outcome, _) = try await apply(
                 batch, zone: zone, saveToken: (!listing || last) ? batch.token : nil, deleted: gone.deleted, forgotten: gone.forgotten,
-                listing: listing ? forgottenHere : nil)
+                listing: listing, forgottenHere: forgottenHere)
             if outcome.applied > 0 { tracer.mark(.applied) }
             report(outcome, into: &summary)
             applied += outcome.applied
@@ -90,22 +90,28 @@ extension SyncEngine {
         return applied
     }
 
-    /// Of the records of a full listing held here at another version (another
-    /// tag, or the same tag with other values: a position issued again), those
-    /// whose version here the remote forgot (see ``CloudDatabase/forgotten(_:)``):
-    /// it was restored from an older copy, and this group's acknowledged
-    /// version is newer than the one it lists.
-    private func versionsForgotten(in records: [CloudRecord]) async throws -> Set<RecordApplier.RecordKey> {
+    /// The records whose version here the remote forgot (see
+    /// ``CloudDatabase/forgotten(_:)``): of a full listing, those held here at
+    /// another version (another tag, or the same tag with other values: a
+    /// position issued again); of any fetch, those deleted here under
+    /// another tag. The remote was replaced or restored from an older copy,
+    /// and this group's acknowledged version (or delete) may be newer than
+    /// the one it lists (``RecordApplier/Outcome/forgottenHere``).
+    private func versionsForgotten(in records: [CloudRecord], listing: Bool) async throws -> Set<RecordApplier.RecordKey> {
         guard !records.isEmpty else { return [] }
         let applier = self.applier
         let held = try readDatabase { db -> [CloudRecordID: String] in
             var held: [CloudRecordID: String] = [:]
             for record in records {
-                guard let table = applier.table(named: record.id.type),
-                    let state = try SyncState.recordState(db, entity: table.name, name: record.id.name),
-                    state.tag != record.tag || !RecordApplier.same(state.ancestor, record.fields)
-                else { continue }
-                held[record.id] = state.tag
+                guard let table = applier.table(named: record.id.type) else { continue }
+                let name = record.id.name
+                if listing, let state = try SyncState.recordState(db, entity: table.name, name: name) {
+                    if state.tag != record.tag || !RecordApplier.same(state.ancestor, record.fields) { held[record.id] = state.tag }
+                } else if let tombstone = try SyncState.tombstone(db, entity: table.name, name: name), tombstone.tag != record.tag,
+                    tombstone.editedAt != nil, try listing || SyncState.recordState(db, entity: table.name, name: name) == nil
+                {
+                    held[record.id] = tombstone.tag
+                }
             }
             return held
         }
@@ -114,7 +120,9 @@ extension SyncEngine {
             try await self.remote.forgotten(held)
         }
         if !forgotten.isEmpty {
-            logger.info("the remote lists older versions of records this group had synced: uploading them again", metadata: ["count": "\(forgotten.count)"])
+            logger.info(
+                "the remote lists older versions of records this group had synced or deleted: this group's go up again",
+                metadata: ["count": "\(forgotten.count)"])
         }
         return Set(forgotten.map { RecordApplier.RecordKey(table: $0.type.lowercased(), name: $0.name) })
     }
@@ -196,7 +204,8 @@ extension SyncEngine {
     @discardableResult
     private func apply(
         _ batch: CloudChangeBatch, zone: CloudZone, saveToken: CloudChangeToken?, dropToken: Bool = false, deleted gone: [CloudRecordID],
-        forgotten: [CloudRecordID], leaving: [CloudRecordID] = [], listing forgottenHere: Set<RecordApplier.RecordKey>? = nil
+        forgotten: [CloudRecordID], leaving: [CloudRecordID] = [], listing: Bool = false,
+        forgottenHere: Set<RecordApplier.RecordKey> = []
     ) async throws -> (outcome: RecordApplier.Outcome, left: Int) {
         let assets = try await downloadAssets(for: batch.changed)
         let applier = self.applier
@@ -220,8 +229,8 @@ extension SyncEngine {
             var outcome = RecordApplier.Outcome()
             outcome.editsUntaken = editsUntaken
             outcome.clockOffset = offset
-            outcome.listing = forgottenHere != nil
-            outcome.forgottenHere = forgottenHere ?? []
+            outcome.listing = listing
+            outcome.forgottenHere = forgottenHere
             outcome.mayHaveOrphans = try SyncState.hasOrphans(db)
             let byType = Dictionary(grouping: batch.changed) { $0.id.type.lowercased() }
             for table in tables {
@@ -230,10 +239,13 @@ extension SyncEngine {
                 }
             }
             let deleted = batch.deleted + gone
-            // Forgotten by the remote: uploaded again as new records (nothing here is lost).
-            for id in forgotten {
+            // Forgotten by the remote: uploaded again as new records (nothing here is lost), each
+            // keeping its place by the edit time of the version acknowledged here (``SyncState/Pending/restores``).
+            for (index, id) in forgotten.enumerated() {
+                let restores = index < forgottenBefore ? try SyncState.recordState(db, entity: id.type, name: id.name)?.editedAt : nil
                 try SyncState.removeRecord(db, entity: id.type, name: id.name)
-                try SyncState.addPending(db, entity: id.type, name: id.name, editedAt: now)
+                try SyncState.addPending(
+                    db, entity: id.type, name: id.name, editedAt: restores?.addingTimeInterval(-offset) ?? now, restores: restores)
                 outcome.markedKeys = true
             }
             let deletedByType = Dictionary(grouping: deleted) { $0.type.lowercased() }

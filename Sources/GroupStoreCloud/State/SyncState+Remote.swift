@@ -32,10 +32,19 @@ extension SyncState {
     /// from a copy older than that brings such a record back (reported).
     static let tombstoneLifetime: TimeInterval = 90 * 24 * 3600
 
-    /// The tag a record deleted here had when it went (`nil`: none kept).
-    static func tombstoneTag(_ db: Database, entity: String, name: String) throws -> String? {
-        try String.fetchOne(
-            db.cachedStatement(sql: "SELECT tag FROM \(tombstone) WHERE entity = ? AND name = ?"), arguments: [entity, name])
+    /// What is kept of a record deleted here: the tag and the edit time
+    /// (on the remote's clock; `nil` if kept by format 3) of the version
+    /// deleted.
+    struct Tombstone: Sendable {
+        var tag: String
+        var editedAt: Date?
+    }
+
+    /// The tombstone of a record deleted here (`nil`: none kept).
+    static func tombstone(_ db: Database, entity: String, name: String) throws -> Tombstone? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT tag, edited_at FROM \(tombstone) WHERE entity = ? AND name = ?"), arguments: [entity, name]
+        ).map { Tombstone(tag: $0[0], editedAt: ($0[1] as Double?).map(Date.init(timeIntervalSince1970:))) }
     }
 
     static func pruneTombstones(_ db: Database, now: Date) throws {

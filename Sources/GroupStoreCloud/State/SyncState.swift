@@ -95,12 +95,12 @@ enum SyncState {
         try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(diff)(entity) VALUES (?)").execute(arguments: [entity])
     }
 
-    /// Forgets a record, keeping its last tag as a tombstone (see ``tombstoneTag(_:entity:name:)``).
+    /// Forgets a record, keeping its last tag and edit time as a tombstone (see ``tombstone(_:entity:name:)``).
     static func removeRecord(_ db: Database, entity: String, name: String) throws {
         try db.cachedStatement(
             sql: """
-                INSERT OR REPLACE INTO \(tombstone)(entity, name, zone, tag, deleted_at)
-                SELECT entity, name, zone, tag, ? FROM \(record) WHERE entity = ? AND name = ?
+                INSERT OR REPLACE INTO \(tombstone)(entity, name, zone, tag, deleted_at, edited_at)
+                SELECT entity, name, zone, tag, ?, edited_at FROM \(record) WHERE entity = ? AND name = ?
                 """
         ).execute(arguments: [Date().timeIntervalSince1970, entity, name])
         try db.cachedStatement(sql: "DELETE FROM \(record) WHERE entity = ? AND name = ?").execute(arguments: [entity, name])
@@ -114,17 +114,28 @@ enum SyncState {
         var editedAt: Date
         var version: Int64
         var rounds: Int
+        /// The edit time (on the remote's clock) of a version this group
+        /// acknowledged and brings back to a remote that forgot it (replaced,
+        /// or restored from an older copy); `nil` for a local edit only. A
+        /// version of the remote's edited before it is older than what this
+        /// group acknowledged: not an edit that beats this one, whatever the
+        /// policy (see ``RecordApplier/settle``).
+        var restores: Date?
     }
 
     /// Marks a key as changed locally (a newer edit time wins; the version
-    /// moves so an upload in flight does not clear it).
-    static func addPending(_ db: Database, entity: String, name: String, editedAt: Date) throws {
+    /// moves so an upload in flight does not clear it). `restores`: the key
+    /// brings back a version this group acknowledged (see ``Pending/restores``);
+    /// the latest such time is kept, also through later local edits.
+    static func addPending(_ db: Database, entity: String, name: String, editedAt: Date, restores: Date? = nil) throws {
         try db.cachedStatement(
             sql: """
-                INSERT INTO \(pending)(entity, name, edited_at) VALUES (?, ?, ?)
-                ON CONFLICT (entity, name) DO UPDATE SET edited_at = max(edited_at, excluded.edited_at), version = version + 1, rounds = 0
+                INSERT INTO \(pending)(entity, name, edited_at, restores) VALUES (?, ?, ?, ?)
+                ON CONFLICT (entity, name) DO UPDATE SET edited_at = max(edited_at, excluded.edited_at), version = version + 1, rounds = 0,
+                    restores = CASE WHEN excluded.restores IS NULL THEN restores WHEN restores IS NULL THEN excluded.restores
+                        ELSE max(restores, excluded.restores) END
                 """
-        ).execute(arguments: [entity, name, editedAt.timeIntervalSince1970])
+        ).execute(arguments: [entity, name, editedAt.timeIntervalSince1970, restores?.timeIntervalSince1970])
         // A new edit gets another chance upstream.
         try db.cachedStatement(sql: "DELETE FROM \(parked) WHERE entity = ? AND name = ? AND direction = 'up'").execute(arguments: [
             entity, name,
@@ -177,7 +188,7 @@ enum SyncState {
 
     static func pendingEntry(_ db: Database, entity: String, name: String) throws -> Pending? {
         try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT entity, name, edited_at, version, rounds FROM \(pending) WHERE entity = ? AND name = ?"),
+            db.cachedStatement(sql: "SELECT entity, name, edited_at, version, rounds, restores FROM \(pending) WHERE entity = ? AND name = ?"),
             arguments: [entity, name]
         ).map(pendingFrom)
     }
@@ -190,7 +201,7 @@ enum SyncState {
         try Row.fetchAll(
             db.cachedStatement(
                 sql: """
-                    SELECT p.entity, p.name, p.edited_at, p.version, p.rounds FROM \(pending) AS p
+                    SELECT p.entity, p.name, p.edited_at, p.version, p.rounds, p.restores FROM \(pending) AS p
                     WHERE p.entity = ? AND NOT EXISTS (SELECT 1 FROM \(parked) AS k WHERE k.entity = p.entity AND k.name = p.name)
                     ORDER BY p.name LIMIT ?
                     """),
@@ -199,7 +210,9 @@ enum SyncState {
     }
 
     private static func pendingFrom(_ row: Row) -> Pending {
-        Pending(entity: row[0], name: row[1], editedAt: Date(timeIntervalSince1970: row[2]), version: row[3], rounds: row[4])
+        Pending(
+            entity: row[0], name: row[1], editedAt: Date(timeIntervalSince1970: row[2]), version: row[3], rounds: row[4],
+            restores: (row[5] as Double?).map(Date.init(timeIntervalSince1970:)))
     }
 
     /// Clears a pending key unless it changed again since `version` was read.

@@ -54,10 +54,20 @@ enum SyncStateSchema {
                 ALTER TABLE groupstore_cloud_record ADD COLUMN derived_columns TEXT;
                 UPDATE groupstore_cloud_meta SET value = 3 WHERE key = 'format';
                 """),
+        // A remote replaced or restored under running bridges (issue 30): a version this group
+        // acknowledged and brings back keeps its place in the record's history by its edit time (a
+        // pending key's `restores`), and so does a record deleted here (the tombstone's `edited_at`).
+        SchemaMigration(
+            "groupstore.cloud.v4",
+            sql: """
+                ALTER TABLE groupstore_cloud_pending ADD COLUMN restores REAL;
+                ALTER TABLE groupstore_cloud_tombstone ADD COLUMN edited_at REAL;
+                UPDATE groupstore_cloud_meta SET value = 4 WHERE key = 'format';
+                """),
     ]
 
     /// The format the last migration leaves in `groupstore_cloud_meta`.
-    static let format = 3
+    static let format = 4
 
     /// Where the applied migrations are recorded.
     static let migrationsTable = "groupstore_cloud_migrations"
