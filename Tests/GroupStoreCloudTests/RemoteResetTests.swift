@@ -152,6 +152,140 @@ final class RemoteResetTests: CloudTestCase {
         try await assertEveryoneHolds(["n1:v2", "n3:v1", "n4:written after the replacement"], a, b)
     }
 
+    /// Both groups list the replaced remote before either uploads; the group
+    /// ahead uploads first, so the group behind meets the newer version as a
+    /// conflict with what it brought back, which is no edit: the newer
+    /// version is taken, even under client-wins.
+    func testAReplacedRemote_theGroupBehindMeetsTheNewerVersionAsAConflict_andTakesItUnderClientWins() async throws {
+        let (a, b) = try await twoGroupsWhereBIsBehind()
+        memoryServer.replace()
+        let aSynced = BeforeUpload()
+        let aSync = CloudSync(try configuration("a", tables: ["note"], policy: .clientWins))
+        let hooked = HookedRemote(remote()) {
+            try await aSynced.run {
+                let summary = try await aSync.syncOnce()
+                XCTAssertNil(summary.error, "a's sync slipped in failed")
+            }
+        }
+        try await sync("b", tables: ["note"], policy: .clientWins, remote: hooked)
+        XCTAssertTrue(aSynced.ran, "a synced between b's listing and b's upload")
+        try await sync("a", tables: ["note"], policy: .clientWins)
+        try await sync("b", tables: ["note"], policy: .clientWins)
+        try await sync("a", tables: ["note"], policy: .clientWins)
+        try await assertEveryoneHolds(["n1:v2", "n3:v1"], a, b)
+    }
+
+    /// a edits n1 (v1 → v2) after the remote was replaced; both groups list
+    /// the new remote before either uploads, and b brings v1 back first: a
+    /// meets the version it acknowledged (the same edit time, another tag)
+    /// as a conflict, which is its edit's base, not an edit that beats it.
+    func testAReplacedRemote_theVersionALocalEditIsBasedOn_broughtBackFirstByTheOtherGroup_isItsBase() async throws {
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v1')") }
+        try await sync("a", tables: ["note"])
+        try await sync("b", tables: ["note"])
+        memoryServer.replace()
+        try await a.write { db in try db.execute(sql: "UPDATE note SET body = 'v2' WHERE id = 'n1'") }
+        let bSynced = BeforeUpload()
+        let bSync = CloudSync(try configuration("b", tables: ["note"]))
+        let hooked = HookedRemote(remote()) {
+            try await bSynced.run {
+                let summary = try await bSync.syncOnce()
+                XCTAssertNil(summary.error, "b's sync slipped in failed")
+            }
+        }
+        try await sync("a", tables: ["note"], remote: hooked)
+        XCTAssertTrue(bSynced.ran, "b synced between a's listing and a's upload")
+        try await sync("b", tables: ["note"])
+        try await sync("a", tables: ["note"])
+        try await sync("b", tables: ["note"])
+        try await assertEveryoneHolds(["n1:v2"], a, b)
+    }
+
+    /// a deletes n1 after the remote was replaced, before its bridge brought
+    /// it back; b brings n1 back first; a inserts n1 again. a's delete still
+    /// goes up (on top of b's version), and its new n1 is not settled
+    /// against the older one b brought back.
+    func testAReplacedRemote_aRecordDeletedHereBeforeItWasBroughtBack_andInsertedAgain_keepsTheNewRow() async throws {
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v1')") }
+        try await sync("a", tables: ["note"])
+        try await sync("b", tables: ["note"])
+        memoryServer.replace()
+        try await a.write { db in try db.execute(sql: "DELETE FROM note WHERE id = 'n1'") }
+        let bSynced = BeforeUpload()
+        let bSync = CloudSync(try configuration("b", tables: ["note"]))
+        let hooked = HookedRemote(remote()) {
+            try await bSynced.run {
+                let summary = try await bSync.syncOnce()
+                XCTAssertNil(summary.error, "b's sync slipped in failed")
+            }
+        }
+        try await sync("a", tables: ["note"], remote: hooked)
+        XCTAssertTrue(bSynced.ran, "b synced between a's listing and a's upload")
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v2')") }
+        try await sync("a", tables: ["note"])
+        try await sync("b", tables: ["note"])
+        try await sync("a", tables: ["note"])
+        try await assertEveryoneHolds(["n1:v2"], a, b)
+    }
+
+    /// n1 is deleted and created again in a; b saw the delete but not the new
+    /// n1. The remote is restored from a copy that holds the old n1: b deletes
+    /// it there again (it deleted that version) while a, which listed the
+    /// restored remote first, brings its new n1 back: a's upload meets the
+    /// delete, whose time the remote does not give, and a's n1 is kept.
+    func testARestoredRemote_aRecordDeletedAgainByOneGroupWhileAnotherBringsItsNewerVersionBack_isKept() async throws {
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v1')") }
+        try await sync("a", tables: ["note"])
+        try await sync("b", tables: ["note"])
+        let copy = memoryServer.snapshot()
+        try await a.write { db in try db.execute(sql: "DELETE FROM note WHERE id = 'n1'") }
+        try await sync("a", tables: ["note"])
+        try await sync("b", tables: ["note"])
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v2')") }
+        try await sync("a", tables: ["note"])
+        memoryServer.restore(copy)
+        let bSynced = BeforeUpload()
+        let bSync = CloudSync(try configuration("b", tables: ["note"]))
+        let hooked = HookedRemote(remote()) {
+            try await bSynced.run {
+                let summary = try await bSync.syncOnce()
+                XCTAssertNil(summary.error, "b's sync slipped in failed")
+            }
+        }
+        try await sync("a", tables: ["note"], remote: hooked)
+        XCTAssertTrue(bSynced.ran, "b synced between a's listing and a's upload")
+        try await sync("b", tables: ["note"])
+        try await sync("a", tables: ["note"])
+        try await sync("b", tables: ["note"])
+        try await assertEveryoneHolds(["n1:v2"], a, b)
+    }
+
+    /// a deletes n1 (acknowledged) and creates it again, not uploaded yet;
+    /// the remote is restored from a copy that holds the n1 a deleted: that
+    /// is older than a's delete, so a's new n1 goes up on top of it instead
+    /// of being settled against it.
+    func testARestoredRemote_holdingARecordDeletedHereAndCreatedAgainSince_getsTheNewOne() async throws {
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v1')") }
+        try await sync("a", tables: ["note"])
+        try await sync("b", tables: ["note"])
+        let copy = memoryServer.snapshot()
+        try await a.write { db in try db.execute(sql: "DELETE FROM note WHERE id = 'n1'") }
+        try await sync("a", tables: ["note"])
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v2')") }
+        memoryServer.restore(copy)
+        try await sync("a", tables: ["note"])
+        try await sync("b", tables: ["note"])
+        try await assertEveryoneHolds(["n1:v2"], a, b)
+    }
+
     /// The same race after a restore from an older copy: both groups list the
     /// restored remote (n1 = v1); b, which holds v2, uploads it on top first;
     /// a, which acknowledged v3 and edited n1 again since, meets v2 as a

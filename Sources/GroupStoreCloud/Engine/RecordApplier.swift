@@ -141,7 +141,9 @@ struct RecordApplier: Sendable {
                 if Self.same(client?.fields, record.fields) { try SyncState.clearPending(db, pending) }
                 return
             }
-            let changedHere = client.map { row in state.map { !Self.same(row.fields, $0.ancestor) } ?? true } ?? (state != nil)
+            // A version the remote forgot differs from whatever it holds, edited here or not (see ``settle``).
+            let changedHere =
+                state?.forgotten == true || (client.map { row in state.map { !Self.same(row.fields, $0.ancestor) } ?? true } ?? (state != nil))
             if changedHere {
                 try settle(
                     table, name, server: record, client: client, state: state, pending: pending, assets: assets, in: db, outcome: &outcome)
@@ -179,10 +181,11 @@ struct RecordApplier: Sendable {
     /// brought a later version back: that one is applied as any remote
     /// change); or the record was deleted here at the tag it has (a listing),
     /// or at a tag the remote forgot and at an edit time no earlier than
-    /// its. Then the remote's version becomes the base, and this group's
-    /// version — or its delete — goes up again on top of it, keeping its
-    /// place by edit time (``SyncState/Pending/restores``); nothing
-    /// acknowledged is rolled back.
+    /// its. Then the remote's version becomes the base, and what this group
+    /// holds — its version, its delete, or a record it created again since
+    /// the delete — goes up again on top of it, keeping its place by edit
+    /// time (``SyncState/Pending/restores``); nothing acknowledged is rolled
+    /// back.
     private func forgotHere(
         _ table: MappedTable, _ name: String, _ record: CloudRecord, state: SyncState.RecordState?, in db: Database,
         outcome: inout Outcome
@@ -195,11 +198,11 @@ struct RecordApplier: Sendable {
             else { return false }
             restores = state.editedAt
         } else {
-            guard let tombstone = try SyncState.tombstone(db, entity: table.name, name: name) else { return false }
+            guard outcome.listing || outcome.forgottenHere.contains(key), let tombstone = try SyncState.tombstone(db, entity: table.name, name: name)
+            else { return false }
             let deletedAt = tombstone.editedAt.map { $0.addingTimeInterval(0.001) }
             let olderThanTheDelete = deletedAt.map { outcome.forgottenHere.contains(key) && record.editedAt < $0 } ?? false
-            guard (outcome.listing && tombstone.tag == record.tag) || olderThanTheDelete, try codec(table).read(name, in: db) == nil
-            else { return false }
+            guard (outcome.listing && tombstone.tag == record.tag) || olderThanTheDelete else { return false }
             restores = deletedAt ?? record.editedAt.addingTimeInterval(0.001)
         }
         try SyncState.setRecord(db, entity: table.name, name: name, record: record)
@@ -308,10 +311,10 @@ struct RecordApplier: Sendable {
             outcome.markedKeys = true
             return
         }
-        // The remote's version is older than one this group acknowledged and brings back (another group
-        // brought its older one back first, after the remote was replaced or restored): it becomes the
-        // base, and this group's version goes up on top of it, whatever the policy.
-        if let server, let restores = pending?.restores, restores.timeIntervalSince(server.editedAt) > Self.sameVersion {
+        // The remote's version is no newer than one this group acknowledged and brings back (another group
+        // brought the same or an older one back first, after the remote was replaced or restored): it is
+        // the base, not an edit, and this group's version goes up on top of it, whatever the policy.
+        if let server, let restores = pending?.restores, server.editedAt.timeIntervalSince(restores) <= Self.sameVersion {
             try SyncState.setRecord(db, entity: table.name, name: name, record: server)
             try db.execute(sql: "UPDATE \(SyncState.meta) SET value = value + 1 WHERE key = 'conflicts'")
             outcome.conflicts.append((table.name, name, .client))
@@ -321,7 +324,24 @@ struct RecordApplier: Sendable {
         let conflict = CloudConflict(
             table: table.name, recordName: name, server: server?.fields, client: client?.fields, ancestor: state?.ancestor,
             serverEditedAt: server?.editedAt, clientEditedAt: Self.editTime(pending, state, offset: outcome.clockOffset, now: clock()))
-        let (result, kind) = ConflictResolver.resolve(conflict, policy: policy)
+        // The remote deleted the record after it forgot the version this group brings back (another group
+        // deleted an older copy of it again): the delete's time is not known, and the version brought back
+        // goes up again as a new record, whatever the policy.
+        if server == nil, pending?.restores != nil, client != nil {
+            if state != nil { try SyncState.forgetTag(db, entity: table.name, name: name) }
+            try db.execute(sql: "UPDATE \(SyncState.meta) SET value = value + 1 WHERE key = 'conflicts'")
+            outcome.conflicts.append((table.name, name, .client))
+            outcome.markedKeys = true
+            return
+        }
+        // What this group brings back is the version it acknowledged, unedited here, and the remote's was
+        // edited after it: a later version (another group brought it back first, or edited it since), not
+        // an edit that meets one of this group's; it is taken whatever the policy.
+        let laterThanRestored =
+            if let server, let restores = pending?.restores, let state, state.forgotten, Self.same(client?.fields, state.ancestor) {
+                server.editedAt.timeIntervalSince(restores) > Self.sameVersion
+            } else { false }
+        let (result, kind) = laterThanRestored ? (server?.fields, .server) : ConflictResolver.resolve(conflict, policy: policy)
         let codec = codec(table)
         var available = assets
         for (hash, bytes) in client?.assets ?? [:] { available[hash] = bytes }

@@ -102,12 +102,14 @@ extension SyncEngine {
         let applier = self.applier
         let held = try readDatabase { db -> [CloudRecordID: String] in
             var held: [CloudRecordID: String] = [:]
+            let tombstones = try SyncState.hasTombstones(db)
+            guard listing || tombstones else { return held }
             for record in records {
                 guard let table = applier.table(named: record.id.type) else { continue }
                 let name = record.id.name
                 if listing, let state = try SyncState.recordState(db, entity: table.name, name: name) {
                     if state.tag != record.tag || !RecordApplier.same(state.ancestor, record.fields) { held[record.id] = state.tag }
-                } else if let tombstone = try SyncState.tombstone(db, entity: table.name, name: name), tombstone.tag != record.tag,
+                } else if tombstones, let tombstone = try SyncState.tombstone(db, entity: table.name, name: name), tombstone.tag != record.tag,
                     tombstone.editedAt != nil, try listing || SyncState.recordState(db, entity: table.name, name: name) == nil
                 {
                     held[record.id] = tombstone.tag
@@ -239,13 +241,18 @@ extension SyncEngine {
                 }
             }
             let deleted = batch.deleted + gone
-            // Forgotten by the remote: uploaded again as new records (nothing here is lost), each
-            // keeping its place by the edit time of the version acknowledged here (``SyncState/Pending/restores``).
+            // Forgotten by the remote: uploaded again as new records (nothing here is lost). What was
+            // acknowledged stays, under no tag (the base a local edit is told by), and the upload keeps its
+            // place by that version's edit time (``SyncState/Pending/restores``). Records of a zone left go as new.
             for (index, id) in forgotten.enumerated() {
-                let restores = index < forgottenBefore ? try SyncState.recordState(db, entity: id.type, name: id.name)?.editedAt : nil
-                try SyncState.removeRecord(db, entity: id.type, name: id.name)
-                try SyncState.addPending(
-                    db, entity: id.type, name: id.name, editedAt: restores?.addingTimeInterval(-offset) ?? now, restores: restores)
+                if index < forgottenBefore, let held = try SyncState.recordState(db, entity: id.type, name: id.name) {
+                    try SyncState.forgetTag(db, entity: id.type, name: id.name)
+                    try SyncState.addPending(
+                        db, entity: id.type, name: id.name, editedAt: held.editedAt.addingTimeInterval(-offset), restores: held.editedAt)
+                } else {
+                    try SyncState.removeRecord(db, entity: id.type, name: id.name)
+                    try SyncState.addPending(db, entity: id.type, name: id.name, editedAt: now)
+                }
                 outcome.markedKeys = true
             }
             let deletedByType = Dictionary(grouping: deleted) { $0.type.lowercased() }

@@ -12,7 +12,9 @@ extension SyncEngine {
     /// remote never issued would be taken for a conflict, or refused.
     ///
     /// The answer also gives the remote's clock: ``EngineState/clockOffset``.
-    func checkRemoteHistory() async throws {
+    /// - Returns: whether the remote was found replaced or restored.
+    @discardableResult
+    func checkRemoteHistory() async throws -> Bool {
         if !state.remoteSeenLoaded {
             state.remoteSeen = try readDatabase { try SyncState.remoteSeen($0) }
             state.remoteSeenLoaded = true
@@ -28,12 +30,15 @@ extension SyncEngine {
             state.remoteSeen = history.head
             state.remoteSeenUnsaved = true
         }
-        guard let seen else { return }
+        guard let seen else { return false }
         if seen.epoch != history.head.epoch {
             try reset(.replaced, seen: seen, now: history.head)
         } else if !history.keepsMark {
             try reset(.restored, seen: seen, now: history.head)
+        } else {
+            return false
         }
+        return true
     }
 
     /// The remote is not the one this group synced with, or went back in

@@ -16,7 +16,9 @@ extension SyncEngine {
     /// Uploads everything pending, table by table (parents first); returns
     /// how many changes the remote accepted, and whether a conflict needs
     /// the server's version fetched first.
-    func uploadAll(summary: inout CloudSyncSummary) async throws -> (accepted: Int, refetch: Bool) {
+    /// `remoteReset`: the remote was found replaced or restored while
+    /// uploading (its conflicts were left pending for after the listing).
+    func uploadAll(summary: inout CloudSyncSummary) async throws -> (accepted: Int, refetch: Bool, remoteReset: Bool) {
         // What marks keys pending from here on (a save taken in while this
         // upload waits for the remote) is a reason for the next one.
         state.reasons.subtract([.savesTakenIn, .keysMarked, .pendingLeft])
@@ -32,7 +34,16 @@ extension SyncEngine {
                 tracer.mark(.uploadPrepared)
                 let results = try await send(batch.uploads.map(\.change))
                 tracer.mark(.uploadAnswered)
-                let outcome = try acknowledge(batch.uploads, results)
+                // A conflict may come from a remote replaced or restored since this sync checked
+                // (the record gone, or back at an older version): that is no edit to settle against.
+                var reset = false
+                if results.contains(where: { if case .conflict = $0 { true } else { false } }) { reset = try await checkRemoteHistory() }
+                let outcome = try acknowledge(batch.uploads, results, remoteReset: reset)
+                if reset {
+                    accepted += outcome.accepted
+                    if accepted > 0 { events.emit(.uploaded(count: accepted)) }
+                    return (accepted, false, true)
+                }
                 for case .saved(let record) in results { state.echoes.remember(record) }
                 report(outcome.outcome, into: &summary)
                 if !outcome.outcome.parked.isEmpty { state.orphansMayExist = true }
@@ -46,7 +57,7 @@ extension SyncEngine {
             }
         }
         if accepted > 0 { events.emit(.uploaded(count: accepted)) }
-        return (accepted, refetch)
+        return (accepted, refetch, false)
     }
 
     /// One batch to upload, as read from the pending keys.
@@ -80,9 +91,14 @@ extension SyncEngine {
             let row = try codec.read(entry.name, in: db)
             let state = try SyncState.recordState(db, entity: table.name, name: entry.name)
             let id = CloudRecordID(zone: zone, type: table.name, name: entry.name)
-            let editedAt = RecordApplier.editTime(entry, state, offset: offset, now: now)
+            // A version the remote forgot goes up as a new record, all of it (``SyncState/RecordState/forgotten``).
+            let base = state.flatMap { $0.forgotten ? nil : $0 }
+            let editedAt = RecordApplier.editTime(entry, base, offset: offset, now: now)
             let change: CloudRecordChange
-            switch (row, state) {
+            switch (row, base) {
+            case (nil, nil) where state != nil:
+                // Deleted here since the remote forgot it: another group may have brought it back.
+                change = .delete(id: id, baseTag: nil, editedAt: editedAt)
             case (nil, nil):
                 batch.settled.append(entry)
                 continue
@@ -150,8 +166,9 @@ extension SyncEngine {
     }
 
     /// Records what the remote did with each change, in one local transaction.
-    private func acknowledge(_ uploads: [Upload], _ results: [CloudModifyResult]) throws -> (accepted: Int, outcome: RecordApplier.Outcome)
-    {
+    private func acknowledge(
+        _ uploads: [Upload], _ results: [CloudModifyResult], remoteReset: Bool
+    ) throws -> (accepted: Int, outcome: RecordApplier.Outcome) {
         let applier = self.applier
         let maxRounds = configuration.maxConflictRounds
         let offset = state.clockOffset
@@ -179,6 +196,9 @@ extension SyncEngine {
                     try SyncState.adopt(db, entity: table.name, name: name, server)
                     try SyncState.clearPending(db, upload.entry)
                     accepted += 1
+                case .conflict where remoteReset:
+                    // Answered by a remote replaced or restored: the key stays pending, for after its listing.
+                    try SyncState.clearSent(db, entity: table.name, name: name)
                 case .conflict(_, let server)
                 where try SyncState.inFlight(db, entity: table.name, name: name).contains { Self.isOwnUpload(server, sent: $0) }:
                     // An earlier upload of this group, taken by the remote before the member that sent it

@@ -154,9 +154,17 @@ actor SyncEngine {
                     state.reasons.subtract(EngineState.Reason.fetching)
                 }
                 guard state.mustUpload else { break }
-                let (accepted, refetch) = try await uploadAll(summary: &summary)
+                let (accepted, refetch, remoteReset) = try await uploadAll(summary: &summary)
                 summary.uploaded += accepted
                 passes += 1
+                if remoteReset {
+                    // Found while uploading: prepared again and listed, as before any sync.
+                    try await setUp()
+                    state.reasons.insert(.fetchAsked)
+                    state.reasons.insert(.pendingLeft)
+                    guard passes <= configuration.maxConflictRounds else { break }
+                    continue
+                }
                 guard refetch, passes <= configuration.maxConflictRounds else { break }
                 // A conflict needs the server's version: fetch, then upload again.
                 state.reasons.insert(.fetchAsked)

@@ -47,6 +47,11 @@ extension SyncState {
         ).map { Tombstone(tag: $0[0], editedAt: ($0[1] as Double?).map(Date.init(timeIntervalSince1970:))) }
     }
 
+    /// Whether any tombstone is kept (none: a fetch need not look records up).
+    static func hasTombstones(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM \(tombstone))")) ?? false
+    }
+
     static func pruneTombstones(_ db: Database, now: Date) throws {
         try db.execute(
             sql: "DELETE FROM \(tombstone) WHERE deleted_at < ?", arguments: [now.timeIntervalSince1970 - tombstoneLifetime])

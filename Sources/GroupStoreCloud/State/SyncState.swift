@@ -51,9 +51,14 @@ enum SyncState {
 
     struct RecordState: Sendable {
         var zone: String
+        /// The remote's tag of the version acknowledged; empty once the
+        /// remote forgot it (``forgetTag(_:entity:name:)``).
         var tag: String
         var ancestor: CloudFields
         var editedAt: Date
+
+        /// The remote forgot this version: it goes up again as a new record.
+        var forgotten: Bool { tag.isEmpty }
     }
 
     static func recordState(_ db: Database, entity: String, name: String) throws -> RecordState? {
@@ -88,6 +93,14 @@ enum SyncState {
         } else {
             try removeRecord(db, entity: entity, name: name)
         }
+    }
+
+    /// Keeps what the remote acknowledged of a record it has since forgotten
+    /// (it was replaced, or restored from an older copy) under no tag: the
+    /// version is still the base a local edit is told by, and it goes up as
+    /// a new record (``RecordState/forgotten``).
+    static func forgetTag(_ db: Database, entity: String, name: String) throws {
+        try db.cachedStatement(sql: "UPDATE \(record) SET tag = '' WHERE entity = ? AND name = ?").execute(arguments: [entity, name])
     }
 
     /// Marks a table to be compared in full with its last synced state.

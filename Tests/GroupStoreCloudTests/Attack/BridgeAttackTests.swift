@@ -46,6 +46,36 @@ class BridgeAttackTests: AttackTestCase {
         XCTAssertEqual((try cloudStatus("a")["parked"] as? NSNumber)?.intValue, 0)
     }
 
+    /// a and b in sync (n1, n2 = v1); a updates n1, deletes n2 and adds n3,
+    /// and syncs; b does not; then the remote is replaced. Whichever group
+    /// finds it first, the older versions b brings back (n1 = v1, and n2)
+    /// roll back nothing a acknowledged.
+    private func replaceWhileBIsBehind(syncing order: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+        for name in ["a", "b"] { try exec(name, Self.schema) }
+        try exec("a", "INSERT INTO note VALUES ('n1', 'v1'), ('n2', 'v1')")
+        try cloudSync("a")
+        try cloudSync("b")
+        try exec("a", "UPDATE note SET body = 'v2' WHERE id = 'n1'; DELETE FROM note WHERE id = 'n2'; INSERT INTO note VALUES ('n3', 'v1')")
+        try cloudSync("a")
+        try replaceRemote()
+        for name in order { try cloudSync(name) }
+        let expected = ["n1:v2", "n3:v1"]
+        XCTAssertEqual(try rows("a", "SELECT id || ':' || body FROM note ORDER BY id"), expected, "a", file: file, line: line)
+        XCTAssertEqual(try rows("b", "SELECT id || ':' || body FROM note ORDER BY id"), expected, "b", file: file, line: line)
+        XCTAssertEqual(try remoteNames("note"), ["n1", "n3"], "the remote's live records", file: file, line: line)
+        for name in ["a", "b"] {
+            XCTAssertEqual((try cloudStatus(name)["pending"] as? NSNumber)?.intValue, 0, "\(name) pending", file: file, line: line)
+        }
+    }
+
+    func testARemoteReplaced_foundFirstByTheGroupAhead_isNotRolledBackByTheGroupBehind() throws {
+        try replaceWhileBIsBehind(syncing: ["a", "b", "a", "b"])
+    }
+
+    func testARemoteReplaced_foundFirstByTheGroupBehind_isNotRolledBack() throws {
+        try replaceWhileBIsBehind(syncing: ["b", "a", "b"])
+    }
+
     // MARK: 2. a remote restored from an older copy
 
     func testARemoteRestoredFromAnOlderCopy_bringsTheGroupsToOneState_rollingBackNothingAcknowledged() throws {
