@@ -52,7 +52,7 @@ extension RecordApplier {
     /// column another group added or renamed, or this one dropped): they stay
     /// on the remote and are not applied here; each is reported once.
     func noteDrift(_ table: MappedTable, _ record: CloudRecord, in db: Database, outcome: inout Outcome) throws {
-        let columns = Set(table.columns.map(\.name))
+        let columns = columnNames[table.name.lowercased()] ?? []
         for column in record.fields.keys where !columns.contains(column) {
             if try SyncState.noteDrift(db, entity: table.name, column: column) {
                 outcome.drifts.append((table.name, column))

@@ -50,6 +50,11 @@ struct RecordApplier: Sendable {
         var appliedFields: [RecordKey: Applied] = [:]
         /// Columns of the remote's records first found missing here (table, column).
         var drifts: [(table: String, column: String)] = []
+        /// Pending keys exist (none when the apply began, and none marked
+        /// since: no key is looked up).
+        var pendingKept = true
+        /// Tombstones are kept (none: a record never seen here is not looked up).
+        var tombstonesKept = true
         /// The page applied is a full listing of its zone: a record deleted
         /// here that it holds at the tag it had then was brought back by a
         /// remote restored from an older copy, and is deleted there again.
@@ -63,6 +68,8 @@ struct RecordApplier: Sendable {
 
     /// Tables by exact name (how records and saves name them), then ignoring ASCII case.
     private let byName: [String: MappedTable]
+    /// Each table's column names (lower-cased table name).
+    let columnNames: [String: Set<String>]
 
     init(
         tables: [MappedTable], codecs: [String: RowCodec], policy: CloudConflictPolicy, triggered: Set<String>,
@@ -74,6 +81,7 @@ struct RecordApplier: Sendable {
         self.triggered = triggered
         self.clock = clock
         byName = Dictionary(tables.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        columnNames = Dictionary(tables.map { ($0.name.lowercased(), Set($0.columns.map(\.name))) }, uniquingKeysWith: { first, _ in first })
     }
 
     func table(named name: String) -> MappedTable? {
@@ -126,7 +134,9 @@ struct RecordApplier: Sendable {
         }
         if try forgotHere(table, name, record, state: state, in: db, outcome: &outcome) { return }
         let codec = codec(table)
-        let mayBeEdited = try outcome.editsUntaken || SyncState.pendingEntry(db, entity: table.name, name: name) != nil
+        let mayBeEdited =
+            try outcome.editsUntaken
+            || ((outcome.pendingKept || outcome.markedKeys) && SyncState.pendingEntry(db, entity: table.name, name: name) != nil)
         let client = mayBeEdited ? try codec.read(name, in: db) : nil
         if mayBeEdited, let pending = try localEdit(table, name, row: client, state: state, in: db, outcome: &outcome) {
             let own = try SyncState.inFlight(db, entity: table.name, name: name).contains { sent in
@@ -154,7 +164,9 @@ struct RecordApplier: Sendable {
         // One statement: a constraint failure undoes it alone (SQLite's statement rollback), the transaction goes on.
         // Only the columns whose values differ are written (an app's `AFTER UPDATE OF col` fires only when col changed).
         do {
-            let current = mayBeEdited ? client : try codec.read(name, in: db)
+            // Not edited here and never synced: no row of that key (every local row is synced, pending, or
+            // committed after the intake), so none is read and the record is written whole.
+            let current = mayBeEdited || state == nil ? client : try codec.read(name, in: db)
             try write(table, name, record.fields, over: current, assets: assets, in: db)
             if triggered.contains(table.name.lowercased()) {
                 outcome.appliedFields[RecordKey(table: table.name.lowercased(), name: name)] = Applied(
@@ -198,7 +210,8 @@ struct RecordApplier: Sendable {
             else { return false }
             restores = state.editedAt
         } else {
-            guard outcome.listing || outcome.forgottenHere.contains(key), let tombstone = try SyncState.tombstone(db, entity: table.name, name: name)
+            guard outcome.tombstonesKept, outcome.listing || outcome.forgottenHere.contains(key),
+                let tombstone = try SyncState.tombstone(db, entity: table.name, name: name)
             else { return false }
             let deletedAt = tombstone.editedAt.map { $0.addingTimeInterval(0.001) }
             let olderThanTheDelete = deletedAt.map { outcome.forgottenHere.contains(key) && record.editedAt < $0 } ?? false

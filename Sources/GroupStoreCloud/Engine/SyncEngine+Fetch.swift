@@ -103,7 +103,8 @@ extension SyncEngine {
         let held = try readDatabase { db -> [CloudRecordID: String] in
             var held: [CloudRecordID: String] = [:]
             let tombstones = try SyncState.hasTombstones(db)
-            guard listing || tombstones else { return held }
+            // Nothing held and nothing deleted here (a first download): nothing the remote can have forgotten.
+            guard try tombstones || (listing && SyncState.hasRecords(db)) else { return held }
             for record in records {
                 guard let table = applier.table(named: record.id.type) else { continue }
                 let name = record.id.name
@@ -234,6 +235,8 @@ extension SyncEngine {
             outcome.listing = listing
             outcome.forgottenHere = forgottenHere
             outcome.mayHaveOrphans = try SyncState.hasOrphans(db)
+            outcome.tombstonesKept = try SyncState.hasTombstones(db)
+            outcome.pendingKept = try SyncState.hasPending(db)
             let byType = Dictionary(grouping: batch.changed) { $0.id.type.lowercased() }
             for table in tables {
                 for record in byType[table.name.lowercased()] ?? [] {

@@ -199,6 +199,16 @@ enum SyncState {
         }
     }
 
+    /// Whether any record is held (acknowledged by the remote).
+    static func hasRecords(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM \(record))")) ?? true
+    }
+
+    /// Whether any key is pending.
+    static func hasPending(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM \(pending))")) ?? true
+    }
+
     static func pendingEntry(_ db: Database, entity: String, name: String) throws -> Pending? {
         try Row.fetchOne(
             db.cachedStatement(sql: "SELECT entity, name, edited_at, version, rounds, restores FROM \(pending) WHERE entity = ? AND name = ?"),
