@@ -78,14 +78,31 @@ final class RemoteResetTests: CloudTestCase {
 
     // MARK: under running groups: an older version brought back must not beat a newer one
 
+    /// a and b in sync, with n1 = v1.
+    private func twoGroupsInSync() async throws -> (GroupStore, GroupStore) {
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        try await write(a, "INSERT INTO note VALUES ('n1', 'v1')")
+        try await syncInTurn("a", "b")
+        return (a, b)
+    }
+
+    private func write(_ store: GroupStore, _ sql: String) async throws {
+        try await store.write { db in try db.execute(sql: sql) }
+    }
+
+    /// One sync of each group named, in turn.
+    private func syncInTurn(_ names: String..., file: StaticString = #filePath, line: UInt = #line) async throws {
+        for name in names { try await sync(name, tables: ["note"], file: file, line: line) }
+    }
+
     /// a and b in sync (n1, n2 = v1); a updates n1 to v2 and deletes n2, and
     /// syncs; b does not. Returns both stores.
     private func twoGroupsWhereBIsBehind() async throws -> (GroupStore, GroupStore) {
         let a = try open("a", schema: Self.schema)
         let b = try open("b", schema: Self.schema)
-        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v1'), ('n2', 'v1')") }
-        try await sync("a", tables: ["note"])
-        try await sync("b", tables: ["note"])
+        try await write(a, "INSERT INTO note VALUES ('n1', 'v1'), ('n2', 'v1')")
+        try await syncInTurn("a", "b")
         try await a.write { db in
             try db.execute(sql: "UPDATE note SET body = 'v2' WHERE id = 'n1'; DELETE FROM note WHERE id = 'n2'; INSERT INTO note VALUES ('n3', 'v1')")
         }
@@ -107,23 +124,39 @@ final class RemoteResetTests: CloudTestCase {
         }
     }
 
+    /// Syncs group `name`, with a whole sync of group `other` slipped in
+    /// between its fetch and its first upload.
+    @discardableResult
+    private func sync(
+        _ name: String, withASyncOf other: String, policy: CloudConflictPolicy = .serverWins, file: StaticString = #filePath,
+        line: UInt = #line
+    ) async throws -> CloudSyncSummary {
+        let once = Once()
+        let otherSync = CloudSync(try configuration(other, tables: ["note"], policy: policy))
+        let hooked = HookedRemote(base: remote()) {
+            try await once.run {
+                let summary = try await otherSync.syncOnce()
+                XCTAssertNil(summary.error, "the sync of \(other) slipped in failed", file: file, line: line)
+            }
+        }
+        let summary = try await sync(name, tables: ["note"], policy: policy, remote: hooked, file: file, line: line)
+        XCTAssertTrue(once.ran, "\(other) synced between \(name)'s fetch and its upload", file: file, line: line)
+        return summary
+    }
+
     func testAReplacedRemote_foundFirstByTheGroupAhead_isNotRolledBackByTheGroupBehind() async throws {
         let (a, b) = try await twoGroupsWhereBIsBehind()
         memoryServer.replace()
         try await sync("a", tables: ["note"])
         // b still holds n1 = v1 and n2, acknowledged by the old remote: older than what a brought back.
-        try await sync("b", tables: ["note"])
-        try await sync("a", tables: ["note"])
-        try await sync("b", tables: ["note"])
+        try await syncInTurn("b", "a", "b")
         try await assertEveryoneHolds(["n1:v2", "n3:v1"], a, b)
     }
 
     func testAReplacedRemote_foundFirstByTheGroupBehind_isNotRolledBack() async throws {
         let (a, b) = try await twoGroupsWhereBIsBehind()
         memoryServer.replace()
-        try await sync("b", tables: ["note"])
-        try await sync("a", tables: ["note"])
-        try await sync("b", tables: ["note"])
+        try await syncInTurn("b", "a", "b")
         try await assertEveryoneHolds(["n1:v2", "n3:v1"], a, b)
     }
 
@@ -134,21 +167,10 @@ final class RemoteResetTests: CloudTestCase {
     func testAReplacedRemote_listedByBothGroupsBeforeEitherUploads_keepsTheNewerVersion() async throws {
         let (a, b) = try await twoGroupsWhereBIsBehind()
         memoryServer.replace()
-        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n4', 'written after the replacement')") }
-        let bSynced = BeforeUpload()
-        let bSync = CloudSync(try configuration("b", tables: ["note"]))
-        let hooked = HookedRemote(remote()) {
-            try await bSynced.run {
-                let summary = try await bSync.syncOnce()
-                XCTAssertNil(summary.error, "b's sync slipped in failed")
-            }
-        }
-        let summary = try await sync("a", tables: ["note"], remote: hooked)
-        XCTAssertTrue(bSynced.ran, "b synced between a's listing and a's upload")
+        try await write(a, "INSERT INTO note VALUES ('n4', 'written after the replacement')")
+        let summary = try await sync("a", withASyncOf: "b")
         XCTAssertGreaterThan(summary.conflicts, 0, "a met b's older versions as conflicts")
-        try await sync("b", tables: ["note"])
-        try await sync("a", tables: ["note"])
-        try await sync("b", tables: ["note"])
+        try await syncInTurn("b", "a", "b")
         try await assertEveryoneHolds(["n1:v2", "n3:v1", "n4:written after the replacement"], a, b)
     }
 
@@ -159,16 +181,7 @@ final class RemoteResetTests: CloudTestCase {
     func testAReplacedRemote_theGroupBehindMeetsTheNewerVersionAsAConflict_andTakesItUnderClientWins() async throws {
         let (a, b) = try await twoGroupsWhereBIsBehind()
         memoryServer.replace()
-        let aSynced = BeforeUpload()
-        let aSync = CloudSync(try configuration("a", tables: ["note"], policy: .clientWins))
-        let hooked = HookedRemote(remote()) {
-            try await aSynced.run {
-                let summary = try await aSync.syncOnce()
-                XCTAssertNil(summary.error, "a's sync slipped in failed")
-            }
-        }
-        try await sync("b", tables: ["note"], policy: .clientWins, remote: hooked)
-        XCTAssertTrue(aSynced.ran, "a synced between b's listing and b's upload")
+        try await sync("b", withASyncOf: "a", policy: .clientWins)
         try await sync("a", tables: ["note"], policy: .clientWins)
         try await sync("b", tables: ["note"], policy: .clientWins)
         try await sync("a", tables: ["note"], policy: .clientWins)
@@ -180,26 +193,11 @@ final class RemoteResetTests: CloudTestCase {
     /// meets the version it acknowledged (the same edit time, another tag)
     /// as a conflict, which is its edit's base, not an edit that beats it.
     func testAReplacedRemote_theVersionALocalEditIsBasedOn_broughtBackFirstByTheOtherGroup_isItsBase() async throws {
-        let a = try open("a", schema: Self.schema)
-        let b = try open("b", schema: Self.schema)
-        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v1')") }
-        try await sync("a", tables: ["note"])
-        try await sync("b", tables: ["note"])
+        let (a, b) = try await twoGroupsInSync()
         memoryServer.replace()
-        try await a.write { db in try db.execute(sql: "UPDATE note SET body = 'v2' WHERE id = 'n1'") }
-        let bSynced = BeforeUpload()
-        let bSync = CloudSync(try configuration("b", tables: ["note"]))
-        let hooked = HookedRemote(remote()) {
-            try await bSynced.run {
-                let summary = try await bSync.syncOnce()
-                XCTAssertNil(summary.error, "b's sync slipped in failed")
-            }
-        }
-        try await sync("a", tables: ["note"], remote: hooked)
-        XCTAssertTrue(bSynced.ran, "b synced between a's listing and a's upload")
-        try await sync("b", tables: ["note"])
-        try await sync("a", tables: ["note"])
-        try await sync("b", tables: ["note"])
+        try await write(a, "UPDATE note SET body = 'v2' WHERE id = 'n1'")
+        try await sync("a", withASyncOf: "b")
+        try await syncInTurn("b", "a", "b")
         try await assertEveryoneHolds(["n1:v2"], a, b)
     }
 
@@ -208,27 +206,12 @@ final class RemoteResetTests: CloudTestCase {
     /// goes up (on top of b's version), and its new n1 is not settled
     /// against the older one b brought back.
     func testAReplacedRemote_aRecordDeletedHereBeforeItWasBroughtBack_andInsertedAgain_keepsTheNewRow() async throws {
-        let a = try open("a", schema: Self.schema)
-        let b = try open("b", schema: Self.schema)
-        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v1')") }
-        try await sync("a", tables: ["note"])
-        try await sync("b", tables: ["note"])
+        let (a, b) = try await twoGroupsInSync()
         memoryServer.replace()
-        try await a.write { db in try db.execute(sql: "DELETE FROM note WHERE id = 'n1'") }
-        let bSynced = BeforeUpload()
-        let bSync = CloudSync(try configuration("b", tables: ["note"]))
-        let hooked = HookedRemote(remote()) {
-            try await bSynced.run {
-                let summary = try await bSync.syncOnce()
-                XCTAssertNil(summary.error, "b's sync slipped in failed")
-            }
-        }
-        try await sync("a", tables: ["note"], remote: hooked)
-        XCTAssertTrue(bSynced.ran, "b synced between a's listing and a's upload")
-        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v2')") }
-        try await sync("a", tables: ["note"])
-        try await sync("b", tables: ["note"])
-        try await sync("a", tables: ["note"])
+        try await write(a, "DELETE FROM note WHERE id = 'n1'")
+        try await sync("a", withASyncOf: "b")
+        try await write(a, "INSERT INTO note VALUES ('n1', 'v2')")
+        try await syncInTurn("a", "b", "a")
         try await assertEveryoneHolds(["n1:v2"], a, b)
     }
 
@@ -238,31 +221,15 @@ final class RemoteResetTests: CloudTestCase {
     /// restored remote first, brings its new n1 back: a's upload meets the
     /// delete, whose time the remote does not give, and a's n1 is kept.
     func testARestoredRemote_aRecordDeletedAgainByOneGroupWhileAnotherBringsItsNewerVersionBack_isKept() async throws {
-        let a = try open("a", schema: Self.schema)
-        let b = try open("b", schema: Self.schema)
-        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v1')") }
-        try await sync("a", tables: ["note"])
-        try await sync("b", tables: ["note"])
+        let (a, b) = try await twoGroupsInSync()
         let copy = memoryServer.snapshot()
-        try await a.write { db in try db.execute(sql: "DELETE FROM note WHERE id = 'n1'") }
-        try await sync("a", tables: ["note"])
-        try await sync("b", tables: ["note"])
-        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v2')") }
+        try await write(a, "DELETE FROM note WHERE id = 'n1'")
+        try await syncInTurn("a", "b")
+        try await write(a, "INSERT INTO note VALUES ('n1', 'v2')")
         try await sync("a", tables: ["note"])
         memoryServer.restore(copy)
-        let bSynced = BeforeUpload()
-        let bSync = CloudSync(try configuration("b", tables: ["note"]))
-        let hooked = HookedRemote(remote()) {
-            try await bSynced.run {
-                let summary = try await bSync.syncOnce()
-                XCTAssertNil(summary.error, "b's sync slipped in failed")
-            }
-        }
-        try await sync("a", tables: ["note"], remote: hooked)
-        XCTAssertTrue(bSynced.ran, "b synced between a's listing and a's upload")
-        try await sync("b", tables: ["note"])
-        try await sync("a", tables: ["note"])
-        try await sync("b", tables: ["note"])
+        try await sync("a", withASyncOf: "b")
+        try await syncInTurn("b", "a", "b")
         try await assertEveryoneHolds(["n1:v2"], a, b)
     }
 
@@ -271,18 +238,13 @@ final class RemoteResetTests: CloudTestCase {
     /// is older than a's delete, so a's new n1 goes up on top of it instead
     /// of being settled against it.
     func testARestoredRemote_holdingARecordDeletedHereAndCreatedAgainSince_getsTheNewOne() async throws {
-        let a = try open("a", schema: Self.schema)
-        let b = try open("b", schema: Self.schema)
-        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v1')") }
-        try await sync("a", tables: ["note"])
-        try await sync("b", tables: ["note"])
+        let (a, b) = try await twoGroupsInSync()
         let copy = memoryServer.snapshot()
-        try await a.write { db in try db.execute(sql: "DELETE FROM note WHERE id = 'n1'") }
+        try await write(a, "DELETE FROM note WHERE id = 'n1'")
         try await sync("a", tables: ["note"])
-        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v2')") }
+        try await write(a, "INSERT INTO note VALUES ('n1', 'v2')")
         memoryServer.restore(copy)
-        try await sync("a", tables: ["note"])
-        try await sync("b", tables: ["note"])
+        try await syncInTurn("a", "b")
         try await assertEveryoneHolds(["n1:v2"], a, b)
     }
 
@@ -291,38 +253,22 @@ final class RemoteResetTests: CloudTestCase {
     /// a, which acknowledged v3 and edited n1 again since, meets v2 as a
     /// conflict and keeps its edit.
     func testARestoredRemote_listedByBothGroupsBeforeEitherUploads_keepsTheNewerEdit() async throws {
-        let a = try open("a", schema: Self.schema)
-        let b = try open("b", schema: Self.schema)
-        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v1')") }
-        try await sync("a", tables: ["note"])
-        try await sync("b", tables: ["note"])
+        let (a, b) = try await twoGroupsInSync()
         let copy = memoryServer.snapshot()
-        try await a.write { db in try db.execute(sql: "UPDATE note SET body = 'v2' WHERE id = 'n1'") }
-        try await sync("a", tables: ["note"])
-        try await sync("b", tables: ["note"])
-        try await a.write { db in try db.execute(sql: "UPDATE note SET body = 'v3' WHERE id = 'n1'") }
+        try await write(a, "UPDATE note SET body = 'v2' WHERE id = 'n1'")
+        try await syncInTurn("a", "b")
+        try await write(a, "UPDATE note SET body = 'v3' WHERE id = 'n1'")
         try await sync("a", tables: ["note"])
         memoryServer.restore(copy)
-        try await a.write { db in try db.execute(sql: "UPDATE note SET body = 'v4' WHERE id = 'n1'") }
-        let bSynced = BeforeUpload()
-        let bSync = CloudSync(try configuration("b", tables: ["note"]))
-        let hooked = HookedRemote(remote()) {
-            try await bSynced.run {
-                let summary = try await bSync.syncOnce()
-                XCTAssertNil(summary.error, "b's sync slipped in failed")
-            }
-        }
-        try await sync("a", tables: ["note"], remote: hooked)
-        XCTAssertTrue(bSynced.ran, "b synced between a's listing and a's upload")
-        try await sync("b", tables: ["note"])
-        try await sync("a", tables: ["note"])
-        try await sync("b", tables: ["note"])
+        try await write(a, "UPDATE note SET body = 'v4' WHERE id = 'n1'")
+        try await sync("a", withASyncOf: "b")
+        try await syncInTurn("b", "a", "b")
         try await assertEveryoneHolds(["n1:v4"], a, b)
     }
 }
 
 /// Runs a body once (the first time it is asked to).
-private final class BeforeUpload: Sendable {
+private final class Once: Sendable {
     private let done = Mutex(false)
     var ran: Bool { done.withLock { $0 } }
     func run(_ body: @Sendable () async throws -> Void) async throws {
@@ -331,35 +277,13 @@ private final class BeforeUpload: Sendable {
     }
 }
 
-/// A remote that runs `beforeModify` before every upload it is given, then
-/// passes everything to `inner` (a second group's sync slipped in between a
-/// group's fetch and its upload).
-private struct HookedRemote: CloudDatabase {
-    let inner: MemoryRemote
+/// Runs `beforeModify` before every upload it is given, then passes it on
+/// (a second group's sync slipped in between a group's fetch and its upload).
+private struct HookedRemote: ForwardingRemote {
+    let base: any CloudDatabase
     let beforeModify: @Sendable () async throws -> Void
-    init(_ inner: MemoryRemote, beforeModify: @escaping @Sendable () async throws -> Void) {
-        self.inner = inner
-        self.beforeModify = beforeModify
-    }
-    var displayName: String { inner.displayName }
-    func run() async throws { try await inner.run() }
-    func account() async throws -> String { try await inner.account() }
-    func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory { try await inner.history(keeping: mark) }
-    func prepare(_ types: [CloudRecordType]) async throws { try await inner.prepare(types) }
     func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
         try await beforeModify()
-        return try await inner.modify(changes)
+        return try await base.modify(changes)
     }
-    func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
-        try await inner.fetchChanges(in: zone, since: token, limit: limit)
-    }
-    func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> { try await inner.forgotten(records) }
-    func missingAssets(_ hashes: [String]) async throws -> Set<String> { try await inner.missingAssets(hashes) }
-    func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws { try await inner.uploadAsset(asset, bytes: bytes) }
-    func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8] { try await inner.downloadAsset(asset) }
-    func share(_ zone: String, with user: String, access: CloudShareAccess?) async throws {
-        try await inner.share(zone, with: user, access: access)
-    }
-    func shares() async throws -> [CloudShare] { try await inner.shares() }
-    func pushHints() -> AsyncStream<Void> { inner.pushHints() }
 }
