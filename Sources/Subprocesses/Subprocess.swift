@@ -56,8 +56,9 @@ public final class Subprocess: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, pipes[0][0], 0)
         posix_spawn_file_actions_adddup2(&actions, pipes[1][1], 1)
         posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 2)
-        // No other descriptor of the parent (a member's lock, a database) reaches the child.
-        Self.addCloseFrom(&actions, 3)
+        // No other descriptor of the parent (a member's lock, a database) reaches the child. It fails only
+        // before glibc 2.34, which lacks it: then the descriptors marked close-on-exec are still kept from it.
+        _ = Self.addCloseFrom(&actions, 3)
         let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var child: pid_t = 0

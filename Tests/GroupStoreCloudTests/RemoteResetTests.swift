@@ -248,6 +248,28 @@ final class RemoteResetTests: CloudTestCase {
         try await assertEveryoneHolds(["n1:v2"], a, b)
     }
 
+    /// a edits n1 closer to the version it acknowledged than the 1 ms that
+    /// separates a record's versions (a fast writer; here its pending edit
+    /// time is set to that version's), then finds the remote replaced and
+    /// brings its edit back: it must not pass for the acknowledged version,
+    /// or b, which holds that version, brings it back on top.
+    func testAReplacedRemote_anEditCommittedWithinAMillisecondOfItsBase_isNotTakenForIt() async throws {
+        let (a, b) = try await twoGroupsInSync()
+        try await write(a, "UPDATE note SET body = 'v2' WHERE id = 'n1'")
+        // Taken in as the bridge would, with the acknowledged version's edit time as its own.
+        try await a.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO groupstore_cloud_pending(entity, name, edited_at)
+                        SELECT entity, name, edited_at FROM groupstore_cloud_record WHERE name = 'n1';
+                    UPDATE groupstore_cloud_meta SET value = (SELECT max(seq) FROM groupstore_transaction) WHERE key = 'intake_seq';
+                    """)
+        }
+        memoryServer.replace()
+        try await syncInTurn("a", "b", "a", "b")
+        try await assertEveryoneHolds(["n1:v2"], a, b)
+    }
+
     /// The same race after a restore from an older copy: both groups list the
     /// restored remote (n1 = v1); b, which holds v2, uploads it on top first;
     /// a, which acknowledged v3 and edited n1 again since, meets v2 as a

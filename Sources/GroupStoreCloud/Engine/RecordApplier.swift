@@ -104,6 +104,14 @@ struct RecordApplier: Sendable {
         return max(time, state.editedAt.addingTimeInterval(0.001))
     }
 
+    /// The edit time what this group brings back has at least (``SyncState/Pending/restores``):
+    /// the acknowledged version's for that version itself, 1 ms above it
+    /// for a local edit on top of it (which may have been committed closer
+    /// to it than that, and must not be taken for the same version).
+    static func restoredTime(of row: RowCodec.LocalRow?, over state: SyncState.RecordState) -> Date {
+        same(row?.fields, state.ancestor) ? state.editedAt : state.editedAt.addingTimeInterval(0.001)
+    }
+
     /// Edit times closer than this are one version's, carried through
     /// another remote (each version of a record is raised at least 1 ms
     /// above the one it edited; a time travels with microseconds).
@@ -208,7 +216,7 @@ struct RecordApplier: Sendable {
             guard outcome.listing, outcome.forgottenHere.contains(key),
                 record.editedAt.timeIntervalSince(state.editedAt) <= Self.sameVersion
             else { return false }
-            restores = state.editedAt
+            restores = try Self.restoredTime(of: codec(table).read(name, in: db), over: state)
         } else {
             guard outcome.tombstonesKept, outcome.listing || outcome.forgottenHere.contains(key),
                 let tombstone = try SyncState.tombstone(db, entity: table.name, name: name)

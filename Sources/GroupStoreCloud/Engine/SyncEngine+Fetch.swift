@@ -248,10 +248,13 @@ extension SyncEngine {
             // acknowledged stays, under no tag (the base a local edit is told by), and the upload keeps its
             // place by that version's edit time (``SyncState/Pending/restores``). Records of a zone left go as new.
             for (index, id) in forgotten.enumerated() {
-                if index < forgottenBefore, let held = try SyncState.recordState(db, entity: id.type, name: id.name) {
+                if index < forgottenBefore, let table = applier.table(named: id.type),
+                    let held = try SyncState.recordState(db, entity: id.type, name: id.name)
+                {
+                    let restores = RecordApplier.restoredTime(of: try applier.codec(table).read(id.name, in: db), over: held)
                     try SyncState.forgetTag(db, entity: id.type, name: id.name)
                     try SyncState.addPending(
-                        db, entity: id.type, name: id.name, editedAt: held.editedAt.addingTimeInterval(-offset), restores: held.editedAt)
+                        db, entity: id.type, name: id.name, editedAt: restores.addingTimeInterval(-offset), restores: restores)
                 } else {
                     try SyncState.removeRecord(db, entity: id.type, name: id.name)
                     try SyncState.addPending(db, entity: id.type, name: id.name, editedAt: now)
