@@ -40,6 +40,7 @@ extension SyncEngine {
                 if results.contains(where: { if case .conflict = $0 { true } else { false } }) { reset = try await checkRemoteHistory() }
                 let outcome = try acknowledge(batch.uploads, results, remoteReset: reset)
                 if reset {
+                    report(outcome.outcome, into: &summary)
                     accepted += outcome.accepted
                     if accepted > 0 { events.emit(.uploaded(count: accepted)) }
                     return (accepted, false, true)
