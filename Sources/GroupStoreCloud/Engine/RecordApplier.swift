@@ -253,7 +253,8 @@ struct RecordApplier: Sendable {
                 }
                 return
             }
-            if client == nil || !Self.same(client?.fields, state.ancestor) {
+            // A version the remote forgot is brought back, edited here or not (see ``settle``).
+            if client == nil || !Self.same(client?.fields, state.ancestor) || state.forgotten {
                 try settle(table, name, server: nil, client: client, state: state, pending: pending, assets: [:], in: db, outcome: &outcome)
                 return
             }

@@ -94,7 +94,7 @@ extension SyncEngine {
     /// ``CloudDatabase/forgotten(_:)``): of a full listing, those held here at
     /// another version (another tag, or the same tag with other values: a
     /// position issued again); of any fetch, those deleted here under
-    /// another tag. The remote was replaced or restored from an older copy,
+    /// another tag before the remote was last found replaced or restored. The remote was replaced or restored from an older copy,
     /// and this group's acknowledged version (or delete) may be newer than
     /// the one it lists (``RecordApplier/Outcome/forgottenHere``).
     private func versionsForgotten(in records: [CloudRecord], listing: Bool) async throws -> Set<RecordApplier.RecordKey> {
@@ -102,7 +102,10 @@ extension SyncEngine {
         let applier = self.applier
         let held = try readDatabase { db -> [CloudRecordID: String] in
             var held: [CloudRecordID: String] = [:]
-            let tombstones = try SyncState.hasTombstones(db)
+            // Only a record deleted here before the remote was last found reset can come back as a copy
+            // older than the delete: after that, a record listed under another tag was made again since.
+            let resetAt = try SyncState.remoteReset(db)?.at
+            let tombstones = try resetAt != nil && SyncState.hasTombstones(db)
             // Nothing held and nothing deleted here (a first download): nothing the remote can have forgotten.
             guard try tombstones || (listing && SyncState.hasRecords(db)) else { return held }
             for record in records {
@@ -110,8 +113,9 @@ extension SyncEngine {
                 let name = record.id.name
                 if listing, let state = try SyncState.recordState(db, entity: table.name, name: name) {
                     if state.tag != record.tag || !RecordApplier.same(state.ancestor, record.fields) { held[record.id] = state.tag }
-                } else if tombstones, let tombstone = try SyncState.tombstone(db, entity: table.name, name: name), tombstone.tag != record.tag,
-                    tombstone.editedAt != nil, try listing || SyncState.recordState(db, entity: table.name, name: name) == nil
+                } else if tombstones, let resetAt, let tombstone = try SyncState.tombstone(db, entity: table.name, name: name),
+                    tombstone.tag != record.tag, tombstone.editedAt != nil, tombstone.deletedAt < resetAt,
+                    try listing || SyncState.recordState(db, entity: table.name, name: name) == nil
                 {
                     held[record.id] = tombstone.tag
                 }

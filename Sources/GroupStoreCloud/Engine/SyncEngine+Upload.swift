@@ -37,7 +37,14 @@ extension SyncEngine {
                 // A conflict may come from a remote replaced or restored since this sync checked
                 // (the record gone, or back at an older version): that is no edit to settle against.
                 var reset = false
-                if results.contains(where: { if case .conflict = $0 { true } else { false } }) { reset = try await checkRemoteHistory() }
+                if results.contains(where: { if case .conflict = $0 { true } else { false } }) {
+                    do {
+                        reset = try await checkRemoteHistory()
+                    } catch {
+                        // What the remote accepted is acknowledged all the same; the next sync checks again.
+                        logger.info("could not check the remote's history after conflicts", metadata: ["error": "\(error)"])
+                    }
+                }
                 let outcome = try acknowledge(batch.uploads, results, remoteReset: reset)
                 if reset {
                     report(outcome.outcome, into: &summary)

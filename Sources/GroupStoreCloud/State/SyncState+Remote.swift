@@ -38,13 +38,18 @@ extension SyncState {
     struct Tombstone: Sendable {
         var tag: String
         var editedAt: Date?
+        /// When the record went (this host's clock).
+        var deletedAt: Date
     }
 
     /// The tombstone of a record deleted here (`nil`: none kept).
     static func tombstone(_ db: Database, entity: String, name: String) throws -> Tombstone? {
         try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT tag, edited_at FROM \(tombstone) WHERE entity = ? AND name = ?"), arguments: [entity, name]
-        ).map { Tombstone(tag: $0[0], editedAt: ($0[1] as Double?).map(Date.init(timeIntervalSince1970:))) }
+            db.cachedStatement(sql: "SELECT tag, edited_at, deleted_at FROM \(tombstone) WHERE entity = ? AND name = ?"), arguments: [entity, name]
+        ).map {
+            Tombstone(
+                tag: $0[0], editedAt: ($0[1] as Double?).map(Date.init(timeIntervalSince1970:)), deletedAt: Date(timeIntervalSince1970: $0[2]))
+        }
     }
 
     /// Whether any tombstone is kept (none: a fetch need not look records up).
