@@ -69,7 +69,7 @@ struct FaultsCommand: ParsableCommand {
                         Outcome(fault: "cloud: 3 groups converging, policy \(policy)", trials: 1, passed: false, figures: "seed \(seed): \(error)"))
                 }
             }
-            // The remote replaced or restored under running bridges: 150 of 150 and 147 of 150 held
+            // The remote replaced or restored under running bridges: 200 of 200 and 194 of 200 held
             // in the long form (docs/RELIABILITY.md); what is left fails about 1 restored trial in 50,
             // so CI, which must not flake, replays the races deterministically instead
             // (RemoteResetTests, BridgeAttackTests) and these run in the long form only.
