@@ -43,9 +43,8 @@ extension RecordApplier {
         try SyncState.removeRecord(db, entity: table.name, name: name)
         try SyncState.addPending(db, entity: table.name, name: name, editedAt: clock())
         try SyncState.unpark(db, entity: table.name, name: name, direction: "down")
-        try db.execute(sql: "UPDATE \(SyncState.meta) SET value = value + 1 WHERE key = 'conflicts'")
+        try count(.client, table, name, in: db, outcome: &outcome)
         outcome.markedKeys = true
-        outcome.conflicts.append((table.name, name, .client))
     }
 
     /// Notes the fields of `record` for columns the table here lacks (a

@@ -328,9 +328,7 @@ struct RecordApplier: Sendable {
         if let server, let state, server.tag != state.tag, Self.same(server.fields, state.ancestor), Self.same(state.ancestor, server.fields) {
             try SyncState.setRecord(db, entity: table.name, name: name, record: server)
             if pending == nil { try SyncState.addPending(db, entity: table.name, name: name, editedAt: clock()) }
-            try db.execute(sql: "UPDATE \(SyncState.meta) SET value = value + 1 WHERE key = 'conflicts'")
-            outcome.conflicts.append((table.name, name, .client))
-            outcome.markedKeys = true
+            try keptHere(table, name, in: db, outcome: &outcome)
             return
         }
         // The remote's version is no newer than one this group acknowledged and brings back (another group
@@ -338,22 +336,15 @@ struct RecordApplier: Sendable {
         // the base, not an edit, and this group's version goes up on top of it, whatever the policy.
         if let server, let restores = pending?.restores, server.editedAt.timeIntervalSince(restores) <= Self.sameVersion {
             try SyncState.setRecord(db, entity: table.name, name: name, record: server)
-            try db.execute(sql: "UPDATE \(SyncState.meta) SET value = value + 1 WHERE key = 'conflicts'")
-            outcome.conflicts.append((table.name, name, .client))
-            outcome.markedKeys = true
+            try keptHere(table, name, in: db, outcome: &outcome)
             return
         }
-        let conflict = CloudConflict(
-            table: table.name, recordName: name, server: server?.fields, client: client?.fields, ancestor: state?.ancestor,
-            serverEditedAt: server?.editedAt, clientEditedAt: Self.editTime(pending, state, offset: outcome.clockOffset, now: clock()))
         // The remote deleted the record after it forgot the version this group brings back (another group
         // deleted an older copy of it again): the delete's time is not known, and the version brought back
         // goes up again as a new record, whatever the policy.
         if server == nil, pending?.restores != nil, client != nil {
             if state != nil { try SyncState.forgetTag(db, entity: table.name, name: name) }
-            try db.execute(sql: "UPDATE \(SyncState.meta) SET value = value + 1 WHERE key = 'conflicts'")
-            outcome.conflicts.append((table.name, name, .client))
-            outcome.markedKeys = true
+            try keptHere(table, name, in: db, outcome: &outcome)
             return
         }
         // What this group brings back is the version it acknowledged, unedited here, and the remote's was
@@ -363,6 +354,9 @@ struct RecordApplier: Sendable {
             if let server, let restores = pending?.restores, let state, state.forgotten, Self.same(client?.fields, state.ancestor) {
                 server.editedAt.timeIntervalSince(restores) > Self.sameVersion
             } else { false }
+        let conflict = CloudConflict(
+            table: table.name, recordName: name, server: server?.fields, client: client?.fields, ancestor: state?.ancestor,
+            serverEditedAt: server?.editedAt, clientEditedAt: Self.editTime(pending, state, offset: outcome.clockOffset, now: clock()))
         let (result, kind) = laterThanRestored ? (server?.fields, .server) : ConflictResolver.resolve(conflict, policy: policy)
         let codec = codec(table)
         var available = assets
@@ -383,9 +377,21 @@ struct RecordApplier: Sendable {
         if Self.same(result, server?.fields) {
             try SyncState.clearPending(db, entity: table.name, name: name)
         }
+        try count(kind, table, name, in: db, outcome: &outcome)
+        outcome.written.insert(RecordKey(table: table.name.lowercased(), name: name))
+    }
+
+    /// Counts a conflict settled as `kind` (in the sync state and the outcome).
+    func count(_ kind: CloudConflictOutcome, _ table: MappedTable, _ name: String, in db: Database, outcome: inout Outcome) throws {
         try db.execute(sql: "UPDATE \(SyncState.meta) SET value = value + 1 WHERE key = 'conflicts'")
         outcome.conflicts.append((table.name, name, kind))
-        outcome.written.insert(RecordKey(table: table.name.lowercased(), name: name))
+    }
+
+    /// A conflict this group's version won without being written: it stays
+    /// pending, to go up on top of the remote's.
+    private func keptHere(_ table: MappedTable, _ name: String, in db: Database, outcome: inout Outcome) throws {
+        try count(.client, table, name, in: db, outcome: &outcome)
+        outcome.markedKeys = true
     }
 
     func park(

@@ -24,7 +24,8 @@ extension SyncEngine {
         state.reasons.subtract([.savesTakenIn, .keysMarked, .pendingLeft])
         var accepted = 0
         var refetch = false
-        for table in tables {
+        var reset = false
+        tables: for table in tables {
             while true {
                 let batch = try prepareUploads(table)
                 if batch.uploads.isEmpty {
@@ -36,7 +37,6 @@ extension SyncEngine {
                 tracer.mark(.uploadAnswered)
                 // A conflict may come from a remote replaced or restored since this sync checked
                 // (the record gone, or back at an older version): that is no edit to settle against.
-                var reset = false
                 if results.contains(where: { if case .conflict = $0 { true } else { false } }) {
                     do {
                         reset = try await checkRemoteHistory()
@@ -46,16 +46,12 @@ extension SyncEngine {
                     }
                 }
                 let outcome = try acknowledge(batch.uploads, results, remoteReset: reset)
-                if reset {
-                    report(outcome.outcome, into: &summary)
-                    accepted += outcome.accepted
-                    if accepted > 0 { events.emit(.uploaded(count: accepted)) }
-                    return (accepted, false, true)
-                }
-                for case .saved(let record) in results { state.echoes.remember(record) }
                 report(outcome.outcome, into: &summary)
-                if !outcome.outcome.parked.isEmpty { state.orphansMayExist = true }
                 accepted += outcome.accepted
+                // Found reset: the rest waits for its listing.
+                if reset { break tables }
+                for case .saved(let record) in results { state.echoes.remember(record) }
+                if !outcome.outcome.parked.isEmpty { state.orphansMayExist = true }
                 if outcome.outcome.refetch {
                     refetch = true
                     break
@@ -65,7 +61,7 @@ extension SyncEngine {
             }
         }
         if accepted > 0 { events.emit(.uploaded(count: accepted)) }
-        return (accepted, refetch, false)
+        return (accepted, refetch, reset)
     }
 
     /// One batch to upload, as read from the pending keys.
