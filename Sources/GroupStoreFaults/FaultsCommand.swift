@@ -70,7 +70,7 @@ struct FaultsCommand: ParsableCommand {
                 }
             }
             // The remote replaced or restored under running bridges: 200 of 200 and 194 of 200 held
-            // in the long form (docs/RELIABILITY.md); what is left fails about 1 restored trial in 50,
+            // in the long form (docs/RELIABILITY.md); what is left fails about 3 restored trials in 100,
             // so CI, which must not flake, replays the races deterministically instead
             // (RemoteResetTests, BridgeAttackTests) and these run in the long form only.
             if !ci || cloudResetTrials != nil {
