@@ -22,23 +22,7 @@ struct CloudOptions: ParsableArguments {
     @Option(name: .long, help: RemoteArgument.help)
     var remote: String
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp("Private tables to sync (comma-separated): only their owner (--user) sees them.", valueName: "A,B"))
-    var tables: String = ""
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Public tables to sync (comma-separated): every user reads them, each row is written by its creator.", valueName: "C"))
-    var publicTables: String = ""
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "Shared tables to sync (comma-separated): their rows live in --shared-zone, read by its owner and the users it is shared with.",
-            valueName: "D"))
-    var sharedTables: String = ""
+    @OptionGroup var synced: CloudTableOptions
 
     @Option(
         name: .long,
@@ -61,11 +45,6 @@ struct CloudOptions: ParsableArguments {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Blob columns always stored as assets (comma-separated table.column).", valueName: "table.column,…"))
-    var assetColumns: String?
-
-    @Option(
-        name: .long,
         help: ArgumentHelp(
             "When the group synced as another user before: refuse (default: sync nothing, say so), purge (delete the synced rows here, edits not uploaded included, then fetch the new user's), upload (upload the rows here to the new user).",
             valueName: "refuse|purge|upload"))
@@ -79,15 +58,12 @@ struct CloudOptions: ParsableArguments {
     /// The configuration, with logging bootstrapped once and the remote
     /// opened (an embedded remote's file is created if missing). Blocking.
     func configuration() throws -> CloudSyncConfiguration {
-        let privateTables = Self.list(tables)
-        let publicTables = Self.list(publicTables)
-        let sharedTables = Self.list(sharedTables)
-        guard !privateTables.isEmpty || !publicTables.isEmpty || !sharedTables.isEmpty else {
+        guard synced.namesAny else {
             throw CommandFailure(
                 message:
                     "no tables to sync: give --tables A,B (private), --public-tables C (public) or --shared-tables D (shared), or several")
         }
-        let sharedZone = try Self.sharedZone(self.sharedZone, tables: sharedTables)
+        let sharedZone = try Self.sharedZone(self.sharedZone, tables: CloudTableOptions.list(synced.sharedTables))
         guard let policy = CloudConflictPolicy(name: policy) else {
             throw CommandFailure(
                 message: "unknown --policy '\(self.policy)': use one of \(CloudConflictPolicy.names.joined(separator: ", "))")
@@ -95,19 +71,16 @@ struct CloudOptions: ParsableArguments {
         guard let accountChange = CloudSyncConfiguration.AccountChange(rawValue: onAccountChange) else {
             throw CommandFailure(message: "unknown --on-account-change '\(onAccountChange)': use one of refuse, purge, upload")
         }
-        let assets = try Self.assetColumns(assetColumns, synced: privateTables + publicTables + sharedTables)
+        let assets = try synced.assets()
         let remote = try RemoteArgument(self.remote)
         try Self.checkGroup(group)
         let user = try self.user ?? Self.unixUser()
         LogSetup.bootstrap(level: logLevel ?? .warning)
         let logger = Logger(label: "groupstore.cloud")
         var configuration = CloudSyncConfiguration(group: group, remote: try remote.open(user: user, gateway: gateway, logger: logger), logger: logger)
-        configuration.privateTables = privateTables
-        configuration.publicTables = publicTables
-        configuration.sharedTables = sharedTables
+        synced.apply(to: &configuration, assets: assets)
         configuration.sharedZone = sharedZone
         configuration.policy = policy
-        configuration.assetColumns = assets
         configuration.accountChange = accountChange
         // A test hook, as GROUPSTORE_REMOTE_FAULTS is: this host's clock skewed (what faketime does).
         if let skew = ProcessInfo.processInfo.environment["GROUPSTORE_CLOCK_SKEW"].flatMap(Double.init) { configuration.clockSkew = skew }
@@ -173,32 +146,6 @@ struct CloudOptions: ParsableArguments {
                 message: "--shared-zone takes OWNER/NAME (the name 1 to 63 of A-Z a-z 0-9 . _ -), not '\(text)'")
         }
         return zone
-    }
-
-    /// `A, B,,C` → `["A", "B", "C"]`.
-    static func list(_ text: String) -> [String] {
-        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-    }
-
-    /// `note.body,photo.data` → `["note": ["body"], "photo": ["data"]]`;
-    /// each table must be one of those synced.
-    static func assetColumns(_ text: String?, synced: [String]) throws -> [String: Set<String>] {
-        guard let text else { return [:] }
-        var columns: [String: Set<String>] = [:]
-        for item in list(text) {
-            let parts = item.split(separator: ".", maxSplits: 1).map(String.init)
-            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
-                throw CommandFailure(message: "--asset-columns takes table.column items separated by commas; '\(item)' is not one")
-            }
-            guard let table = synced.first(where: { $0.lowercased() == parts[0].lowercased() }) else {
-                throw CommandFailure(
-                    message:
-                        "--asset-columns names \(item), but table \(parts[0]) is not synced (give it in --tables, --public-tables or --shared-tables)"
-                )
-            }
-            columns[table, default: []].insert(parts[1])
-        }
-        return columns
     }
 
     /// A group to sync must exist, with its database: the synced tables are

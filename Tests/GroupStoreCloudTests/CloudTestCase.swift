@@ -212,12 +212,44 @@ class CloudTestCase: XCTestCase {
         return configuration
     }
 
+    /// The remote acting as the schema's owner, who declares public and
+    /// shared types on a PostgreSQL server (behind a gateway too: the owner
+    /// logs in to the server itself). Any user on the other remotes.
+    func ownerRemote() throws -> any CloudDatabase {
+        switch Self.remoteKind {
+        case .postgres, .gateway:
+            #if Postgres
+                return try pgRemote(user: "postgres")
+            #else
+                throw XCTSkip("built without the Postgres trait")
+            #endif
+        default: return try defaultRemote(user: "alice")
+        }
+    }
+
+    /// Declares `types` as the schema's owner (``ownerRemote()``), as a
+    /// deployment does before users sync public and shared tables.
+    func declareAsOwner(_ types: [CloudRecordType]) async throws {
+        try await ownerRemote().prepare(types)
+    }
+
+    /// Declares group `name`'s public and shared tables as the schema's
+    /// owner (`groupstore cloud setup --group … --public-tables …`).
+    func declareAsOwner(_ name: String, publicTables: [String], sharedTables: [String] = []) async throws {
+        guard !publicTables.isEmpty || !sharedTables.isEmpty else { return }
+        var configuration = try configuration(name, tables: [], publicTables: publicTables, remote: try ownerRemote())
+        configuration.sharedTables = sharedTables
+        _ = try await CloudSync.declareTables(configuration)
+    }
+
     /// One sync of group `name`; fails the test if the sync reports an error.
+    /// Its public tables are declared by the schema's owner first.
     @discardableResult
     func sync(
         _ name: String, tables: [String], publicTables: [String] = [], policy: CloudConflictPolicy = .serverWins,
         remote: (any CloudDatabase)? = nil, complete: Bool = false, file: StaticString = #filePath, line: UInt = #line
     ) async throws -> CloudSyncSummary {
+        try await declareAsOwner(name, publicTables: publicTables)
         let sync = CloudSync(try configuration(name, tables: tables, publicTables: publicTables, policy: policy, remote: remote))
         let summary = try await sync.syncOnce(complete: complete)
         XCTAssertNil(summary.error, "sync of \(name) failed: \(summary.error ?? "")", file: file, line: line)

@@ -30,6 +30,7 @@ class RemoteContractTests: CloudTestCase {
 
     /// The remote of this class's kind as `user`, with the record types prepared.
     func remote(_ user: String = "alice") async throws -> any CloudDatabase {
+        try await declareAsOwner([posts, items])
         let remote = try defaultRemote(user: user)
         try await remote.prepare([notes, posts, items])
         return remote

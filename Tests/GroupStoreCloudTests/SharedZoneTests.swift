@@ -20,6 +20,7 @@ class SharedZoneTests: CloudTestCase {
 
     @discardableResult
     func syncShared(_ user: String, file: StaticString = #filePath, line: UInt = #line) async throws -> CloudSyncSummary {
+        try await declareAsOwner(user, publicTables: [], sharedTables: ["item"])
         let summary = try await CloudSync(try sharedConfiguration(user)).syncOnce()
         XCTAssertNil(summary.error, "sync of \(user) failed: \(summary.error ?? "")", file: file, line: line)
         return summary

@@ -199,7 +199,7 @@
                     let seconds = row[5].flatMap({ Double($0) })
                 else {
                     throw CloudSyncError(
-                        .badRemote, "the server \(displayName) has no GroupStore schema of format 4: run `groupstore cloud setup --remote URL`")
+                        .badRemote, "the server \(displayName) has no GroupStore schema of format \(PostgresServerSchema.format): run `groupstore cloud setup --remote URL`")
                 }
                 // A database set up again: what was read of the old one is stale.
                 state.withLock { state in

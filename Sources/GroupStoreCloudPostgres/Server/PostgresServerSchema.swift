@@ -2,7 +2,7 @@
     import GroupStore
     import GroupStoreCloud
 
-    /// The server side of a PostgreSQL remote (format 4), created and upgraded by
+    /// The server side of a PostgreSQL remote (format 5), created and upgraded by
     /// ``PostgresRemote/setup(url:logger:)`` (`groupstore cloud setup`), run by a
     /// role that may create schemas and roles:
     ///
@@ -20,11 +20,12 @@
     /// - `groupstore.may_read(zone)` / `may_write(zone)`: the rules of the
     ///   scopes, used by every row-level security policy;
     /// - role `groupstore_user`: what a user role is granted to sync;
-    /// - `groupstore.prepare_type(name, scope, columns)`: run by users, with the
-    ///   schema owner's rights, to create a synced table's **typed table** in
+    /// - `groupstore.prepare_type(name, scope, columns)`: run with the schema
+    ///   owner's rights, to create a synced table's **typed table** in
     ///   schema `public` — the same name and columns, plus system columns with the
     ///   reserved prefix `gs_` — with row-level security enabled and forced, its
-    ///   policies and its triggers;
+    ///   policies and its triggers (public and shared types by the schema's
+    ///   owner only; private ones by any user: format 5, ``declaredTypes``);
     /// - a row trigger that gives a row written with plain SQL its owner (the
     ///   writing role), zone, name, tag and edit time; statement triggers that
     ///   log every change of the statement at once (transition tables) and
@@ -36,7 +37,7 @@
         /// `meta.kind` of every GroupStore remote.
         static let kind = "groupstore-cloud-remote"
         /// The format this code writes, and the newest it reads.
-        static let format = 4
+        static let format = 5
         /// The NOTIFY channel.
         static let channel = "groupstore"
         /// The transaction-local setting whose value a write's notification
@@ -55,6 +56,7 @@
             SchemaMigration("groupstore.postgres.v3", sql: script),
             SchemaMigration("groupstore.postgres.v4", sql: formatFour),
             SchemaMigration("groupstore.postgres.zone-hints", sql: zoneHints),
+            SchemaMigration("groupstore.postgres.declared-types", sql: declaredTypes),
         ]
         /// The role whose members read the key of the notifications' zone tags
         /// (a gateway's login role: ``PostgresNotice``).

@@ -47,6 +47,51 @@
                 "0", "bob added a column to alice's type")
         }
 
+        func testAUserCannotClaimATablesScope_theSchemasOwnerDeclaresPublicAndSharedTables() throws {
+            let schema = "CREATE TABLE diary(id TEXT PRIMARY KEY, body TEXT); CREATE TABLE board(id TEXT PRIMARY KEY, body TEXT)"
+            for name in ["a", "b", "admin"] { try exec(name, schema) }
+            try exec("a", "INSERT INTO diary VALUES ('d1', 'dear diary')")
+            try exec("b", "INSERT INTO board VALUES ('b1', 'posted by bob')")
+            // bob syncs first, with diary as public: refused with a sentence, nothing is declared.
+            let claim = try groupstore(cloud("sync", "b", tables: "", user: "bob", extra: ["--public-tables", "diary,board"]))
+            XCTAssertEqual(claim.status, 1, claim.text)
+            XCTAssertTrue(
+                claim.text.contains("record type diary is not declared on this server: a public table is declared by the schema's owner"),
+                claim.text)
+            XCTAssertEqual(try remoteTypes(), [])
+            // Nor with psql, nor as the role every user is granted.
+            let columns = #"[{"name":"id","kind":"text","declaredType":"TEXT","isKey":true,"pgType":"text"}]"#
+            XCTAssertThrowsError(
+                try server.psql("SELECT groupstore.prepare_type('diary', 'shared', '\(columns)'::jsonb)", as: "bob", database: Self.database)
+            ) { error in XCTAssertTrue("\(error)".contains("declared by the schema's owner"), "\(error)") }
+            XCTAssertThrowsError(
+                try server.psql(
+                    "SET ROLE groupstore_user; SELECT groupstore.prepare_type('diary', 'private', '\(columns)'::jsonb)", as: "bob",
+                    database: Self.database)
+            ) { error in XCTAssertTrue("\(error)".contains("groupstore_user is the role users are granted"), "\(error)") }
+            XCTAssertEqual(try remoteTypes(), [])
+            // alice's private diary syncs as hers.
+            try cloudSync("a", tables: "diary")
+            // The owner declares board public with cloud setup; bob's post then reaches alice.
+            let declared = try groupstore([
+                "cloud", "setup", "--remote", remote("postgres"), "--group", group("admin"), "--public-tables", "board",
+            ])
+            XCTAssertEqual(declared.status, 0, declared.text)
+            XCTAssertEqual(declared.output.last, "\(remote("postgres")): declared board (public)")
+            try cloudSync("b", tables: "", user: "bob", extra: ["--public-tables", "board"])
+            try cloudSync("a", tables: "diary", extra: ["--public-tables", "board"])
+            XCTAssertEqual(try rows("a", "SELECT id || ':' || body FROM board"), ["b1:posted by bob"])
+            XCTAssertEqual(
+                try server.psql("SELECT name || ':' || scope || ':' || coalesce(creator, 'owner') FROM groupstore.types ORDER BY name", database: Self.database),
+                "board:public:owner\ndiary:private:alice")
+            // A private type declared by the owner later is the owner's: alice adds no column to it any more.
+            let widened = try groupstore([
+                "cloud", "setup", "--remote", remote("postgres"), "--group", group("admin"), "--tables", "diary",
+            ])
+            XCTAssertEqual(widened.status, 0, widened.text)
+            XCTAssertEqual(try server.psql("SELECT coalesce(creator, 'owner') FROM groupstore.types WHERE name = 'diary'", database: Self.database), "owner")
+        }
+
         func testNegativeZeroInAnUntypedColumn_isKept() throws {
             let schema = "CREATE TABLE sample(id TEXT PRIMARY KEY, v)"
             for name in ["a", "b"] { try exec(name, schema) }

@@ -60,6 +60,35 @@
             XCTAssertEqual(try server.psql("SELECT gs_owner || ':' || title FROM notes"), "alice:alice's")
         }
 
+        /// Through a gateway every user logs in as its authenticator: the
+        /// server must still tell users apart when it records who created a
+        /// type (format 4 took the login role, so bob could add columns to
+        /// alice's type) and refuse a user's public type.
+        func testTypesPreparedThroughAGateway_areTheirUsersOwn() async throws {
+            let alice = try gatewayRemote(user: "alice")
+            let bob = try gatewayRemote(user: "bob")
+            try await alice.prepare([notes])
+            var wider = notes
+            wider.columns.append(CloudColumn(name: "spam", kind: .text, declaredType: "TEXT", notNull: false, isKey: false))
+            try await bob.prepare([wider])
+            XCTAssertEqual(
+                try server.psql("SELECT count(*) FROM pg_attribute WHERE attrelid = 'public.notes'::regclass AND attname = 'spam'"), "0",
+                "bob added a column to alice's type through the gateway")
+            XCTAssertEqual(try server.psql("SELECT creator FROM groupstore.types WHERE name = 'notes'"), "alice")
+            try await alice.prepare([wider])
+            XCTAssertEqual(
+                try server.psql("SELECT count(*) FROM pg_attribute WHERE attrelid = 'public.notes'::regclass AND attname = 'spam'"), "1",
+                "alice adds columns to her own type")
+            let board = CloudRecordType(name: "board", scope: .public, columns: notes.columns)
+            do {
+                try await bob.prepare([board])
+                XCTFail("bob declared a public type through the gateway")
+            } catch let error as CloudSyncError {
+                XCTAssertEqual(error.code, .permissionDenied, error.message)
+                XCTAssertTrue(error.message.contains("record type board is not declared on this server"), error.message)
+            }
+        }
+
         func testRefusedTokens_eachWithItsSentence_andNothingOfTheTokenLogged() async throws {
             let other = try GatewaySecret()
             defer { other.remove() }

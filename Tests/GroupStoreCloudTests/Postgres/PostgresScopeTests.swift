@@ -80,6 +80,7 @@
         func testASharedZone_withPsql_readOnlyForOneRole_readWriteForAnother_andUnshared() async throws {
             let alice = try open("alice", schema: "CREATE TABLE item(id TEXT PRIMARY KEY, title TEXT)")
             try await alice.write { db in try db.execute(sql: "INSERT INTO item VALUES ('a1', 'from alice')") }
+            try await declareAsOwner("alice", publicTables: [], sharedTables: ["item"])
             var configuration = try configuration("alice", tables: [], remote: try pgRemote(user: "alice"))
             configuration.sharedTables = ["item"]
             configuration.sharedZone = .shared(owner: "alice", name: "family")
