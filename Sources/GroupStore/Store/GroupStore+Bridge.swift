@@ -62,6 +62,12 @@ extension GroupStore {
         try Bool.fetchOne(db.cachedStatement(sql: Self.foreignChangesSQL), arguments: [seq, member.rawValue]) ?? true
     }
 
+    /// For the cloud bridge (same package): the id of the history's latest
+    /// change (in the sequence numbers' space), read in the caller's transaction.
+    package func historyHead(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(id), 0) FROM \(HistorySchema.changeTable)")) ?? 0
+    }
+
     private static let foreignChangesSQL = """
         SELECT EXISTS (SELECT 1 FROM \(HistorySchema.changeTable)
                        WHERE id > ?1 AND op = \(HistorySchema.markerOperation) AND (key IS NULL OR key <> ?2))

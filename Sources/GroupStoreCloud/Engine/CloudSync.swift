@@ -87,7 +87,9 @@ public final class CloudSync: Service, Sendable {
         }
         do {
             let engine = try await SyncEngine.make(store: store, configuration: configuration, events: hub, tracer: tracer, oneShot: true)
-            let result = await engine.sync(complete: complete)
+            // The engine's queue is the sync's task executor too, as in ``run()``: the remote's calls
+            // (an embedded remote's SQLite work) then run on it, not off the pool and back at each call.
+            let result = await withTaskExecutorPreference(engine.executor) { await engine.sync(complete: complete) }
             await store.close()
             return result.summary
         } catch {

@@ -49,6 +49,19 @@ struct EngineState {
     var account: String?
     /// The last local save taken in (as stored with the keys it made pending).
     var intakePosition: Int64
+    /// The history's latest change when an apply of the bridge's found
+    /// nothing of others after the intake position (``intakePosition`` then):
+    /// what follows the intake position through it is the bridge's own, so
+    /// the next apply looks for others' changes after it only. Without it,
+    /// each page of a download scanned every change the pages before it
+    /// wrote. Valid while the intake position has not moved.
+    var ownThrough: (intake: Int64, change: Int64)?
+
+    /// Where an apply looks for changes of others not taken in yet.
+    var checkedPosition: Int64 {
+        guard let ownThrough, ownThrough.intake == intakePosition else { return intakePosition }
+        return max(intakePosition, ownThrough.change)
+    }
     var tokens = TokenCache()
     var echoes = EchoMemory()
     /// Whether records may be parked waiting for a parent (false once an

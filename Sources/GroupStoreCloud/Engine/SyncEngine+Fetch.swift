@@ -41,6 +41,9 @@ extension SyncEngine {
             state.tokens.known[zone] = token
         }
         var listing = token == nil
+        // Whether this group held records when the listing began: if not, none it lists can be
+        // held here at a version the remote forgot (those applied from its pages are the remote's own).
+        var heldBeforeListing = try listing && readDatabase { try SyncState.hasRecords($0) }
         var seen: Set<String> = []
         var applied = 0
         while true {
@@ -57,6 +60,7 @@ extension SyncEngine {
                 logger.info("change token expired: listing the zone again", metadata: ["zone": "\(zone)"])
                 token = nil
                 listing = true
+                heldBeforeListing = try readDatabase { try SyncState.hasRecords($0) }
                 seen = []
                 continue
             }
@@ -76,7 +80,7 @@ extension SyncEngine {
             }
             var gone: (deleted: [CloudRecordID], forgotten: [CloudRecordID]) = ([], [])
             if listing && last { gone = try await unseen(in: zone, seen: seen) }
-            let forgottenHere = try await versionsForgotten(in: batch.changed, listing: listing)
+            let forgottenHere = try await versionsForgotten(in: batch.changed, listing: listing, heldBeforeListing: heldBeforeListing)
             tracer.mark(.applyStarted)
             let (outcome, _) = try await apply(
                 batch, zone: zone, saveToken: (!listing || last) ? batch.token : nil, deleted: gone.deleted, forgotten: gone.forgotten,
@@ -97,7 +101,10 @@ extension SyncEngine {
     /// another tag before the remote was last found replaced or restored. The remote was replaced or restored from an older copy,
     /// and this group's acknowledged version (or delete) may be newer than
     /// the one it lists (``RecordApplier/Outcome/forgottenHere``).
-    private func versionsForgotten(in records: [CloudRecord], listing: Bool) async throws -> Set<RecordApplier.RecordKey> {
+    /// `heldBeforeListing`: this group held records when the listing began.
+    private func versionsForgotten(
+        in records: [CloudRecord], listing: Bool, heldBeforeListing: Bool
+    ) async throws -> Set<RecordApplier.RecordKey> {
         guard !records.isEmpty else { return [] }
         let applier = self.applier
         let held = try readDatabase { db -> [CloudRecordID: String] in
@@ -107,11 +114,11 @@ extension SyncEngine {
             let resetAt = try SyncState.remoteReset(db)?.at
             let tombstones = try resetAt != nil && SyncState.hasTombstones(db)
             // Nothing held and nothing deleted here (a first download): nothing the remote can have forgotten.
-            guard try tombstones || (listing && SyncState.hasRecords(db)) else { return held }
+            guard tombstones || (listing && heldBeforeListing) else { return held }
             for record in records {
                 guard let table = applier.table(named: record.id.type) else { continue }
                 let name = record.id.name
-                if listing, let state = try SyncState.recordState(db, entity: table.name, name: name) {
+                if listing, heldBeforeListing, let state = try SyncState.recordState(db, entity: table.name, name: name) {
                     if state.tag != record.tag || !RecordApplier.same(state.ancestor, record.fields) { held[record.id] = state.tag }
                 } else if tombstones, let resetAt, let tombstone = try SyncState.tombstone(db, entity: table.name, name: name),
                     tombstone.tag != record.tag, tombstone.editedAt != nil, tombstone.deletedAt < resetAt,
@@ -221,8 +228,9 @@ extension SyncEngine {
         let store = self.store
         let (offset, now) = (state.clockOffset, configuration.clock())
         // Everything up to here is taken in (or not for the bridge).
-        let takenIn = max(store.processedThrough, state.intakePosition)
-        let (outcome, left) = try writeStore { db -> (RecordApplier.Outcome, Int) in
+        let takenIn = max(store.processedThrough, state.checkedPosition)
+        let intakePosition = state.intakePosition
+        let (outcome, left, ownThrough) = try writeStore { db -> (RecordApplier.Outcome, Int, Int64?) in
             // Local edits not taken in yet are found by value, record by record (see
             // ``RecordApplier/localEdit``): a fetched record meets each of them as a conflict.
             // With nothing committed since the intake but the bridge's own, pending keys say it all.
@@ -280,8 +288,11 @@ extension SyncEngine {
                 // The records left the group, not the remote: no tombstone may delete them there later.
                 try db.execute(sql: "DELETE FROM \(SyncState.tombstone) WHERE zone = ?", arguments: [zone.description])
             }
-            return (outcome, leaving.count - (forgotten.count - forgottenBefore))
+            // Nothing of others followed the intake position: through here, the history is taken in or the bridge's.
+            let ownThrough = editsUntaken ? nil : try store.historyHead(db)
+            return (outcome, leaving.count - (forgotten.count - forgottenBefore), ownThrough)
         }
+        if let ownThrough { state.ownThrough = (intakePosition, ownThrough) }
         for (other, token) in unsaved where state.tokens.unsaved[other] == token { state.tokens.unsaved[other] = nil }
         if let saveToken { state.tokens.known[zone] = saveToken }
         if dropToken { state.tokens.known[zone] = .some(nil) }
