@@ -35,6 +35,24 @@ extension RecordApplier {
         try codec(table).upsert(name, fields: changed, assets: assets, existing: true, in: db)
     }
 
+    /// A record this group holds goes up again: one the remote forgot
+    /// (`keepingItsPlace`: what was acknowledged stays, under no tag, as the
+    /// base a local edit is told by, and the upload keeps its place by that
+    /// version's edit time, ``SyncState/Pending/restores``), or one kept from
+    /// a zone left, which goes up as a new record. A record with no state
+    /// here goes up as new either way.
+    func uploadAgain(_ id: CloudRecordID, keepingItsPlace: Bool, clockOffset: TimeInterval, now: Date, in db: Database) throws {
+        if keepingItsPlace, let table = table(named: id.type), let held = try SyncState.recordState(db, entity: id.type, name: id.name) {
+            let restores = Self.restoredTime(of: try codec(table).read(id.name, in: db), over: held)
+            try SyncState.forgetTag(db, entity: id.type, name: id.name)
+            try SyncState.addPending(
+                db, entity: id.type, name: id.name, editedAt: restores.addingTimeInterval(-clockOffset), restores: restores)
+        } else {
+            try SyncState.removeRecord(db, entity: id.type, name: id.name)
+            try SyncState.addPending(db, entity: id.type, name: id.name, editedAt: now)
+        }
+    }
+
     /// A remote delete of a row that rows here still reference (a foreign
     /// key with no ON DELETE action): the child keeps its parent alive. The
     /// row stays and goes up again as a new record (the remote deleted it);

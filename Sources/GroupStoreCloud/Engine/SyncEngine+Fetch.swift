@@ -236,10 +236,10 @@ extension SyncEngine {
             // With nothing committed since the intake but the bridge's own, pending keys say it all.
             let editsUntaken = try store.hasChanges(db, after: takenIn, byOtherThan: store.member)
             var gone = gone
-            var forgotten = forgotten
-            let forgottenBefore = forgotten.count
+            // Records of a zone left that were edited here stay, as new records of this group.
+            var kept: [CloudRecordID] = []
             for id in leaving {
-                if try applier.hasLocalEdit(id, in: db) { forgotten.append(id) } else { gone.append(id) }
+                if try applier.hasLocalEdit(id, in: db) { kept.append(id) } else { gone.append(id) }
             }
             var outcome = RecordApplier.Outcome()
             outcome.editsUntaken = editsUntaken
@@ -256,23 +256,10 @@ extension SyncEngine {
                 }
             }
             let deleted = batch.deleted + gone
-            // Forgotten by the remote: uploaded again as new records (nothing here is lost). What was
-            // acknowledged stays, under no tag (the base a local edit is told by), and the upload keeps its
-            // place by that version's edit time (``SyncState/Pending/restores``). Records of a zone left go as new.
-            for (index, id) in forgotten.enumerated() {
-                if index < forgottenBefore, let table = applier.table(named: id.type),
-                    let held = try SyncState.recordState(db, entity: id.type, name: id.name)
-                {
-                    let restores = RecordApplier.restoredTime(of: try applier.codec(table).read(id.name, in: db), over: held)
-                    try SyncState.forgetTag(db, entity: id.type, name: id.name)
-                    try SyncState.addPending(
-                        db, entity: id.type, name: id.name, editedAt: restores.addingTimeInterval(-offset), restores: restores)
-                } else {
-                    try SyncState.removeRecord(db, entity: id.type, name: id.name)
-                    try SyncState.addPending(db, entity: id.type, name: id.name, editedAt: now)
-                }
-                outcome.markedKeys = true
-            }
+            // Forgotten by the remote, or kept from a zone left: uploaded again (nothing here is lost).
+            for id in forgotten { try applier.uploadAgain(id, keepingItsPlace: true, clockOffset: offset, now: now, in: db) }
+            for id in kept { try applier.uploadAgain(id, keepingItsPlace: false, clockOffset: offset, now: now, in: db) }
+            if !forgotten.isEmpty || !kept.isEmpty { outcome.markedKeys = true }
             let deletedByType = Dictionary(grouping: deleted) { $0.type.lowercased() }
             for table in tables.reversed() {
                 for id in deletedByType[table.name.lowercased()] ?? [] {
@@ -290,7 +277,7 @@ extension SyncEngine {
             }
             // Nothing of others followed the intake position: through here, the history is taken in or the bridge's.
             let ownThrough = editsUntaken ? nil : try store.historyHead(db)
-            return (outcome, leaving.count - (forgotten.count - forgottenBefore), ownThrough)
+            return (outcome, leaving.count - kept.count, ownThrough)
         }
         if let ownThrough { state.ownThrough = (intakePosition, ownThrough) }
         for (other, token) in unsaved where state.tokens.unsaved[other] == token { state.tokens.unsaved[other] = nil }
