@@ -79,15 +79,22 @@ extension SyncEngine {
     private func prepareUploads(_ table: MappedTable) throws -> Batch {
         let (zone, codec) = (zone(of: table), applier.codec(table))
         let (offset, now) = (state.clockOffset, configuration.clock())
-        let batch = try readDatabase { db in try Self.readBatch(table, zone: zone, codec: codec, offset: offset, now: now, in: db) }
+        let (store, takenIn) = (self.store, max(store.processedThrough, state.intakePosition))
+        let batch = try readDatabase { db in
+            // Local commits not taken in yet (their edit times are not in the pending entries).
+            let untaken = { try store.hasChanges(db, after: takenIn, byOtherThan: store.member) }
+            return try Self.readBatch(table, zone: zone, codec: codec, offset: offset, now: now, untaken: untaken, in: db)
+        }
         if !batch.settled.isEmpty || !batch.uploads.isEmpty { try writeDatabase { db in try Self.record(batch, in: db) } }
         return batch
     }
 
     private static func readBatch(
-        _ table: MappedTable, zone: CloudZone, codec: RowCodec, offset: TimeInterval, now: Date, in db: Database
+        _ table: MappedTable, zone: CloudZone, codec: RowCodec, offset: TimeInterval, now: Date, untaken: () throws -> Bool,
+        in db: Database
     ) throws -> Batch {
         var batch = Batch()
+        var editsUntaken: Bool?
         var bytes = 0
         let entries = try SyncState.pendingBatch(db, entity: table.name, limit: maxBatchRecords)
         batch.more = entries.count == maxBatchRecords
@@ -97,7 +104,11 @@ extension SyncEngine {
             let id = CloudRecordID(zone: zone, type: table.name, name: entry.name)
             // A version the remote forgot goes up as a new record, all of it (``SyncState/RecordState/forgotten``).
             let base = state.flatMap { $0.forgotten ? nil : $0 }
-            let editedAt = RecordApplier.editTime(entry, base, offset: offset, now: now)
+            var editedAt = RecordApplier.editTime(entry, base, offset: offset, now: now)
+            if let state, entry.restores != nil {
+                if editsUntaken == nil { editsUntaken = try untaken() }
+                editedAt = RecordApplier.restoringTime(editedAt, entry, state, row: row?.fields, editsUntaken: editsUntaken ?? true)
+            }
             let change: CloudRecordChange
             switch (row, base) {
             case (nil, nil) where state != nil:
