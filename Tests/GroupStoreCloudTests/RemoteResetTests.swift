@@ -288,6 +288,36 @@ final class RemoteResetTests: CloudTestCase {
         try await assertEveryoneHolds(["n1:v4"], a, b)
     }
 
+    /// Both groups acknowledged n1 = v2; the remote is restored from a copy
+    /// holding v1. b lists it and brings v2 back, but before its upload a
+    /// brings v2 back first and then deletes n1: b's upload meets that
+    /// delete, edited after the version b brings back. The remote answers
+    /// with the delete's time, and the delete wins (without it, b kept its
+    /// version and n1 came back).
+    func testARestoredRemote_aDeleteMadeAfterTheVersionAnotherGroupBringsBack_winsOverIt() async throws {
+        let (a, b) = try await twoGroupsInSync()
+        let copy = memoryServer.snapshot()
+        try await write(a, "UPDATE note SET body = 'v2' WHERE id = 'n1'")
+        try await syncInTurn("a", "b")
+        memoryServer.restore(copy)
+        let once = Once()
+        let aConfiguration = try configuration("a", tables: ["note"])
+        let bRemote = HookedRemote(base: remote()) { _ in
+            try await once.run {
+                for step in 0..<2 {
+                    if step == 1 { try await a.write { db in try db.execute(sql: "DELETE FROM note WHERE id = 'n1'") } }
+                    let summary = try await CloudSync(aConfiguration).syncOnce()
+                    XCTAssertNil(summary.error)
+                }
+            }
+        }
+        let summary = try await sync("b", tables: ["note"], remote: bRemote)
+        XCTAssertTrue(once.ran)
+        XCTAssertGreaterThan(summary.conflicts, 0, "b met a's delete")
+        try await syncInTurn("a", "b", "a", "b")
+        try await assertEveryoneHolds([], a, b)
+    }
+
     // MARK: a local edit not taken in while a version is brought back (the kept trial data of issue 30)
 
     /// b lists the restored remote, and before its upload a syncs (its

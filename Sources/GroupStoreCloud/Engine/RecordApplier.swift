@@ -329,9 +329,12 @@ struct RecordApplier: Sendable {
     /// Settles a conflict by the policy: writes the result here, records the
     /// server's version as the new ancestor, and keeps the key pending when
     /// the result still differs from the server's.
+    /// - Parameter deletedAt: when the server deleted the record (`server`
+    ///   `nil`), the delete's edit time if the remote gave it.
     func settle(
         _ table: MappedTable, _ name: String, server: CloudRecord?, client: RowCodec.LocalRow?,
-        state: SyncState.RecordState?, pending: SyncState.Pending?, assets: [String: [UInt8]], in db: Database, outcome: inout Outcome
+        state: SyncState.RecordState?, pending: SyncState.Pending?, assets: [String: [UInt8]], deletedAt: Date? = nil, in db: Database,
+        outcome: inout Outcome
     ) throws {
         // Both sides already agree (an upload the remote took before this
         // member died, sent again; or the same edit made on both sides): not a conflict.
@@ -358,13 +361,21 @@ struct RecordApplier: Sendable {
             try keptHere(table, name, in: db, outcome: &outcome)
             return
         }
-        // The remote deleted the record after it forgot the version this group brings back (another group
-        // deleted an older copy of it again): the delete's time is not known, and the version brought back
-        // goes up again as a new record, whatever the policy.
+        // The remote deleted the record after it forgot the version this group brings back: another group
+        // deleted it since, or deleted an older copy of it again. Ordered by edit time as versions brought
+        // back are: a delete edited after the version this group holds wins, whatever the policy; one no
+        // later than it (within ``sameVersion``), or whose time the remote does not give, does not, and the
+        // version brought back goes up again as a new record.
+        var deleteWins = false
         if server == nil, pending?.restores != nil, client != nil {
-            if state != nil { try SyncState.forgetTag(db, entity: table.name, name: name) }
-            try keptHere(table, name, in: db, outcome: &outcome)
-            return
+            let held = Self.editTime(pending, nil, offset: outcome.clockOffset, now: clock())
+            if let deletedAt, deletedAt.timeIntervalSince(held) > Self.sameVersion {
+                deleteWins = true
+            } else {
+                if state != nil { try SyncState.forgetTag(db, entity: table.name, name: name) }
+                try keptHere(table, name, in: db, outcome: &outcome)
+                return
+            }
         }
         // What this group brings back is the version it acknowledged, unedited here, and the remote's was
         // edited after it: a later version (another group brought it back first, or edited it since), not
@@ -376,7 +387,8 @@ struct RecordApplier: Sendable {
         let conflict = CloudConflict(
             table: table.name, recordName: name, server: server?.fields, client: client?.fields, ancestor: state?.ancestor,
             serverEditedAt: server?.editedAt, clientEditedAt: Self.editTime(pending, state, offset: outcome.clockOffset, now: clock()))
-        let (result, kind) = laterThanRestored ? (server?.fields, .server) : ConflictResolver.resolve(conflict, policy: policy)
+        let (result, kind) =
+            laterThanRestored || deleteWins ? (server?.fields, .server) : ConflictResolver.resolve(conflict, policy: policy)
         let codec = codec(table)
         var available = assets
         for (hash, bytes) in client?.assets ?? [:] { available[hash] = bytes }

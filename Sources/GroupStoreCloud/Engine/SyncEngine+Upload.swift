@@ -206,7 +206,7 @@ extension SyncEngine {
                     try SyncState.removeRecord(db, entity: table.name, name: name)
                     try SyncState.clearPending(db, upload.entry)
                     accepted += 1
-                case .conflict(_, let server) where RecordApplier.same(upload.row, server?.fields):
+                case .conflict(_, let server, _) where RecordApplier.same(upload.row, server?.fields):
                     // The remote already holds exactly what this upload sent: acknowledged, not a conflict.
                     try SyncState.adopt(db, entity: table.name, name: name, server)
                     try SyncState.clearPending(db, upload.entry)
@@ -214,13 +214,13 @@ extension SyncEngine {
                 case .conflict where remoteReset:
                     // Answered by a remote replaced or restored: the key stays pending, for after its listing.
                     try SyncState.clearSent(db, entity: table.name, name: name)
-                case .conflict(_, let server)
+                case .conflict(_, let server, _)
                 where try SyncState.inFlight(db, entity: table.name, name: name).contains { Self.isOwnUpload(server, sent: $0) }:
                     // An earlier upload of this group, taken by the remote before the member that sent it
                     // died: it becomes the acknowledged version, and this newer edit goes up on top of it.
                     try SyncState.adopt(db, entity: table.name, name: name, server)
                     try SyncState.clearSent(db, entity: table.name, name: name)
-                case .conflict(_, let server):
+                case .conflict(_, let server, let deletedAt):
                     // Answered: the remote did not take it.
                     try SyncState.clearSent(db, entity: table.name, name: name)
                     let rounds = upload.entry.rounds + 1
@@ -243,7 +243,7 @@ extension SyncEngine {
                     }
                     try applier.settle(
                         table, name, server: server, client: client, state: state, pending: upload.entry, assets: client?.assets ?? [:],
-                        in: db, outcome: &outcome)
+                        deletedAt: deletedAt, in: db, outcome: &outcome)
                 case .refused(_, let reason):
                     try applier.park(db, table, name, "up", reason, nil, &outcome)
                 }
