@@ -39,6 +39,7 @@ final class MigrationChecksumTests: XCTestCase {
                 ("groupstore.postgres.v3", "a8b697d66484c72f5ac7128cab840a3b0d34a50e9ff6ac5afacc9a0441f71153"),
                 ("groupstore.postgres.v4", "d66d3f53471db5ffeda17a593cc6fe92662411736da14ccbefa78b32050bee91"),
                 ("groupstore.postgres.zone-hints", "91e15bbf46f258707d7a3d578c5d64c8aad05bd7f05aefab14f97ca25a36c73d"),
+                ("groupstore.postgres.delete-times", "5891fadbf85b80f5c3b7d8e503bb030532e62aa07bab0d4ae1aca5f3316d9c1e"),
             ]
         ),
     ]

@@ -36,7 +36,7 @@
         /// `meta.kind` of every GroupStore remote.
         static let kind = "groupstore-cloud-remote"
         /// The format this code writes, and the newest it reads.
-        static let format = 4
+        static let format = 5
         /// The NOTIFY channel.
         static let channel = "groupstore"
         /// The transaction-local setting whose value a write's notification
@@ -55,6 +55,7 @@
             SchemaMigration("groupstore.postgres.v3", sql: script),
             SchemaMigration("groupstore.postgres.v4", sql: formatFour),
             SchemaMigration("groupstore.postgres.zone-hints", sql: zoneHints),
+            SchemaMigration("groupstore.postgres.delete-times", sql: deleteTimes),
         ]
         /// The role whose members read the key of the notifications' zone tags
         /// (a gateway's login role: ``PostgresNotice``).
