@@ -115,20 +115,20 @@ struct RecordApplier: Sendable {
     /// The edit time of what goes up for a key that brings a version back
     /// (``SyncState/Pending/restores``), from `time` (``editTime(_:_:offset:now:)``):
     /// a row edited since the listing decided what it brings back is a
-    /// later version, at least 1 ms above the one it edited, though its
-    /// pending entry may not say so yet (its commit not taken in: the entry
-    /// still holds the time of the version brought back). A version the
-    /// remote forgot tells it by its acknowledged values; otherwise (the
-    /// remote's older version is the base) any commit not taken in may be
-    /// such an edit, and the time is raised above the one brought back.
+    /// later version, though its pending entry may not say so yet (its
+    /// commit not taken in: the entry still holds the time of the version
+    /// brought back). A version the remote forgot tells such an edit by its
+    /// acknowledged values: it goes up at least 1 ms above that version.
+    /// `untaken`, the edit time of a commit of this key not taken in yet
+    /// (on the remote's clock), is the edit's own.
     static func restoringTime(
-        _ time: Date, _ pending: SyncState.Pending, _ state: SyncState.RecordState, row: CloudFields?, editsUntaken: Bool
+        _ time: Date, _ pending: SyncState.Pending, _ state: SyncState.RecordState, row: CloudFields?, untaken: Date?
     ) -> Date {
-        guard let restores = pending.restores else { return time }
-        if state.forgotten {
-            return same(row, state.ancestor) ? time : max(time, state.editedAt.addingTimeInterval(0.001))
-        }
-        return editsUntaken ? max(time, restores.addingTimeInterval(0.001)) : time
+        guard pending.restores != nil else { return time }
+        var time = time
+        if state.forgotten, !same(row, state.ancestor) { time = max(time, state.editedAt.addingTimeInterval(0.001)) }
+        if let untaken { time = max(time, untaken) }
+        return time
     }
 
     /// Edit times closer than this are one version's, carried through

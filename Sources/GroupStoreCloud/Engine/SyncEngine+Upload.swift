@@ -79,22 +79,49 @@ extension SyncEngine {
     private func prepareUploads(_ table: MappedTable) throws -> Batch {
         let (zone, codec) = (zone(of: table), applier.codec(table))
         let (offset, now) = (state.clockOffset, configuration.clock())
-        let (store, takenIn) = (self.store, max(store.processedThrough, state.intakePosition))
+        let (store, takenIn, intake) = (self.store, max(store.processedThrough, state.intakePosition), self.intake)
         let batch = try readDatabase { db in
             // Local commits not taken in yet (their edit times are not in the pending entries).
-            let untaken = { try store.hasChanges(db, after: takenIn, byOtherThan: store.member) }
+            let untaken = { try Self.untakenEdits(of: table, intake: intake, store: store, after: takenIn, in: db) }
             return try Self.readBatch(table, zone: zone, codec: codec, offset: offset, now: now, untaken: untaken, in: db)
         }
         if !batch.settled.isEmpty || !batch.uploads.isEmpty { try writeDatabase { db in try Self.record(batch, in: db) } }
         return batch
     }
 
+    /// The keys of `table` that local commits after `position`, not taken
+    /// in yet, changed: each with the latest commit time (as the intake
+    /// will take it); `nil` when the history was pruned past `position`.
+    private static func untakenEdits(
+        of table: MappedTable, intake: SaveIntake, store: GroupStore, after position: Int64, in db: Database
+    ) throws -> [String: Date]? {
+        guard try store.hasChanges(db, after: position, byOtherThan: store.member) else { return [:] }
+        let backlog = HistoryBacklog(store: store)
+        var (edits, position, more) = ([String: Date](), position, true)
+        while more {
+            let page = try backlog.page(after: position, in: db)
+            for save in page.saves {
+                if save.kind == .resync { return nil }
+                position = max(position, save.seq)
+                guard save.author != intake.member else { continue }
+                for change in save.changes where change.entity.lowercased() == table.name.lowercased() {
+                    for key in change.inserted + change.updated + change.deleted {
+                        guard let name = RecordName.name(of: key, shape: table.key) else { continue }
+                        edits[name] = max(edits[name] ?? .distantPast, save.committedAt.addingTimeInterval(intake.clockSkew))
+                    }
+                }
+            }
+            more = page.hasMore && !page.saves.isEmpty
+        }
+        return edits
+    }
+
     private static func readBatch(
-        _ table: MappedTable, zone: CloudZone, codec: RowCodec, offset: TimeInterval, now: Date, untaken: () throws -> Bool,
+        _ table: MappedTable, zone: CloudZone, codec: RowCodec, offset: TimeInterval, now: Date, untaken: () throws -> [String: Date]?,
         in db: Database
     ) throws -> Batch {
         var batch = Batch()
-        var editsUntaken: Bool?
+        var untakenEdits: [String: Date]??
         var bytes = 0
         let entries = try SyncState.pendingBatch(db, entity: table.name, limit: maxBatchRecords)
         batch.more = entries.count == maxBatchRecords
@@ -106,8 +133,14 @@ extension SyncEngine {
             let base = state.flatMap { $0.forgotten ? nil : $0 }
             var editedAt = RecordApplier.editTime(entry, base, offset: offset, now: now)
             if let state, entry.restores != nil {
-                if editsUntaken == nil { editsUntaken = try untaken() }
-                editedAt = RecordApplier.restoringTime(editedAt, entry, state, row: row?.fields, editsUntaken: editsUntaken ?? true)
+                if untakenEdits == nil { untakenEdits = .some(try untaken()) }
+                // An edit not taken in yet is dated as the intake will date it; with the history pruned past
+                // the intake (unknown), as the apply dates an edit it finds by value: now.
+                var edit = entry
+                let committed = (untakenEdits ?? nil).map { $0[entry.name] } ?? .some(now)
+                if let committed { edit.editedAt = max(edit.editedAt, committed) }
+                let untakenAt = committed.map { _ in RecordApplier.editTime(edit, nil, offset: offset, now: now) }
+                editedAt = RecordApplier.restoringTime(editedAt, entry, state, row: row?.fields, untaken: untakenAt)
             }
             let change: CloudRecordChange
             switch (row, base) {
