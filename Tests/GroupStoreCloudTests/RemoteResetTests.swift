@@ -318,6 +318,20 @@ final class RemoteResetTests: CloudTestCase {
         try await assertEveryoneHolds([], a, b)
     }
 
+    /// The remote is replaced; a deletes n1 before its bridge brought it
+    /// back, and its delete goes up first: the new remote lacks n1, so it
+    /// deletes nothing and keeps no tombstone. Then b brings back n1, the
+    /// version a deleted: a takes it for a record made again since, unless it
+    /// tells it is older than its delete (the replaced trial's `k033`, seed
+    /// 1795845723626).
+    func testAReplacedRemote_aDeleteThatWentUpBeforeTheOtherGroupBroughtTheVersionBack_isNotUndone() async throws {
+        let (a, b) = try await twoGroupsInSync()
+        memoryServer.replace()
+        try await write(a, "DELETE FROM note WHERE id = 'n1'")
+        try await syncInTurn("a", "b", "a", "b", "a")
+        try await assertEveryoneHolds([], a, b)
+    }
+
     // MARK: a local edit not taken in while a version is brought back (the kept trial data of issue 30)
 
     /// b lists the restored remote, and before its upload a syncs (its

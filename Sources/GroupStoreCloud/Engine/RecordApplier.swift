@@ -237,12 +237,14 @@ struct RecordApplier: Sendable {
             else { return false }
             restores = try Self.restoredTime(of: codec(table).read(name, in: db), over: state)
         } else {
-            guard outcome.tombstonesKept, outcome.listing || outcome.forgottenHere.contains(key),
-                let tombstone = try SyncState.tombstone(db, entity: table.name, name: name)
-            else { return false }
+            guard outcome.tombstonesKept, let tombstone = try SyncState.tombstone(db, entity: table.name, name: name) else { return false }
             let deletedAt = tombstone.editedAt.map { $0.addingTimeInterval(0.001) }
             let olderThanTheDelete = deletedAt.map { outcome.forgottenHere.contains(key) && record.editedAt < $0 } ?? false
-            guard (outcome.listing && tombstone.tag == record.tag) || olderThanTheDelete else { return false }
+            // Deleted here while the remote had forgotten the version (no tag): the delete went up without
+            // one, and left nothing on a remote that lacked the record. That version (or an older one),
+            // brought back since by another group, is older than the delete, and is deleted again.
+            let broughtBackAfterTheDelete = tombstone.tag.isEmpty && (deletedAt.map { record.editedAt < $0 } ?? false)
+            guard (outcome.listing && tombstone.tag == record.tag) || olderThanTheDelete || broughtBackAfterTheDelete else { return false }
             restores = deletedAt ?? record.editedAt.addingTimeInterval(0.001)
         }
         try SyncState.setRecord(db, entity: table.name, name: name, record: record)
