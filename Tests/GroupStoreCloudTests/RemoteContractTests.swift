@@ -327,7 +327,8 @@ class RemoteContractTests: CloudTestCase {
         let results = try await alice.modify(
             (1...3).map { .save(id: note("n\($0)"), baseTag: nil, fields: ["title": .text("new \($0)"), "body": .null], editedAt: Date()) })
         XCTAssertEqual(results.count, 3)
-        guard case .saved(let first) = results[0], case .conflict(_, let server?, _) = results[1], case .saved(let third) = results[2] else {
+        guard case .saved(let first) = results[0], case .conflict(_, let server?, _) = results[1], case .saved(let third) = results[2]
+        else {
             return XCTFail("expected saved, conflict, saved: \(results)")
         }
         XCTAssertEqual([first.id.name, third.id.name], ["n1", "n3"])

@@ -139,7 +139,8 @@ package enum GatewayWire {
             case .saved: return record.map { .saved($0) }
             case .deleted: return .deleted(id)
             case .conflict:
-                return .conflict(id, server: record, deletedAt: record == nil ? deletedAt.map(Date.init(timeIntervalSinceReferenceDate:)) : nil)
+                return .conflict(
+                    id, server: record, deletedAt: record == nil ? deletedAt.map(Date.init(timeIntervalSinceReferenceDate:)) : nil)
             case .refused: return .refused(id, reason: reason ?? "refused")
             }
         }

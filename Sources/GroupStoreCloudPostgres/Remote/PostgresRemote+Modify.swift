@@ -102,7 +102,9 @@
                 times[[zone, type, name].joined(separator: "\u{0}")] = Date(timeIntervalSince1970: seconds)
             }
             return results.map { result in
-                guard case .conflict(let id, .none, _) = result, let table = PostgresTypedTable.named(id.type, in: tables) else { return result }
+                guard case .conflict(let id, .none, _) = result, let table = PostgresTypedTable.named(id.type, in: tables) else {
+                    return result
+                }
                 return .conflict(id, server: nil, deletedAt: times[[id.zone.description, table.name, id.name].joined(separator: "\u{0}")])
             }
         }

@@ -19,7 +19,9 @@ final class GatewayWireTests: XCTestCase {
         let deletedAt = Date(timeIntervalSince1970: 1_795_840_457.057817)
         let (json, back) = try roundTrip(.conflict(id, server: nil, deletedAt: deletedAt))
         XCTAssertNotNil(json["deletedAt"])
-        guard case .conflict(id, .none, let time?) = back else { return XCTFail("expected a conflict with a delete time, got \(String(describing: back))") }
+        guard case .conflict(id, .none, let time?) = back else {
+            return XCTFail("expected a conflict with a delete time, got \(String(describing: back))")
+        }
         XCTAssertEqual(time.timeIntervalSince1970, deletedAt.timeIntervalSince1970, accuracy: 0.000_001)
     }
 
