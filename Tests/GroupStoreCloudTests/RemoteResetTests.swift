@@ -409,7 +409,7 @@ final class RemoteResetTests: CloudTestCase {
 }
 
 /// Runs a body once (the first time it is asked to).
-private final class Once: Sendable {
+final class Once: Sendable {
     private let done = Mutex(false)
     var ran: Bool { done.withLock { $0 } }
     func run(_ body: @Sendable () async throws -> Void) async throws {
@@ -420,7 +420,7 @@ private final class Once: Sendable {
 
 /// Runs `beforeModify` before every upload it is given, then passes it on
 /// (a second group's sync slipped in between a group's fetch and its upload).
-private struct HookedRemote: ForwardingRemote {
+struct HookedRemote: ForwardingRemote {
     let base: any CloudDatabase
     let beforeModify: @Sendable ([CloudRecordChange]) async throws -> Void
     func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
