@@ -332,6 +332,32 @@ final class RemoteResetTests: CloudTestCase {
         try await assertEveryoneHolds([], a, b)
     }
 
+    /// The remote is restored from an older copy (holding n1 = v1; a edited
+    /// it and deleted it since) just after a's sync checked its history: a's fetch
+    /// finds its token expired and lists the remote. That listing must know
+    /// the remote was restored, or it takes the older n1 back and a's delete
+    /// is lost (restored trial 5, seed 1795846489364: `k009`, `k010`).
+    func testARemoteRestoredBetweenTheHistoryCheckAndTheFetch_isFoundBeforeTheListing() async throws {
+        let (a, b) = try await twoGroupsInSync()
+        try await write(a, "INSERT INTO note VALUES ('n2', 'v1')")
+        try await syncInTurn("a", "b")
+        let copy = memoryServer.snapshot()
+        // n1 edited after the copy, then deleted: its tombstone's tag is not the one the copy lists.
+        try await write(a, "UPDATE note SET body = 'v2' WHERE id = 'n1'")
+        try await syncInTurn("a", "b")
+        try await write(a, "DELETE FROM note WHERE id = 'n1'; UPDATE note SET body = 'v2' WHERE id = 'n2'")
+        try await syncInTurn("a", "b")
+        let once = Once()
+        let server = memoryServer
+        let restoredAfterCheck = HistoryHookedRemote(base: remote()) { try await once.run { server.restore(copy) } }
+        try await sync("a", tables: ["note"], remote: restoredAfterCheck)
+        XCTAssertTrue(once.ran)
+        XCTAssertEqual(try notes(a), ["n2:v2"], "a's delete and edit are not rolled back")
+        XCTAssertEqual(try CloudSyncStatus.read(group: group("a")).remoteReset?.kind, .restored)
+        try await syncInTurn("b", "a", "b", "a")
+        try await assertEveryoneHolds(["n2:v2"], a, b)
+    }
+
     // MARK: a local edit not taken in while a version is brought back (the kept trial data of issue 30)
 
     /// b lists the restored remote, and before its upload a syncs (its
@@ -426,6 +452,18 @@ struct HookedRemote: ForwardingRemote {
     func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
         try await beforeModify(changes)
         return try await base.modify(changes)
+    }
+}
+
+/// Runs `afterHistory` after answering each history check (the remote
+/// changed between a sync's check and its fetch).
+private struct HistoryHookedRemote: ForwardingRemote {
+    let base: any CloudDatabase
+    let afterHistory: @Sendable () async throws -> Void
+    func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory {
+        let history = try await base.history(keeping: mark)
+        try await afterHistory()
+        return history
     }
 }
 
