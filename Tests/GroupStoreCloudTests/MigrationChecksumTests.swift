@@ -40,6 +40,7 @@ final class MigrationChecksumTests: XCTestCase {
                 ("groupstore.postgres.v4", "d66d3f53471db5ffeda17a593cc6fe92662411736da14ccbefa78b32050bee91"),
                 ("groupstore.postgres.zone-hints", "91e15bbf46f258707d7a3d578c5d64c8aad05bd7f05aefab14f97ca25a36c73d"),
                 ("groupstore.postgres.declared-types", "1267ab522a3f41a42e30910b0c716f3c3ca77fd420bb5b5a46fdbfa66560ce8d"),
+                ("groupstore.postgres.delete-times", "5891fadbf85b80f5c3b7d8e503bb030532e62aa07bab0d4ae1aca5f3316d9c1e"),
             ]
         ),
     ]

@@ -74,9 +74,9 @@ class RemoteContractTests: CloudTestCase {
         let deleted = try await delete(remote, id, base: created.tag)
         XCTAssertEqual(deleted, .deleted(id))
         let staleSave = try await save(remote, id, base: created.tag, ["title": .text("two")])
-        XCTAssertEqual(staleSave, .conflict(id, server: nil))
+        guard case .conflict(id, .none, _) = staleSave else { return XCTFail("expected a conflict with nothing, got \(staleSave)") }
         let staleDelete = try await delete(remote, id, base: created.tag)
-        XCTAssertEqual(staleDelete, .conflict(id, server: nil))
+        guard case .conflict(id, .none, _) = staleDelete else { return XCTFail("expected a conflict with nothing, got \(staleDelete)") }
         // Without a tag: already gone; and a new save creates it again.
         let untaggedDelete = try await delete(remote, id, base: nil)
         XCTAssertEqual(untaggedDelete, .deleted(id))
@@ -86,6 +86,49 @@ class RemoteContractTests: CloudTestCase {
         // Never seen at all: a tagged save is a conflict with nothing.
         let unknown = try await save(remote, note("nope"), base: "1-abc", ["title": .text("x")])
         XCTAssertEqual(unknown, .conflict(note("nope"), server: nil))
+    }
+
+    /// A stale edit of a deleted record is answered with the delete's edit
+    /// time — the time it was sent with, raised above the version it
+    /// deleted — so that a version brought back after the remote was
+    /// restored from an older copy is settled against the delete by edit
+    /// time; a record never held has none.
+    func testAStaleEditOfADeletedRecord_isAnsweredWithTheDeletesEditTime() async throws {
+        let remote = try await remote()
+        let now = Date()
+        func deleted(_ name: String, createdAt: Date, deletedAt: Date) async throws -> (CloudRecordID, CloudRecord) {
+            let id = note(name)
+            let created = try await remote.modify([.save(id: id, baseTag: nil, fields: ["title": .text("one")], editedAt: createdAt)])
+            guard case .saved(let record) = created.first else {
+                XCTFail("expected \(id) saved, got \(created)")
+                throw CancellationError()
+            }
+            let results = try await remote.modify([.delete(id: id, baseTag: record.tag, editedAt: deletedAt)])
+            XCTAssertEqual(results, [.deleted(id)])
+            return (id, record)
+        }
+        func deleteTime(_ id: CloudRecordID, base: String) async throws -> [Date?] {
+            var times: [Date?] = []
+            for result in [try await save(remote, id, base: base, ["title": .text("stale")]), try await delete(remote, id, base: base)] {
+                guard case .conflict(id, .none, let deletedAt) = result else {
+                    XCTFail("expected a conflict with nothing, got \(result)")
+                    continue
+                }
+                times.append(deletedAt)
+            }
+            return times
+        }
+        let (n1, v1) = try await deleted("n1", createdAt: now.addingTimeInterval(-60), deletedAt: now.addingTimeInterval(-30))
+        for time in try await deleteTime(n1, base: v1.tag) {
+            XCTAssertEqual(time?.timeIntervalSince1970 ?? 0, now.timeIntervalSince1970 - 30, accuracy: 0.001, "the delete's own time")
+        }
+        // Sent with a time before the version it deleted (a clock behind): raised above that version.
+        let (n2, v2) = try await deleted("n2", createdAt: now.addingTimeInterval(-60), deletedAt: now.addingTimeInterval(-90))
+        for time in try await deleteTime(n2, base: v2.tag) {
+            XCTAssertEqual(time?.timeIntervalSince1970 ?? 0, v2.editedAt.timeIntervalSince1970 + 0.001, accuracy: 0.0005)
+        }
+        let unknown = try await save(remote, note("never"), base: "1-abc", ["title": .text("x")])
+        XCTAssertEqual(unknown, .conflict(note("never"), server: nil, deletedAt: nil), "no delete, no time")
     }
 
     func testSaveOrDeleteWithoutTagOfALiveRecordConflicts() async throws {
@@ -285,7 +328,8 @@ class RemoteContractTests: CloudTestCase {
         let results = try await alice.modify(
             (1...3).map { .save(id: note("n\($0)"), baseTag: nil, fields: ["title": .text("new \($0)"), "body": .null], editedAt: Date()) })
         XCTAssertEqual(results.count, 3)
-        guard case .saved(let first) = results[0], case .conflict(_, let server?) = results[1], case .saved(let third) = results[2] else {
+        guard case .saved(let first) = results[0], case .conflict(_, let server?, _) = results[1], case .saved(let third) = results[2]
+        else {
             return XCTFail("expected saved, conflict, saved: \(results)")
         }
         XCTAssertEqual([first.id.name, third.id.name], ["n1", "n3"])
@@ -334,7 +378,7 @@ class RemoteContractTests: CloudTestCase {
         }
         XCTAssertEqual(edited.owner, "alice", "an edit keeps the record's creator")
         XCTAssertEqual(edited.editedBy, "bob")
-        guard case .conflict(_, let server?) = try await save(bob, item("i1"), base: first.tag, ["title": .text("stale")]) else {
+        guard case .conflict(_, let server?, _) = try await save(bob, item("i1"), base: first.tag, ["title": .text("stale")]) else {
             return XCTFail("a stale edit in a shared zone is a conflict")
         }
         XCTAssertEqual(server.tag, edited.tag)

@@ -18,7 +18,7 @@ final class RemoteResetTests: CloudTestCase {
 
     private func remoteNotes() async throws -> [String] {
         let batch = try await remote().fetchChanges(in: .private("alice"), since: nil, limit: 1000)
-        return batch.changed.map { record -> String in
+        return batch.changed.filter { $0.id.type == "note" }.map { record -> String in
             if case .text(let body) = record.fields["body"] { return "\(record.id.name):\(body)" }
             return record.id.name
         }.sorted()
@@ -133,7 +133,7 @@ final class RemoteResetTests: CloudTestCase {
     ) async throws -> CloudSyncSummary {
         let once = Once()
         let otherSync = CloudSync(try configuration(other, tables: ["note"], policy: policy))
-        let hooked = HookedRemote(base: remote()) {
+        let hooked = HookedRemote(base: remote()) { _ in
             try await once.run {
                 let summary = try await otherSync.syncOnce()
                 XCTAssertNil(summary.error, "the sync of \(other) slipped in failed", file: file, line: line)
@@ -287,10 +287,155 @@ final class RemoteResetTests: CloudTestCase {
         try await syncInTurn("b", "a", "b")
         try await assertEveryoneHolds(["n1:v4"], a, b)
     }
+
+    /// Both groups acknowledged n1 = v2; the remote is restored from a copy
+    /// holding v1. b lists it and brings v2 back, but before its upload a
+    /// brings v2 back first and then deletes n1: b's upload meets that
+    /// delete, edited after the version b brings back. The remote answers
+    /// with the delete's time, and the delete wins (without it, b kept its
+    /// version and n1 came back).
+    func testARestoredRemote_aDeleteMadeAfterTheVersionAnotherGroupBringsBack_winsOverIt() async throws {
+        let (a, b) = try await twoGroupsInSync()
+        let copy = memoryServer.snapshot()
+        try await write(a, "UPDATE note SET body = 'v2' WHERE id = 'n1'")
+        try await syncInTurn("a", "b")
+        memoryServer.restore(copy)
+        let once = Once()
+        let aConfiguration = try configuration("a", tables: ["note"])
+        let bRemote = HookedRemote(base: remote()) { _ in
+            try await once.run {
+                for step in 0..<2 {
+                    if step == 1 { try await a.write { db in try db.execute(sql: "DELETE FROM note WHERE id = 'n1'") } }
+                    let summary = try await CloudSync(aConfiguration).syncOnce()
+                    XCTAssertNil(summary.error)
+                }
+            }
+        }
+        let summary = try await sync("b", tables: ["note"], remote: bRemote)
+        XCTAssertTrue(once.ran)
+        XCTAssertGreaterThan(summary.conflicts, 0, "b met a's delete")
+        try await syncInTurn("a", "b", "a", "b")
+        try await assertEveryoneHolds([], a, b)
+    }
+
+    /// The remote is replaced; a deletes n1 before its bridge brought it
+    /// back, and its delete goes up first: the new remote lacks n1, so it
+    /// deletes nothing and keeps no tombstone. Then b brings back n1, the
+    /// version a deleted: a takes it for a record made again since, unless it
+    /// tells it is older than its delete (the replaced trial's `k033`, seed
+    /// 1795845723626).
+    func testAReplacedRemote_aDeleteThatWentUpBeforeTheOtherGroupBroughtTheVersionBack_isNotUndone() async throws {
+        let (a, b) = try await twoGroupsInSync()
+        memoryServer.replace()
+        try await write(a, "DELETE FROM note WHERE id = 'n1'")
+        try await syncInTurn("a", "b", "a", "b", "a")
+        try await assertEveryoneHolds([], a, b)
+    }
+
+    /// The remote is restored from an older copy (holding n1 = v1; a edited
+    /// it and deleted it since) just after a's sync checked its history: a's fetch
+    /// finds its token expired and lists the remote. That listing must know
+    /// the remote was restored, or it takes the older n1 back and a's delete
+    /// is lost (restored trial 5, seed 1795846489364: `k009`, `k010`).
+    func testARemoteRestoredBetweenTheHistoryCheckAndTheFetch_isFoundBeforeTheListing() async throws {
+        let (a, b) = try await twoGroupsInSync()
+        try await write(a, "INSERT INTO note VALUES ('n2', 'v1')")
+        try await syncInTurn("a", "b")
+        let copy = memoryServer.snapshot()
+        // n1 edited after the copy, then deleted: its tombstone's tag is not the one the copy lists.
+        try await write(a, "UPDATE note SET body = 'v2' WHERE id = 'n1'")
+        try await syncInTurn("a", "b")
+        try await write(a, "DELETE FROM note WHERE id = 'n1'; UPDATE note SET body = 'v2' WHERE id = 'n2'")
+        try await syncInTurn("a", "b")
+        let once = Once()
+        let server = memoryServer
+        let restoredAfterCheck = HistoryHookedRemote(base: remote()) { try await once.run { server.restore(copy) } }
+        try await sync("a", tables: ["note"], remote: restoredAfterCheck)
+        XCTAssertTrue(once.ran)
+        XCTAssertEqual(try notes(a), ["n2:v2"], "a's delete and edit are not rolled back")
+        XCTAssertEqual(try CloudSyncStatus.read(group: group("a")).remoteReset?.kind, .restored)
+        try await syncInTurn("b", "a", "b", "a")
+        try await assertEveryoneHolds(["n2:v2"], a, b)
+    }
+
+    // MARK: a local edit not taken in while a version is brought back (the kept trial data of issue 30)
+
+    /// b lists the restored remote, and before its upload a syncs (its
+    /// `upload` of a `note` waits until `aux` went up: `hookAfterAux`).
+    private func syncBWithASyncOfA(
+        tables: [String], aRemote: any CloudDatabase, file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
+        let aSync = CloudSync(try configuration("a", tables: tables, remote: aRemote))
+        let once = Once()
+        let bRemote = HookedRemote(base: remote()) { _ in
+            try await once.run {
+                let summary = try await aSync.syncOnce()
+                XCTAssertNil(summary.error, "a's sync slipped in failed", file: file, line: line)
+            }
+        }
+        try await sync("b", tables: tables, remote: bRemote, file: file, line: line)
+        XCTAssertTrue(once.ran, "a synced between b's listing and its upload", file: file, line: line)
+    }
+
+    /// n1 (v1) is created after the copy, so both groups bring it back to
+    /// the restored remote; b lists first. a edits n1 (v2) after its own
+    /// listing decided to bring v1 back and before its upload reads the row:
+    /// a commit its bridge has not taken in, whose pending entry still holds
+    /// v1's edit time. v2 is a later version than the v1 b brings back, not
+    /// the same one (it went up at v1's time, and b brought v1 back on top:
+    /// `k017` of the kept trial `…-cloud-restored-92`).
+    func testARestoredRemote_anEditCommittedBetweenTheListingAndTheUpload_isNotTakenForTheVersionBroughtBack() async throws {
+        let schema = Self.schema + "; CREATE TABLE aux(id TEXT PRIMARY KEY, body TEXT)"
+        let a = try open("a", schema: schema)
+        let b = try open("b", schema: schema)
+        let tables = ["aux", "note"]
+        try await write(a, "INSERT INTO aux VALUES ('x', 'v1')")
+        for name in ["a", "b"] { try await sync(name, tables: tables) }
+        let copy = memoryServer.snapshot()
+        try await write(a, "INSERT INTO note VALUES ('n1', 'v1')")
+        for name in ["a", "b"] { try await sync(name, tables: tables) }
+        memoryServer.restore(copy)
+        // Something of a's goes up before its notes do (tables go up in the order configured).
+        try await write(a, "UPDATE aux SET body = 'v2' WHERE id = 'x'")
+        let edited = Once()
+        let aRemote = HookedRemote(base: remote()) { changes in
+            if changes.contains(where: { $0.id.type == "aux" }) {
+                try await edited.run { try await a.write { db in try db.execute(sql: "UPDATE note SET body = 'v2' WHERE id = 'n1'") } }
+            } else if changes.contains(where: { $0.id.type == "note" }) {
+                XCTAssertTrue(edited.ran, "n1 was edited before a's notes went up")
+            }
+        }
+        try await syncBWithASyncOfA(tables: tables, aRemote: aRemote)
+        for name in ["a", "b", "a", "b"] { try await sync(name, tables: tables) }
+        try await assertEveryoneHolds(["n1:v2"], a, b)
+    }
+
+    /// a deleted n1 (b applied the delete); the remote is restored from a
+    /// copy holding it. b lists first and deletes it again; a creates n1
+    /// again while its own listing runs (a commit not taken in), and brings
+    /// it back on top of the listed copy before b's delete goes up. a's new
+    /// n1 is later than the delete b brings back, not the same version (it
+    /// went up at the delete's estimated time, and b deleted it: `k005` of
+    /// the kept trial `…-cloud-restored-86`).
+    func testARestoredRemote_aRecordCreatedAgainWhileItsGroupLists_isNotTakenForTheDeleteBroughtBack() async throws {
+        let (a, b) = try await twoGroupsInSync()
+        let copy = memoryServer.snapshot()
+        try await write(a, "DELETE FROM note WHERE id = 'n1'")
+        try await syncInTurn("a", "b")
+        memoryServer.restore(copy)
+        let created = Once()
+        let aRemote = ListingHookedRemote(base: remote()) {
+            try await created.run { try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v2')") } }
+        }
+        try await syncBWithASyncOfA(tables: ["note"], aRemote: aRemote)
+        XCTAssertTrue(created.ran)
+        try await syncInTurn("a", "b", "a", "b")
+        try await assertEveryoneHolds(["n1:v2"], a, b)
+    }
 }
 
 /// Runs a body once (the first time it is asked to).
-private final class Once: Sendable {
+final class Once: Sendable {
     private let done = Mutex(false)
     var ran: Bool { done.withLock { $0 } }
     func run(_ body: @Sendable () async throws -> Void) async throws {
@@ -301,11 +446,34 @@ private final class Once: Sendable {
 
 /// Runs `beforeModify` before every upload it is given, then passes it on
 /// (a second group's sync slipped in between a group's fetch and its upload).
-private struct HookedRemote: ForwardingRemote {
+struct HookedRemote: ForwardingRemote {
     let base: any CloudDatabase
-    let beforeModify: @Sendable () async throws -> Void
+    let beforeModify: @Sendable ([CloudRecordChange]) async throws -> Void
     func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
-        try await beforeModify()
+        try await beforeModify(changes)
         return try await base.modify(changes)
+    }
+}
+
+/// Runs `afterHistory` after answering each history check (the remote
+/// changed between a sync's check and its fetch).
+private struct HistoryHookedRemote: ForwardingRemote {
+    let base: any CloudDatabase
+    let afterHistory: @Sendable () async throws -> Void
+    func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory {
+        let history = try await base.history(keeping: mark)
+        try await afterHistory()
+        return history
+    }
+}
+
+/// Runs `beforeListing` before answering every full listing of a zone
+/// (a local commit made while the bridge lists, not taken in by it).
+private struct ListingHookedRemote: ForwardingRemote {
+    let base: any CloudDatabase
+    let beforeListing: @Sendable () async throws -> Void
+    func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
+        if token == nil { try await beforeListing() }
+        return try await base.fetchChanges(in: zone, since: token, limit: limit)
     }
 }

@@ -112,6 +112,25 @@ struct RecordApplier: Sendable {
         same(row?.fields, state.ancestor) ? state.editedAt : state.editedAt.addingTimeInterval(0.001)
     }
 
+    /// The edit time of what goes up for a key that brings a version back
+    /// (``SyncState/Pending/restores``), from `time` (``editTime(_:_:offset:now:)``):
+    /// a row edited since the listing decided what it brings back is a
+    /// later version, though its pending entry may not say so yet (its
+    /// commit not taken in: the entry still holds the time of the version
+    /// brought back). A version the remote forgot tells such an edit by its
+    /// acknowledged values: it goes up at least 1 ms above that version.
+    /// `untaken`, the edit time of a commit of this key not taken in yet
+    /// (on the remote's clock), is the edit's own.
+    static func restoringTime(
+        _ time: Date, _ pending: SyncState.Pending, _ state: SyncState.RecordState, row: CloudFields?, untaken: Date?
+    ) -> Date {
+        guard pending.restores != nil else { return time }
+        var time = time
+        if state.forgotten, !same(row, state.ancestor) { time = max(time, state.editedAt.addingTimeInterval(0.001)) }
+        if let untaken { time = max(time, untaken) }
+        return time
+    }
+
     /// Edit times closer than this are one version's, carried through
     /// another remote (each version of a record is raised at least 1 ms
     /// above the one it edited; a time travels with microseconds).
@@ -218,12 +237,14 @@ struct RecordApplier: Sendable {
             else { return false }
             restores = try Self.restoredTime(of: codec(table).read(name, in: db), over: state)
         } else {
-            guard outcome.tombstonesKept, outcome.listing || outcome.forgottenHere.contains(key),
-                let tombstone = try SyncState.tombstone(db, entity: table.name, name: name)
-            else { return false }
+            guard outcome.tombstonesKept, let tombstone = try SyncState.tombstone(db, entity: table.name, name: name) else { return false }
             let deletedAt = tombstone.editedAt.map { $0.addingTimeInterval(0.001) }
             let olderThanTheDelete = deletedAt.map { outcome.forgottenHere.contains(key) && record.editedAt < $0 } ?? false
-            guard (outcome.listing && tombstone.tag == record.tag) || olderThanTheDelete else { return false }
+            // Deleted here while the remote had forgotten the version (no tag): the delete went up without
+            // one, and left nothing on a remote that lacked the record. That version (or an older one),
+            // brought back since by another group, is older than the delete, and is deleted again.
+            let broughtBackAfterTheDelete = tombstone.tag.isEmpty && (deletedAt.map { record.editedAt < $0 } ?? false)
+            guard (outcome.listing && tombstone.tag == record.tag) || olderThanTheDelete || broughtBackAfterTheDelete else { return false }
             restores = deletedAt ?? record.editedAt.addingTimeInterval(0.001)
         }
         try SyncState.setRecord(db, entity: table.name, name: name, record: record)
@@ -310,9 +331,12 @@ struct RecordApplier: Sendable {
     /// Settles a conflict by the policy: writes the result here, records the
     /// server's version as the new ancestor, and keeps the key pending when
     /// the result still differs from the server's.
+    /// - Parameter deletedAt: when the server deleted the record (`server`
+    ///   `nil`), the delete's edit time if the remote gave it.
     func settle(
         _ table: MappedTable, _ name: String, server: CloudRecord?, client: RowCodec.LocalRow?,
-        state: SyncState.RecordState?, pending: SyncState.Pending?, assets: [String: [UInt8]], in db: Database, outcome: inout Outcome
+        state: SyncState.RecordState?, pending: SyncState.Pending?, assets: [String: [UInt8]], deletedAt: Date? = nil, in db: Database,
+        outcome: inout Outcome
     ) throws {
         // Both sides already agree (an upload the remote took before this
         // member died, sent again; or the same edit made on both sides): not a conflict.
@@ -339,13 +363,21 @@ struct RecordApplier: Sendable {
             try keptHere(table, name, in: db, outcome: &outcome)
             return
         }
-        // The remote deleted the record after it forgot the version this group brings back (another group
-        // deleted an older copy of it again): the delete's time is not known, and the version brought back
-        // goes up again as a new record, whatever the policy.
+        // The remote deleted the record after it forgot the version this group brings back: another group
+        // deleted it since, or deleted an older copy of it again. Ordered by edit time as versions brought
+        // back are: a delete edited after the version this group holds wins, whatever the policy; one no
+        // later than it (within ``sameVersion``), or whose time the remote does not give, does not, and the
+        // version brought back goes up again as a new record.
+        var deleteWins = false
         if server == nil, pending?.restores != nil, client != nil {
-            if state != nil { try SyncState.forgetTag(db, entity: table.name, name: name) }
-            try keptHere(table, name, in: db, outcome: &outcome)
-            return
+            let held = Self.editTime(pending, nil, offset: outcome.clockOffset, now: clock())
+            if let deletedAt, deletedAt.timeIntervalSince(held) > Self.sameVersion {
+                deleteWins = true
+            } else {
+                if state != nil { try SyncState.forgetTag(db, entity: table.name, name: name) }
+                try keptHere(table, name, in: db, outcome: &outcome)
+                return
+            }
         }
         // What this group brings back is the version it acknowledged, unedited here, and the remote's was
         // edited after it: a later version (another group brought it back first, or edited it since), not
@@ -357,7 +389,8 @@ struct RecordApplier: Sendable {
         let conflict = CloudConflict(
             table: table.name, recordName: name, server: server?.fields, client: client?.fields, ancestor: state?.ancestor,
             serverEditedAt: server?.editedAt, clientEditedAt: Self.editTime(pending, state, offset: outcome.clockOffset, now: clock()))
-        let (result, kind) = laterThanRestored ? (server?.fields, .server) : ConflictResolver.resolve(conflict, policy: policy)
+        let (result, kind) =
+            laterThanRestored || deleteWins ? (server?.fields, .server) : ConflictResolver.resolve(conflict, policy: policy)
         let codec = codec(table)
         var available = assets
         for (hash, bytes) in client?.assets ?? [:] { available[hash] = bytes }

@@ -57,6 +57,10 @@ extension SyncEngine {
             } catch let error as CloudSyncError where error.code == .permissionDenied && zone.scope == .shared {
                 return try await leave(zone, because: error.message, summary: &summary)
             } catch let error as CloudSyncError where error.code == .tokenExpired && !listing {
+                // A remote replaced or restored since this sync checked its history expires the token: it is
+                // found now, before the listing, which then brings back what it forgot instead of taking its
+                // older versions (a delete of this group's, made before the restore, was rolled back).
+                if try await checkRemoteHistory() { try await prepareRemoteIfAsked() }
                 logger.info("change token expired: listing the zone again", metadata: ["zone": "\(zone)"])
                 token = nil
                 listing = true

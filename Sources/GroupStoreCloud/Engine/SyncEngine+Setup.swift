@@ -25,11 +25,16 @@ extension SyncEngine {
         }
         // Every sync with work: a remote replaced or restored is found before anything is fetched or uploaded.
         if state.mustFetch || state.mustUpload || state.setupLeft.contains(.prepareRemote) { try await checkRemoteHistory() }
-        if state.setupLeft.contains(.prepareRemote) {
-            let types = tables.map(\.recordType)
-            try await Retry.run(configuration, "prepare the tables on \(remote.displayName)") { try await self.remote.prepare(types) }
-            state.setupLeft.remove(.prepareRemote)
-        }
+        try await prepareRemoteIfAsked()
+    }
+
+    /// Declares the synced tables' record types to the remote, if a setup
+    /// step or a remote found replaced or restored asks for it.
+    func prepareRemoteIfAsked() async throws {
+        guard state.setupLeft.contains(.prepareRemote) else { return }
+        let types = tables.map(\.recordType)
+        try await Retry.run(configuration, "prepare the tables on \(remote.displayName)") { try await self.remote.prepare(types) }
+        state.setupLeft.remove(.prepareRemote)
     }
 
     /// A one-shot sync's intake: the history after the intake position, a

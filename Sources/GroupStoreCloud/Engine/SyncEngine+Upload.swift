@@ -79,15 +79,49 @@ extension SyncEngine {
     private func prepareUploads(_ table: MappedTable) throws -> Batch {
         let (zone, codec) = (zone(of: table), applier.codec(table))
         let (offset, now) = (state.clockOffset, configuration.clock())
-        let batch = try readDatabase { db in try Self.readBatch(table, zone: zone, codec: codec, offset: offset, now: now, in: db) }
+        let (store, takenIn, intake) = (self.store, max(store.processedThrough, state.intakePosition), self.intake)
+        let batch = try readDatabase { db in
+            // Local commits not taken in yet (their edit times are not in the pending entries).
+            let untaken = { try Self.untakenEdits(of: table, intake: intake, store: store, after: takenIn, in: db) }
+            return try Self.readBatch(table, zone: zone, codec: codec, offset: offset, now: now, untaken: untaken, in: db)
+        }
         if !batch.settled.isEmpty || !batch.uploads.isEmpty { try writeDatabase { db in try Self.record(batch, in: db) } }
         return batch
     }
 
+    /// The keys of `table` that local commits after `position`, not taken
+    /// in yet, changed: each with the latest commit time (as the intake
+    /// will take it); `nil` when the history was pruned past `position`.
+    private static func untakenEdits(
+        of table: MappedTable, intake: SaveIntake, store: GroupStore, after position: Int64, in db: Database
+    ) throws -> [String: Date]? {
+        guard try store.hasChanges(db, after: position, byOtherThan: store.member) else { return [:] }
+        let backlog = HistoryBacklog(store: store)
+        var (edits, position, more) = ([String: Date](), position, true)
+        while more {
+            let page = try backlog.page(after: position, in: db)
+            for save in page.saves {
+                if save.kind == .resync { return nil }
+                position = max(position, save.seq)
+                guard save.author != intake.member else { continue }
+                for change in save.changes where change.entity.lowercased() == table.name.lowercased() {
+                    for key in change.inserted + change.updated + change.deleted {
+                        guard let name = RecordName.name(of: key, shape: table.key) else { continue }
+                        edits[name] = max(edits[name] ?? .distantPast, save.committedAt.addingTimeInterval(intake.clockSkew))
+                    }
+                }
+            }
+            more = page.hasMore && !page.saves.isEmpty
+        }
+        return edits
+    }
+
     private static func readBatch(
-        _ table: MappedTable, zone: CloudZone, codec: RowCodec, offset: TimeInterval, now: Date, in db: Database
+        _ table: MappedTable, zone: CloudZone, codec: RowCodec, offset: TimeInterval, now: Date, untaken: () throws -> [String: Date]?,
+        in db: Database
     ) throws -> Batch {
         var batch = Batch()
+        var untakenEdits: [String: Date]??
         var bytes = 0
         let entries = try SyncState.pendingBatch(db, entity: table.name, limit: maxBatchRecords)
         batch.more = entries.count == maxBatchRecords
@@ -97,7 +131,17 @@ extension SyncEngine {
             let id = CloudRecordID(zone: zone, type: table.name, name: entry.name)
             // A version the remote forgot goes up as a new record, all of it (``SyncState/RecordState/forgotten``).
             let base = state.flatMap { $0.forgotten ? nil : $0 }
-            let editedAt = RecordApplier.editTime(entry, base, offset: offset, now: now)
+            var editedAt = RecordApplier.editTime(entry, base, offset: offset, now: now)
+            if let state, entry.restores != nil {
+                if untakenEdits == nil { untakenEdits = .some(try untaken()) }
+                // An edit not taken in yet is dated as the intake will date it; with the history pruned past
+                // the intake (unknown), as the apply dates an edit it finds by value: now.
+                var edit = entry
+                let committed = (untakenEdits ?? nil).map { $0[entry.name] } ?? .some(now)
+                if let committed { edit.editedAt = max(edit.editedAt, committed) }
+                let untakenAt = committed.map { _ in RecordApplier.editTime(edit, nil, offset: offset, now: now) }
+                editedAt = RecordApplier.restoringTime(editedAt, entry, state, row: row?.fields, untaken: untakenAt)
+            }
             let change: CloudRecordChange
             switch (row, base) {
             case (nil, nil) where state != nil:
@@ -195,7 +239,7 @@ extension SyncEngine {
                     try SyncState.removeRecord(db, entity: table.name, name: name)
                     try SyncState.clearPending(db, upload.entry)
                     accepted += 1
-                case .conflict(_, let server) where RecordApplier.same(upload.row, server?.fields):
+                case .conflict(_, let server, _) where RecordApplier.same(upload.row, server?.fields):
                     // The remote already holds exactly what this upload sent: acknowledged, not a conflict.
                     try SyncState.adopt(db, entity: table.name, name: name, server)
                     try SyncState.clearPending(db, upload.entry)
@@ -203,13 +247,13 @@ extension SyncEngine {
                 case .conflict where remoteReset:
                     // Answered by a remote replaced or restored: the key stays pending, for after its listing.
                     try SyncState.clearSent(db, entity: table.name, name: name)
-                case .conflict(_, let server)
+                case .conflict(_, let server, _)
                 where try SyncState.inFlight(db, entity: table.name, name: name).contains { Self.isOwnUpload(server, sent: $0) }:
                     // An earlier upload of this group, taken by the remote before the member that sent it
                     // died: it becomes the acknowledged version, and this newer edit goes up on top of it.
                     try SyncState.adopt(db, entity: table.name, name: name, server)
                     try SyncState.clearSent(db, entity: table.name, name: name)
-                case .conflict(_, let server):
+                case .conflict(_, let server, let deletedAt):
                     // Answered: the remote did not take it.
                     try SyncState.clearSent(db, entity: table.name, name: name)
                     let rounds = upload.entry.rounds + 1
@@ -232,7 +276,7 @@ extension SyncEngine {
                     }
                     try applier.settle(
                         table, name, server: server, client: client, state: state, pending: upload.entry, assets: client?.assets ?? [:],
-                        in: db, outcome: &outcome)
+                        deletedAt: deletedAt, in: db, outcome: &outcome)
                 case .refused(_, let reason):
                     try applier.park(db, table, name, "up", reason, nil, &outcome)
                 }

@@ -163,8 +163,12 @@ public enum CloudModifyResult: Hashable, Sendable {
     /// Deleted (or already absent with no tag given).
     case deleted(CloudRecordID)
     /// The base tag was stale: the record as the server holds it now, or
-    /// `nil` if the server deleted it.
-    case conflict(CloudRecordID, server: CloudRecord?)
+    /// `nil` if the server deleted it. Then `deletedAt` is the delete's edit
+    /// time (as a save's ``CloudRecord/editedAt``: the deleting client's,
+    /// raised above the version it deleted, never after the server's clock)
+    /// where the remote knows it; `nil` when it does not (a record it never
+    /// held, a tombstone it pruned, a remote or gateway of an older format).
+    case conflict(CloudRecordID, server: CloudRecord?, deletedAt: Date? = nil)
     /// Refused for good (not allowed, invalid): retrying will not help.
     case refused(CloudRecordID, reason: String)
 }

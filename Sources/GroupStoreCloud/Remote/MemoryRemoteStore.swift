@@ -58,7 +58,7 @@ struct MemoryRemoteStore: Sendable {
                     id: id, tag: "", fields: fields, owner: user, editedAt: Self.editedTime(editedAt, base: nil, now: now), editedBy: user)
                 return .saved(write(record, deleted: false))
             }
-            guard var record = live else { return .conflict(id, server: nil) }
+            guard var record = live else { return .conflict(id, server: nil, deletedAt: Self.deleteTime(stored)) }
             if conflictOnEverySave { return .conflict(id, server: write(record, deleted: false)) }
             guard record.tag == baseTag else { return .conflict(id, server: record) }
             record.fields.merge(fields) { _, new in new }
@@ -67,7 +67,7 @@ struct MemoryRemoteStore: Sendable {
             return .saved(write(record, deleted: false))
         case .delete(_, let baseTag, let editedAt):
             guard let baseTag else { return live.map { .conflict(id, server: $0) } ?? .deleted(id) }
-            guard var record = live else { return .conflict(id, server: nil) }
+            guard var record = live else { return .conflict(id, server: nil, deletedAt: Self.deleteTime(stored)) }
             guard record.tag == baseTag else { return .conflict(id, server: record) }
             record.fields = [:]
             record.editedAt = Self.editedTime(editedAt, base: record.editedAt, now: now)
@@ -75,6 +75,12 @@ struct MemoryRemoteStore: Sendable {
             _ = write(record, deleted: true)
             return .deleted(id)
         }
+    }
+
+    /// The edit time of the delete a tombstone keeps (`nil`: no tombstone).
+    private static func deleteTime(_ stored: Stored?) -> Date? {
+        guard let stored, stored.deleted else { return nil }
+        return stored.record.editedAt
     }
 
     /// Why `user` may not write `id` at all, if so.

@@ -12,7 +12,7 @@ extension EmbeddedRemote {
     /// - A save with the record's current tag merges the given fields onto the
     ///   stored ones (fields not given are kept) under a new tag; a stale tag
     ///   is a conflict with the server's record, or with `nil` when it was
-    ///   deleted.
+    ///   deleted (and the delete's edit time, which its tombstone keeps).
     /// - A delete with the current tag leaves a tombstone under a new tag; a
     ///   delete with no tag of a record that is not there is done already.
     /// - Writing another user's private zone, or a public record another user
@@ -75,14 +75,16 @@ private struct ModifyContext: Sendable {
             if let reason = try refusal(for: id, types: types, db) { return .refused(id, reason: reason) }
             let stored = try EmbeddedRemoteRecord.fetch(db, id, display: display)
             let live = stored?.live
+            // A tombstone keeps the delete's edit time: a stale edit of the record is answered with it.
+            let deletedAt = stored.flatMap { $0.deleted ? $0.record.editedAt : nil }
             if let live, id.zone.scope == .public, live.owner != user {
                 return .refused(id, reason: "\(id) was created by another user; only its creator may change it")
             }
             switch change {
             case .save(_, let baseTag, let fields, let editedAt):
-                return try save(id, baseTag: baseTag, fields: fields, editedAt: editedAt, live: live, now: now, db)
+                return try save(id, baseTag: baseTag, fields: fields, editedAt: editedAt, live: live, deletedAt: deletedAt, now: now, db)
             case .delete(_, let baseTag, let editedAt):
-                return try delete(id, baseTag: baseTag, editedAt: editedAt, live: live, now: now, db)
+                return try delete(id, baseTag: baseTag, editedAt: editedAt, live: live, deletedAt: deletedAt, now: now, db)
             }
         }
     }
@@ -109,7 +111,8 @@ private struct ModifyContext: Sendable {
     }
 
     private func save(
-        _ id: CloudRecordID, baseTag: String?, fields: CloudFields, editedAt: Date, live: CloudRecord?, now: Double, _ db: Database
+        _ id: CloudRecordID, baseTag: String?, fields: CloudFields, editedAt: Date, live: CloudRecord?, deletedAt: Date?, now: Double,
+        _ db: Database
     ) throws -> CloudModifyResult {
         guard let baseTag else {
             if let live { return .conflict(id, server: live) }
@@ -117,7 +120,7 @@ private struct ModifyContext: Sendable {
                 id: id, tag: "", fields: fields, owner: user, editedAt: editedTime(editedAt, base: nil, now: now), editedBy: user)
             return .saved(try write(record, deleted: false, db))
         }
-        guard var record = live else { return .conflict(id, server: nil) }
+        guard var record = live else { return .conflict(id, server: nil, deletedAt: deletedAt) }
         if conflictOnEverySave {
             // Injected fault: someone else saved it just before.
             return .conflict(id, server: try write(record, deleted: false, db))
@@ -130,13 +133,13 @@ private struct ModifyContext: Sendable {
     }
 
     private func delete(
-        _ id: CloudRecordID, baseTag: String?, editedAt: Date, live: CloudRecord?, now: Double, _ db: Database
+        _ id: CloudRecordID, baseTag: String?, editedAt: Date, live: CloudRecord?, deletedAt: Date?, now: Double, _ db: Database
     ) throws -> CloudModifyResult {
         guard let baseTag else {
             if let live { return .conflict(id, server: live) }
             return .deleted(id)
         }
-        guard var record = live else { return .conflict(id, server: nil) }
+        guard var record = live else { return .conflict(id, server: nil, deletedAt: deletedAt) }
         guard record.tag == baseTag else { return .conflict(id, server: record) }
         record.fields = [:]
         record.editedAt = editedTime(editedAt, base: record.editedAt, now: now)

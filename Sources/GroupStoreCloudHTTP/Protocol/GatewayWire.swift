@@ -104,10 +104,16 @@ package enum GatewayWire {
         package var id: CloudRecordID
         package var record: CloudRecord?
         package var reason: String?
+        /// A conflict with a deleted record: the delete's edit time (seconds
+        /// since the reference date, as a change's `editedAt`), where the
+        /// remote knows it. Absent — as from a gateway of an older build — it
+        /// is unknown; a peer of an older build ignores it.
+        package var deletedAt: Double?
 
         package init(_ result: CloudModifyResult) {
             record = nil
             reason = nil
+            deletedAt = nil
             switch result {
             case .saved(let saved):
                 kind = .saved
@@ -116,10 +122,11 @@ package enum GatewayWire {
             case .deleted(let deleted):
                 kind = .deleted
                 id = deleted
-            case .conflict(let conflicted, let server):
+            case .conflict(let conflicted, let server, let deleted):
                 kind = .conflict
                 id = conflicted
                 record = server
+                deletedAt = server == nil ? deleted?.timeIntervalSinceReferenceDate : nil
             case .refused(let refused, let why):
                 kind = .refused
                 id = refused
@@ -131,7 +138,9 @@ package enum GatewayWire {
             switch kind {
             case .saved: return record.map { .saved($0) }
             case .deleted: return .deleted(id)
-            case .conflict: return .conflict(id, server: record)
+            case .conflict:
+                return .conflict(
+                    id, server: record, deletedAt: record == nil ? deletedAt.map(Date.init(timeIntervalSinceReferenceDate:)) : nil)
             case .refused: return .refused(id, reason: reason ?? "refused")
             }
         }

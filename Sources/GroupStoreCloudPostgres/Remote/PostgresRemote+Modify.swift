@@ -48,7 +48,7 @@
                 }
                 let plan = ModifyPlan(changes: changes, tables: tables, user: user, epoch: epoch, access: access)
                 do {
-                    return try await plan.run(session)
+                    return try await deleteTimes(plan.run(session), tables: tables, session)
                 } catch let error
                     where PostgresFailure.serverError(error) != nil
                     && !PostgresFailure.isTransient(PostgresFailure.serverError(error)!.state)
@@ -67,8 +67,45 @@
                             results.append(.refused(change.id, reason: "\(displayName) refused \(change.id): \(message)"))
                         }
                     }
-                    return results
+                    return try await deleteTimes(results, tables: tables, session)
                 }
+            }
+        }
+
+        /// `results` with the delete's edit time of each conflict with a
+        /// deleted record, as its tombstone keeps it (format 5; none kept:
+        /// unknown). Read after the statements, in one query.
+        private func deleteTimes(
+            _ results: [CloudModifyResult], tables: [String: PostgresTypedTable], _ session: PostgresSession
+        ) async throws -> [CloudModifyResult] {
+            var keys: (zones: [String], types: [String], names: [String]) = ([], [], [])
+            for case .conflict(let id, .none, _) in results {
+                guard let table = PostgresTypedTable.named(id.type, in: tables) else { continue }
+                keys.zones.append(id.zone.description)
+                keys.types.append(table.name)
+                keys.names.append(id.name)
+            }
+            guard !keys.zones.isEmpty else { return results }
+            var binds = PostgresBindings()
+            binds.append(keys.zones)
+            binds.append(keys.types)
+            binds.append(keys.names)
+            let rows = try await session.cells(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT t.zone, t.type, t.name, extract(epoch FROM t.edited_at)::float8::text FROM groupstore.tombstones AS t
+                        WHERE (t.zone, t.type, t.name) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[])) AND t.edited_at IS NOT NULL
+                        """, binds: binds))
+            var times: [String: Date] = [:]
+            for row in rows where row.count == 4 {
+                guard let zone = row[0], let type = row[1], let name = row[2], let seconds = row[3].flatMap(Double.init) else { continue }
+                times[[zone, type, name].joined(separator: "\u{0}")] = Date(timeIntervalSince1970: seconds)
+            }
+            return results.map { result in
+                guard case .conflict(let id, .none, _) = result, let table = PostgresTypedTable.named(id.type, in: tables) else {
+                    return result
+                }
+                return .conflict(id, server: nil, deletedAt: times[[id.zone.description, table.name, id.name].joined(separator: "\u{0}")])
             }
         }
     }
@@ -272,16 +309,22 @@
                 }
                 for (column, value) in fields { values.set(column, value) }
                 return .insert(values, editedAt: seconds, table)
-            case .delete(_, let baseTag, _):
+            case .delete(_, let baseTag, let editedAt):
                 // Without a tag only a read: a live record is a conflict, none is deleted already.
+                // The delete's edit time goes to its tombstone through a setting the row trigger reads (format 5).
                 var binds = PostgresBindings()
                 binds.append(id.zone.description)
                 binds.append(id.name)
                 binds.append(String(baseTag.flatMap { PostgresTag.number($0, epoch: epoch) } ?? -1))
+                let seconds = editedAt.timeIntervalSince1970.isFinite ? editedAt.timeIntervalSince1970 : Date().timeIntervalSince1970
+                binds.append(String(seconds))
                 return .write(
                     PostgresQuery(
                         unsafeSQL: Self.writeOrRead(
-                            "DELETE FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = $2 AND gs_tag = $3::bigint", table),
+                            """
+                            DELETE FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = $2 AND gs_tag = $3::bigint
+                            AND set_config('\(PostgresServerSchema.deleteEditedAtSetting)', $4, true) IS NOT NULL
+                            """, table),
                         binds: binds), table)
             }
         }

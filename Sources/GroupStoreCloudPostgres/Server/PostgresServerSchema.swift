@@ -57,6 +57,7 @@
             SchemaMigration("groupstore.postgres.v4", sql: formatFour),
             SchemaMigration("groupstore.postgres.zone-hints", sql: zoneHints),
             SchemaMigration("groupstore.postgres.declared-types", sql: declaredTypes),
+            SchemaMigration("groupstore.postgres.delete-times", sql: deleteTimes),
         ]
         /// The role whose members read the key of the notifications' zone tags
         /// (a gateway's login role: ``PostgresNotice``).

@@ -240,7 +240,7 @@ final class EmbeddedRemoteTests: XCTestCase {
         faults.conflictOnEverySave = true
         for _ in 0..<3 {
             let result = try await save(remote, note("n"), base: record.tag, ["title": .text("mine")])
-            guard case .conflict(_, let server?) = result else { return XCTFail("expected a conflict, got \(result)") }
+            guard case .conflict(_, let server?, _) = result else { return XCTFail("expected a conflict, got \(result)") }
             XCTAssertNotEqual(server.tag, record.tag)
             XCTAssertEqual(server.fields, ["title": .text("one")])
             record = server

@@ -1,0 +1,60 @@
+import Foundation
+import GRDB
+import GroupStore
+import GroupStoreCloud
+import GroupStoreCloudEmbedded
+import Subprocesses
+import XCTest
+
+/// The embedded remote restored in place from an older copy (`sqlite3
+/// .backup` / `.restore`, as the fault suite does) under two groups: what
+/// ``RemoteResetTests`` replays on the in-memory remote, where the remote's
+/// answer matters (the delete's edit time, from the file's tombstone).
+final class EmbeddedRemoteResetTests: CloudTestCase {
+    override class var remoteKind: RemoteKind { .embedded }
+
+    private func sqlite3(_ command: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let process = try Subprocess(URL(fileURLWithPath: "/usr/bin/sqlite3"), [remotePath, ".timeout 10000", command])
+        XCTAssertEqual(process.waitForExit(timeout: 60), 0, "sqlite3 \(command) failed: \(process.errors)", file: file, line: line)
+    }
+
+    private func notes(_ store: GroupStore) throws -> [String] {
+        try store.pool.read { db in try String.fetchAll(db, sql: "SELECT id || ':' || body FROM note ORDER BY id") }
+    }
+
+    /// Both groups acknowledged n1 = v2; the file is restored from a copy
+    /// holding v1. b lists it and brings v2 back, but before its upload a
+    /// brings v2 back first and then deletes n1: b's upload meets that
+    /// delete, which the file's tombstone dates after the version b brings
+    /// back, and the delete wins (without the time, n1 came back).
+    func testARestoredRemote_aDeleteMadeAfterTheVersionAnotherGroupBringsBack_winsOverIt() async throws {
+        let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, body TEXT)"
+        let (a, b) = (try open("a", schema: schema), try open("b", schema: schema))
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v1')") }
+        for name in ["a", "b"] { try await sync(name, tables: ["note"]) }
+        let copy = root + "/copy.sqlite"
+        try sqlite3(".backup '\(copy)'")
+        try await a.write { db in try db.execute(sql: "UPDATE note SET body = 'v2' WHERE id = 'n1'") }
+        for name in ["a", "b"] { try await sync(name, tables: ["note"]) }
+        try sqlite3(".restore '\(copy)'")
+        let once = Once()
+        let aConfiguration = try configuration("a", tables: ["note"])
+        let bRemote = HookedRemote(base: try embeddedRemote()) { _ in
+            try await once.run {
+                for step in 0..<2 {
+                    if step == 1 { try await a.write { db in try db.execute(sql: "DELETE FROM note WHERE id = 'n1'") } }
+                    let summary = try await CloudSync(aConfiguration).syncOnce()
+                    XCTAssertNil(summary.error)
+                }
+            }
+        }
+        let summary = try await sync("b", tables: ["note"], remote: bRemote)
+        XCTAssertTrue(once.ran)
+        XCTAssertGreaterThan(summary.conflicts, 0, "b met a's delete")
+        for name in ["a", "b", "a", "b"] { try await sync(name, tables: ["note"]) }
+        XCTAssertEqual(try notes(a), [])
+        XCTAssertEqual(try notes(b), [])
+        let live = try await embeddedRemote().fetchChanges(in: .private("alice"), since: nil, limit: 1000).changed
+        XCTAssertEqual(live.map(\.id.name), [], "the remote's live records")
+    }
+}
