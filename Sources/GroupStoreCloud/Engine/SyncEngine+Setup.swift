@@ -23,8 +23,14 @@ extension SyncEngine {
             try await checkAccount()
             state.setupLeft.remove(.checkAccount)
         }
-        // Every sync with work: a remote replaced or restored is found before anything is fetched or uploaded.
-        if state.mustFetch || state.mustUpload || state.setupLeft.contains(.prepareRemote) { try await checkRemoteHistory() }
+        // A sync with work: a remote replaced or restored is found before anything is fetched or uploaded,
+        // unless the last check was under a second ago (its answers since would have said so: see
+        // ``EngineState/remoteCheckedAt``); a check before every sync cost a round trip on each hop.
+        if state.setupLeft.contains(.prepareRemote)
+            || ((state.mustFetch || state.mustUpload) && state.remoteCheckDue(interval: configuration.remoteCheckInterval))
+        {
+            try await checkRemoteHistory()
+        }
         try await prepareRemoteIfAsked()
     }
 

@@ -35,9 +35,15 @@ extension SyncEngine {
                 tracer.mark(.uploadPrepared)
                 let results = try await send(batch.uploads.map(\.change))
                 tracer.mark(.uploadAnswered)
-                // A conflict may come from a remote replaced or restored since this sync checked
-                // (the record gone, or back at an older version): that is no edit to settle against.
-                if results.contains(where: { if case .conflict = $0 { true } else { false } }) {
+                // A conflict or a refusal may come from a remote replaced or restored since it was last
+                // checked (the record gone or back at an older version, a type not prepared there): that
+                // is no edit to settle against, nor a reason to park.
+                if results.contains(where: {
+                    switch $0 {
+                    case .conflict, .refused: true
+                    case .saved, .deleted: false
+                    }
+                }) {
                     do {
                         reset = try await checkRemoteHistory()
                     } catch {
@@ -277,6 +283,9 @@ extension SyncEngine {
                     try applier.settle(
                         table, name, server: server, client: client, state: state, pending: upload.entry, assets: client?.assets ?? [:],
                         deletedAt: deletedAt, in: db, outcome: &outcome)
+                case .refused where remoteReset:
+                    // Refused by a remote replaced or restored (its type not prepared yet): pending, for after it is.
+                    try SyncState.clearSent(db, entity: table.name, name: name)
                 case .refused(_, let reason):
                     try applier.park(db, table, name, "up", reason, nil, &outcome)
                 }

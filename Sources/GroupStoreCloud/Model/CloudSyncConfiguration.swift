@@ -56,6 +56,10 @@ public struct CloudSyncConfiguration: Sendable {
     /// First retry delay after a transient error (doubled, jittered, up to ``maxRetryDelay``).
     public var retryDelay: TimeInterval = 0.05
     public var maxRetryDelay: TimeInterval = 30
+    /// The longest a sync goes without asking the remote's history first
+    /// (answers that may come from a remote replaced or restored ask at
+    /// once; see ``EngineState/remoteCheckedAt``). Tests lengthen it.
+    var remoteCheckInterval: Duration = .seconds(1)
     public var logger: Logger
     /// Seconds added to this host's clock as the engine reads it (commit
     /// times and now): the tests' stand-in for a host whose clock is skewed

@@ -1,0 +1,75 @@
+import Foundation
+import GRDB
+import GroupStore
+import Synchronization
+import XCTest
+
+@testable import GroupStoreCloud
+
+/// When a running bridge asks the remote's history (``EngineState/remoteCheckedAt``):
+/// before a sync only if the last check is older than
+/// ``CloudSyncConfiguration/remoteCheckInterval`` (a second), after a
+/// sync that uploaded, and at once when the remote answers as a remote
+/// replaced or restored would. A remote replaced between two syncs a
+/// second apart is still found before anything is parked or lost.
+final class RemoteCheckTests: CloudTestCase {
+    static let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, body TEXT)"
+
+    func testASyncSoonAfterACheck_doesNotAskAgain_andARemoteReplacedMeanwhile_isFoundByTheRefusal() async throws {
+        let app = try open("a", schema: Self.schema)
+        let bridge = try open("a", member: "cloud", schema: Self.schema)
+        let counting = HistoryCountingRemote(base: remote())
+        var configuration = try configuration("a", tables: ["note"], remote: counting)
+        // Long enough that no sync of this test is due to ask first, however slow the host.
+        configuration.remoteCheckInterval = .seconds(3600)
+        let engine = try await SyncEngine.make(
+            store: bridge, configuration: configuration,
+            events: EventHub(label: "test", object: { nil }), tracer: SyncTracer(), oneShot: false)
+        let first = await engine.sync(complete: false)
+        XCTAssertNil(first.summary.error)
+        XCTAssertEqual(counting.asked, 1, "the first sync checks the remote's history")
+
+        try await write(app, engine, "n1")
+        let second = await engine.sync(complete: false, fetch: false)
+        XCTAssertNil(second.summary.error)
+        XCTAssertEqual(second.summary.uploaded, 1)
+        // Not before (checked under a second ago), once after the upload.
+        XCTAssertEqual(counting.asked, 2, "a sync right after a check asks once, after its upload")
+
+        // The remote is replaced; the next sync, within the interval, does not ask first.
+        memoryServer.replace()
+        try await write(app, engine, "n2")
+        let third = await engine.sync(complete: false, fetch: false)
+        XCTAssertNil(third.summary.error, third.summary.error ?? "")
+        XCTAssertEqual(third.summary.parked, 0, "nothing is parked because the remote was new")
+        XCTAssertGreaterThan(counting.asked, 2, "the refusal of n2 (its type not prepared there) had the history asked")
+        let reset = try await bridge.pool.read { db in try SyncState.remoteReset(db) }
+        XCTAssertEqual(reset?.kind, .replaced)
+        let names = try await remote().fetchChanges(in: .private("alice"), since: nil, limit: 100).changed.map(\.id.name).sorted()
+        XCTAssertEqual(names, ["n1", "n2"], "both rows are on the new remote")
+    }
+
+    /// Writes row `name` as the app and hands its save to the engine, as the bridge's member is delivered it.
+    private func write(_ app: GroupStore, _ engine: SyncEngine, _ name: String) async throws {
+        let written = try await app.writeWithSequence { db in
+            try db.execute(sql: "INSERT INTO note VALUES (?, 'x')", arguments: [name])
+        }
+        let save = Save(
+            seq: try XCTUnwrap(written.seq), author: "app", committedAt: Date(),
+            changes: [EntityChange(entity: "note", inserted: [.text(name)])])
+        let taken = await engine.takeIn(delivered: [save])
+        XCTAssertTrue(taken)
+    }
+}
+
+/// Counts the calls of ``CloudDatabase/history(keeping:)``.
+private final class HistoryCountingRemote: ForwardingRemote {
+    let base: any CloudDatabase
+    private let count = Mutex(0)
+    init(base: any CloudDatabase) { self.base = base }
+    var asked: Int { count.withLock { $0 } }
+    func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory {
+        count.withLock { $0 += 1 }
+        return try await base.history(keeping: mark)
+    }
+}
