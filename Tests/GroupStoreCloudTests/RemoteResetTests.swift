@@ -300,20 +300,7 @@ final class RemoteResetTests: CloudTestCase {
         try await write(a, "UPDATE note SET body = 'v2' WHERE id = 'n1'")
         try await syncInTurn("a", "b")
         memoryServer.restore(copy)
-        let once = Once()
-        let aConfiguration = try configuration("a", tables: ["note"])
-        let bRemote = HookedRemote(base: remote()) { _ in
-            try await once.run {
-                for step in 0..<2 {
-                    if step == 1 { try await a.write { db in try db.execute(sql: "DELETE FROM note WHERE id = 'n1'") } }
-                    let summary = try await CloudSync(aConfiguration).syncOnce()
-                    XCTAssertNil(summary.error)
-                }
-            }
-        }
-        let summary = try await sync("b", tables: ["note"], remote: bRemote)
-        XCTAssertTrue(once.ran)
-        XCTAssertGreaterThan(summary.conflicts, 0, "b met a's delete")
+        try await syncB(through: remote(), whileABringsN1BackAndDeletesIt: a)
         try await syncInTurn("a", "b", "a", "b")
         try await assertEveryoneHolds([], a, b)
     }
@@ -431,6 +418,30 @@ final class RemoteResetTests: CloudTestCase {
         XCTAssertTrue(created.ran)
         try await syncInTurn("a", "b", "a", "b")
         try await assertEveryoneHolds(["n1:v2"], a, b)
+    }
+}
+
+extension CloudTestCase {
+    /// Syncs group b through `base`; before b's first upload, group a syncs
+    /// twice (bringing n1 back, then deleting it). b's upload meets that
+    /// delete, and must report it as a conflict.
+    func syncB(
+        through base: any CloudDatabase, whileABringsN1BackAndDeletesIt a: GroupStore, file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
+        let once = Once()
+        let aConfiguration = try configuration("a", tables: ["note"])
+        let bRemote = HookedRemote(base: base) { _ in
+            try await once.run {
+                for step in 0..<2 {
+                    if step == 1 { try await a.write { db in try db.execute(sql: "DELETE FROM note WHERE id = 'n1'") } }
+                    let summary = try await CloudSync(aConfiguration).syncOnce()
+                    XCTAssertNil(summary.error, file: file, line: line)
+                }
+            }
+        }
+        let summary = try await sync("b", tables: ["note"], remote: bRemote, file: file, line: line)
+        XCTAssertTrue(once.ran, "a synced inside b's upload", file: file, line: line)
+        XCTAssertGreaterThan(summary.conflicts, 0, "b met a's delete", file: file, line: line)
     }
 }
 

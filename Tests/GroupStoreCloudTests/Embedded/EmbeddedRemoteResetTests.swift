@@ -37,20 +37,7 @@ final class EmbeddedRemoteResetTests: CloudTestCase {
         try await a.write { db in try db.execute(sql: "UPDATE note SET body = 'v2' WHERE id = 'n1'") }
         for name in ["a", "b"] { try await sync(name, tables: ["note"]) }
         try sqlite3(".restore '\(copy)'")
-        let once = Once()
-        let aConfiguration = try configuration("a", tables: ["note"])
-        let bRemote = HookedRemote(base: try embeddedRemote()) { _ in
-            try await once.run {
-                for step in 0..<2 {
-                    if step == 1 { try await a.write { db in try db.execute(sql: "DELETE FROM note WHERE id = 'n1'") } }
-                    let summary = try await CloudSync(aConfiguration).syncOnce()
-                    XCTAssertNil(summary.error)
-                }
-            }
-        }
-        let summary = try await sync("b", tables: ["note"], remote: bRemote)
-        XCTAssertTrue(once.ran)
-        XCTAssertGreaterThan(summary.conflicts, 0, "b met a's delete")
+        try await syncB(through: try embeddedRemote(), whileABringsN1BackAndDeletesIt: a)
         for name in ["a", "b", "a", "b"] { try await sync(name, tables: ["note"]) }
         XCTAssertEqual(try notes(a), [])
         XCTAssertEqual(try notes(b), [])
