@@ -7,13 +7,28 @@ import XCTest
 @testable import GroupStoreCloud
 
 /// When a running bridge asks the remote's history (``EngineState/remoteCheckedAt``):
-/// before a sync only if the last check is older than
-/// ``CloudSyncConfiguration/remoteCheckInterval`` (a second), after a
-/// sync that uploaded, and at once when the remote answers as a remote
-/// replaced or restored would. A remote replaced between two syncs a
-/// second apart is still found before anything is parked or lost.
+/// before a sync if the last check is older than
+/// ``CloudSyncConfiguration/remoteCheckInterval`` (zero by default: every
+/// sync), after a sync that uploaded, and at once when the remote answers as
+/// a remote replaced or restored would. With the interval lengthened, a
+/// remote replaced between two syncs is still found by the refusal of an
+/// upload (its type not prepared there), before anything is parked.
 final class RemoteCheckTests: CloudTestCase {
     static let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, body TEXT)"
+
+    func testEverySyncAsksFirst_byDefault() async throws {
+        let app = try open("a", schema: Self.schema)
+        let bridge = try open("a", member: "cloud", schema: Self.schema)
+        let counting = HistoryCountingRemote(base: remote())
+        let engine = try await SyncEngine.make(
+            store: bridge, configuration: try configuration("a", tables: ["note"], remote: counting),
+            events: EventHub(label: "test", object: { nil }), tracer: SyncTracer(), oneShot: false)
+        _ = await engine.sync(complete: false)
+        try await write(app, engine, "n1")
+        let second = await engine.sync(complete: false, fetch: false)
+        XCTAssertEqual(second.summary.uploaded, 1)
+        XCTAssertEqual(counting.asked, 3, "the first sync asks; the second asks before and after its upload")
+    }
 
     func testASyncSoonAfterACheck_doesNotAskAgain_andARemoteReplacedMeanwhile_isFoundByTheRefusal() async throws {
         let app = try open("a", schema: Self.schema)

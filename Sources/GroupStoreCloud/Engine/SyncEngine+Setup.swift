@@ -23,9 +23,8 @@ extension SyncEngine {
             try await checkAccount()
             state.setupLeft.remove(.checkAccount)
         }
-        // A sync with work: a remote replaced or restored is found before anything is fetched or uploaded,
-        // unless the last check was under a second ago (its answers since would have said so: see
-        // ``EngineState/remoteCheckedAt``); a check before every sync cost a round trip on each hop.
+        // A sync with work: a remote replaced or restored is found before anything is fetched or uploaded
+        // (unless ``CloudSyncConfiguration/remoteCheckInterval`` says otherwise; it is zero).
         if state.setupLeft.contains(.prepareRemote)
             || ((state.mustFetch || state.mustUpload) && state.remoteCheckDue(interval: configuration.remoteCheckInterval))
         {
