@@ -6,13 +6,11 @@ import XCTest
 
 @testable import GroupStoreCloud
 
-/// When a running bridge asks the remote's history (``EngineState/remoteCheckedAt``):
-/// before a sync if the last check is older than
-/// ``CloudSyncConfiguration/remoteCheckInterval`` (zero by default: every
-/// sync), after a sync that uploaded, and at once when the remote answers as
-/// a remote replaced or restored would. With the interval lengthened, a
-/// remote replaced between two syncs is still found by the refusal of an
-/// upload (its type not prepared there), before anything is parked.
+/// When a running bridge asks the remote's history: before every sync,
+/// after a sync that uploaded, and at once when the remote answers as a
+/// remote replaced or restored would. A remote replaced between a sync's
+/// check and its upload is found by the refusal of the upload (its type not
+/// prepared there), before anything is parked.
 final class RemoteCheckTests: CloudTestCase {
     static let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, body TEXT)"
 
@@ -30,34 +28,26 @@ final class RemoteCheckTests: CloudTestCase {
         XCTAssertEqual(counting.asked, 3, "the first sync asks; the second asks before and after its upload")
     }
 
-    func testASyncSoonAfterACheck_doesNotAskAgain_andARemoteReplacedMeanwhile_isFoundByTheRefusal() async throws {
+    func testARemoteReplacedBetweenASyncsCheckAndItsUpload_isFoundByTheRefusal() async throws {
         let app = try open("a", schema: Self.schema)
         let bridge = try open("a", member: "cloud", schema: Self.schema)
-        let counting = HistoryCountingRemote(base: remote())
-        var configuration = try configuration("a", tables: ["note"], remote: counting)
-        // Long enough that no sync of this test is due to ask first, however slow the host.
-        configuration.remoteCheckInterval = .seconds(3600)
+        let server = memoryServer
+        // The fourth check is the third sync's, before its upload: the remote is replaced right after it.
+        let counting = HistoryCountingRemote(base: remote()) { asked in if asked == 4 { server.replace() } }
         let engine = try await SyncEngine.make(
-            store: bridge, configuration: configuration,
+            store: bridge, configuration: try configuration("a", tables: ["note"], remote: counting),
             events: EventHub(label: "test", object: { nil }), tracer: SyncTracer(), oneShot: false)
-        let first = await engine.sync(complete: false)
-        XCTAssertNil(first.summary.error)
-        XCTAssertEqual(counting.asked, 1, "the first sync checks the remote's history")
-
+        _ = await engine.sync(complete: false)
         try await write(app, engine, "n1")
         let second = await engine.sync(complete: false, fetch: false)
-        XCTAssertNil(second.summary.error)
         XCTAssertEqual(second.summary.uploaded, 1)
-        // Not before (checked under a second ago), once after the upload.
-        XCTAssertEqual(counting.asked, 2, "a sync right after a check asks once, after its upload")
+        XCTAssertEqual(counting.asked, 3)
 
-        // The remote is replaced; the next sync, within the interval, does not ask first.
-        memoryServer.replace()
         try await write(app, engine, "n2")
         let third = await engine.sync(complete: false, fetch: false)
         XCTAssertNil(third.summary.error, third.summary.error ?? "")
         XCTAssertEqual(third.summary.parked, 0, "nothing is parked because the remote was new")
-        XCTAssertGreaterThan(counting.asked, 2, "the refusal of n2 (its type not prepared there) had the history asked")
+        XCTAssertGreaterThan(counting.asked, 4, "the refusal of n2 (its type not prepared there) had the history asked")
         let reset = try await bridge.pool.read { db in try SyncState.remoteReset(db) }
         XCTAssertEqual(reset?.kind, .replaced)
         let names = try await remote().fetchChanges(in: .private("alice"), since: nil, limit: 100).changed.map(\.id.name).sorted()
@@ -77,14 +67,20 @@ final class RemoteCheckTests: CloudTestCase {
     }
 }
 
-/// Counts the calls of ``CloudDatabase/history(keeping:)``.
+/// Counts the calls of ``CloudDatabase/history(keeping:)``, and runs
+/// `afterHistory` with the count after answering each.
 private final class HistoryCountingRemote: ForwardingRemote {
     let base: any CloudDatabase
     private let count = Mutex(0)
-    init(base: any CloudDatabase) { self.base = base }
+    private let afterHistory: @Sendable (Int) -> Void
+    init(base: any CloudDatabase, afterHistory: @escaping @Sendable (Int) -> Void = { _ in }) {
+        self.base = base
+        self.afterHistory = afterHistory
+    }
     var asked: Int { count.withLock { $0 } }
     func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory {
-        count.withLock { $0 += 1 }
-        return try await base.history(keeping: mark)
+        let history = try await base.history(keeping: mark)
+        afterHistory(count.withLock { $0 += 1; return $0 })
+        return history
     }
 }

@@ -80,17 +80,6 @@ struct EngineState {
     /// The remote's clock less this host's, as measured at the last check of
     /// its history: local edit times are moved onto the remote's clock by it.
     var clockOffset: TimeInterval = 0
-    /// When the remote's history was last checked (`nil`: not yet, or a
-    /// sync failed since). A sync checks it first when the last check is
-    /// older than ``CloudSyncConfiguration/remoteCheckInterval`` (zero:
-    /// always); answers that may come from a remote replaced or restored
-    /// (a conflict, a refusal, an expired token, a failure) check it at once.
-    var remoteCheckedAt: ContinuousClock.Instant?
-
-    /// Whether a sync checks the remote's history before it fetches or uploads.
-    func remoteCheckDue(interval: Duration, now: ContinuousClock.Instant = .now) -> Bool {
-        remoteCheckedAt.map { now - $0 >= interval } ?? true
-    }
 
     init(oneShot: Bool, intakePosition: Int64) {
         setupLeft = Set(SetupStep.allCases)

@@ -25,7 +25,6 @@ extension SyncEngine {
             try await self.remote.history(keeping: seen)
         }
         let answered = configuration.clock()
-        state.remoteCheckedAt = .now
         state.clockOffset = history.now.timeIntervalSince(asked) - answered.timeIntervalSince(asked) / 2
         if history.head != seen {
             state.remoteSeen = history.head

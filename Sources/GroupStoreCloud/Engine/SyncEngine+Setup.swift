@@ -23,13 +23,8 @@ extension SyncEngine {
             try await checkAccount()
             state.setupLeft.remove(.checkAccount)
         }
-        // A sync with work: a remote replaced or restored is found before anything is fetched or uploaded
-        // (unless ``CloudSyncConfiguration/remoteCheckInterval`` says otherwise; it is zero).
-        if state.setupLeft.contains(.prepareRemote)
-            || ((state.mustFetch || state.mustUpload) && state.remoteCheckDue(interval: configuration.remoteCheckInterval))
-        {
-            try await checkRemoteHistory()
-        }
+        // Every sync with work: a remote replaced or restored is found before anything is fetched or uploaded.
+        if state.mustFetch || state.mustUpload || state.setupLeft.contains(.prepareRemote) { try await checkRemoteHistory() }
         try await prepareRemoteIfAsked()
     }
 

@@ -186,8 +186,6 @@ actor SyncEngine {
             summary.errorCode = failure?.code.rawValue
             logger.info("sync failed", metadata: ["error": "\(failure?.message ?? "")"])
         }
-        // A failure may be a remote replaced or restored (a table missing there): the next sync checks first.
-        if failure != nil { state.remoteCheckedAt = nil }
         summary.finishedAt = Date()
         recordLastSync(&summary, failed: failure != nil, idle: passes == 0 && summary.fetched == 0)
         events.emit(.finished(summary), error: failure)

@@ -56,17 +56,6 @@ public struct CloudSyncConfiguration: Sendable {
     /// First retry delay after a transient error (doubled, jittered, up to ``maxRetryDelay``).
     public var retryDelay: TimeInterval = 0.05
     public var maxRetryDelay: TimeInterval = 30
-    /// The longest a sync goes without asking the remote's history first
-    /// (answers that may come from a remote replaced or restored ask at
-    /// once; see ``EngineState/remoteCheckedAt``). Zero: every sync asks
-    /// first. A second saved a round trip on each hop, but a review found
-    /// the interleaving it opens: a remote restored in place whose log,
-    /// written to by another group since, passes this group's token again
-    /// accepts that token, and a fetch-only sync within the second applies
-    /// an older version over one acknowledged here, which the listing after
-    /// the check can no longer bring back. It stays zero until fetch answers
-    /// prove the history's continuity themselves. Tests lengthen it.
-    var remoteCheckInterval: Duration = .zero
     public var logger: Logger
     /// Seconds added to this host's clock as the engine reads it (commit
     /// times and now): the tests' stand-in for a host whose clock is skewed
