@@ -231,8 +231,7 @@ extension SyncEngine {
         let unsaved = state.tokens.unsaved
         let store = self.store
         let (offset, now) = (state.clockOffset, configuration.clock())
-        // Everything up to here is taken in (or not for the bridge).
-        let takenIn = max(store.processedThrough, state.checkedPosition)
+        let takenIn = historyTakenIn
         let intakePosition = state.intakePosition
         let (outcome, left, ownThrough) = try writeStore { db -> (RecordApplier.Outcome, Int, Int64?) in
             // Local edits not taken in yet are found by value, record by record (see

@@ -29,6 +29,10 @@ extension SyncEngine {
         }
     }
 
+    /// Through here the history is taken in, or the bridge's own: changes of
+    /// others not taken in yet follow it (see ``EngineState/checkedPosition``).
+    var historyTakenIn: Int64 { max(store.processedThrough, state.checkedPosition) }
+
     /// Takes `saves` in, in one transaction of the bridge's bookkeeping, and
     /// notes why the next sync has work.
     func takeIn(_ saves: [Save]) throws {

@@ -85,7 +85,7 @@ extension SyncEngine {
     private func prepareUploads(_ table: MappedTable) throws -> Batch {
         let (zone, codec) = (zone(of: table), applier.codec(table))
         let (offset, now) = (state.clockOffset, configuration.clock())
-        let (store, takenIn, intake) = (self.store, max(store.processedThrough, state.intakePosition), self.intake)
+        let (store, takenIn, intake) = (self.store, historyTakenIn, self.intake)
         let batch = try readDatabase { db in
             // Local commits not taken in yet (their edit times are not in the pending entries).
             let untaken = { try Self.untakenEdits(of: table, intake: intake, store: store, after: takenIn, in: db) }
