@@ -87,8 +87,13 @@ extension SyncEngine {
         let (offset, now) = (state.clockOffset, configuration.clock())
         let (store, takenIn, intake) = (self.store, historyTakenIn, self.intake)
         let batch = try readDatabase { db in
-            // Local commits not taken in yet (their edit times are not in the pending entries).
-            let untaken = { try Self.untakenEdits(of: table, intake: intake, store: store, after: takenIn, in: db) }
+            // The commit time of a key's edit not taken in yet (not in its pending entry): from the history
+            // after the intake; with the history pruned past it (unknown), now, as the apply dates an edit
+            // it finds by value.
+            let untaken = { () throws -> (String) -> Date? in
+                guard let edits = try Self.untakenEdits(of: table, intake: intake, store: store, after: takenIn, in: db) else { return { _ in now } }
+                return { edits[$0] }
+            }
             return try Self.readBatch(table, zone: zone, codec: codec, offset: offset, now: now, untaken: untaken, in: db)
         }
         if !batch.settled.isEmpty || !batch.uploads.isEmpty { try writeDatabase { db in try Self.record(batch, in: db) } }
@@ -123,11 +128,12 @@ extension SyncEngine {
     }
 
     private static func readBatch(
-        _ table: MappedTable, zone: CloudZone, codec: RowCodec, offset: TimeInterval, now: Date, untaken: () throws -> [String: Date]?,
+        _ table: MappedTable, zone: CloudZone, codec: RowCodec, offset: TimeInterval, now: Date, untaken: () throws -> (String) -> Date?,
         in db: Database
     ) throws -> Batch {
         var batch = Batch()
-        var untakenEdits: [String: Date]??
+        // Read once, for the first key that brings a version back.
+        var untakenCommit: ((String) -> Date?)?
         var bytes = 0
         let entries = try SyncState.pendingBatch(db, entity: table.name, limit: maxBatchRecords)
         batch.more = entries.count == maxBatchRecords
@@ -139,11 +145,10 @@ extension SyncEngine {
             let base = state.flatMap { $0.forgotten ? nil : $0 }
             var editedAt = RecordApplier.editTime(entry, base, offset: offset, now: now)
             if let state, entry.restores != nil {
-                if untakenEdits == nil { untakenEdits = .some(try untaken()) }
-                // An edit not taken in yet is dated as the intake will date it; with the history pruned past
-                // the intake (unknown), as the apply dates an edit it finds by value: now.
+                if untakenCommit == nil { untakenCommit = try untaken() }
+                // An edit not taken in yet is dated as the intake will date it.
                 var edit = entry
-                let committed = (untakenEdits ?? nil).map { $0[entry.name] } ?? .some(now)
+                let committed = untakenCommit?(entry.name)
                 if let committed { edit.editedAt = max(edit.editedAt, committed) }
                 let untakenAt = committed.map { _ in RecordApplier.editTime(edit, nil, offset: offset, now: now) }
                 editedAt = RecordApplier.restoringTime(editedAt, entry, state, row: row?.fields, untaken: untakenAt)
