@@ -15,34 +15,14 @@ final class RemoteCheckTests: CloudTestCase {
     static let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, body TEXT)"
 
     func testEverySyncAsksFirst_byDefault() async throws {
-        let app = try open("a", schema: Self.schema)
-        let bridge = try open("a", member: "cloud", schema: Self.schema)
-        let counting = HistoryCountingRemote(base: remote())
-        let engine = try await SyncEngine.make(
-            store: bridge, configuration: try configuration("a", tables: ["note"], remote: counting),
-            events: EventHub(label: "test", object: { nil }), tracer: SyncTracer(), oneShot: false)
-        _ = await engine.sync(complete: false)
-        try await write(app, engine, "n1")
-        let second = await engine.sync(complete: false, fetch: false)
-        XCTAssertEqual(second.summary.uploaded, 1)
-        XCTAssertEqual(counting.asked, 3, "the first sync asks; the second asks before and after its upload")
+        _ = try await twoSyncs(through: HistoryCountingRemote(base: remote()))
     }
 
     func testARemoteReplacedBetweenASyncsCheckAndItsUpload_isFoundByTheRefusal() async throws {
-        let app = try open("a", schema: Self.schema)
-        let bridge = try open("a", member: "cloud", schema: Self.schema)
         let server = memoryServer
         // The fourth check is the third sync's, before its upload: the remote is replaced right after it.
         let counting = HistoryCountingRemote(base: remote()) { asked in if asked == 4 { server.replace() } }
-        let engine = try await SyncEngine.make(
-            store: bridge, configuration: try configuration("a", tables: ["note"], remote: counting),
-            events: EventHub(label: "test", object: { nil }), tracer: SyncTracer(), oneShot: false)
-        _ = await engine.sync(complete: false)
-        try await write(app, engine, "n1")
-        let second = await engine.sync(complete: false, fetch: false)
-        XCTAssertEqual(second.summary.uploaded, 1)
-        XCTAssertEqual(counting.asked, 3)
-
+        let (app, bridge, engine) = try await twoSyncs(through: counting)
         try await write(app, engine, "n2")
         let third = await engine.sync(complete: false, fetch: false)
         XCTAssertNil(third.summary.error, third.summary.error ?? "")
@@ -52,6 +32,23 @@ final class RemoteCheckTests: CloudTestCase {
         XCTAssertEqual(reset?.kind, .replaced)
         let names = try await remote().fetchChanges(in: .private("alice"), since: nil, limit: 100).changed.map(\.id.name).sorted()
         XCTAssertEqual(names, ["n1", "n2"], "both rows are on the new remote")
+    }
+
+    /// A running bridge's engine for group a through `counting`, after its
+    /// first sync and a second that uploads row n1: each asked first, and
+    /// the second after its upload too.
+    private func twoSyncs(through counting: HistoryCountingRemote) async throws -> (app: GroupStore, bridge: GroupStore, engine: SyncEngine) {
+        let app = try open("a", schema: Self.schema)
+        let bridge = try open("a", member: "cloud", schema: Self.schema)
+        let engine = try await SyncEngine.make(
+            store: bridge, configuration: try configuration("a", tables: ["note"], remote: counting),
+            events: EventHub(label: "test", object: { nil }), tracer: SyncTracer(), oneShot: false)
+        _ = await engine.sync(complete: false)
+        try await write(app, engine, "n1")
+        let second = await engine.sync(complete: false, fetch: false)
+        XCTAssertEqual(second.summary.uploaded, 1)
+        XCTAssertEqual(counting.asked, 3, "the first sync asks; the second asks before and after its upload")
+        return (app, bridge, engine)
     }
 
     /// Writes row `name` as the app and hands its save to the engine, as the bridge's member is delivered it.
