@@ -6,37 +6,61 @@ import XCTest
 
 @testable import GroupStoreCloud
 
-/// When a running bridge asks the remote's history: before every sync,
-/// after a sync that uploaded, and at once when the remote answers as a
-/// remote replaced or restored would. A remote replaced between a sync's
-/// check and its upload is found by the refusal of the upload (its type not
-/// prepared there), before anything is parked.
+/// When a running bridge asks the remote's history on its own: before its
+/// first sync, and after it found the remote reset. Every other sync has the
+/// history checked by its fetches and uploads themselves, in the remote's
+/// transaction, so a remote replaced or restored just before a sync's upload
+/// or fetch is found by that call, before anything of it is applied.
 final class RemoteCheckTests: CloudTestCase {
     static let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, body TEXT)"
 
-    func testEverySyncAsksFirst_byDefault() async throws {
-        _ = try await twoSyncs(through: HistoryCountingRemote(base: remote()))
+    func testOnlyTheFirstSyncAsksOnItsOwn_everyCallAfterCarriesTheMark() async throws {
+        let counting = HistoryCountingRemote(base: remote())
+        let (app, _, engine) = try await twoSyncs(through: counting)
+        try await write(app, engine, "n2")
+        let third = await engine.sync(complete: false, fetch: true)
+        XCTAssertNil(third.summary.error, third.summary.error ?? "")
+        XCTAssertEqual(counting.asked, 1, "only the first sync asked the history on its own")
+        XCTAssertGreaterThan(counting.carried, 2, "the uploads and the fetch carried the mark")
+        XCTAssertEqual(counting.withoutMark, 0, "no fetch or upload went without the mark")
     }
 
-    func testARemoteReplacedBetweenASyncsCheckAndItsUpload_isFoundByTheRefusal() async throws {
-        let server = memoryServer
-        // The fourth check is the third sync's, before its upload: the remote is replaced right after it.
-        let counting = HistoryCountingRemote(base: remote()) { asked in if asked == 4 { server.replace() } }
+    func testARemoteReplacedBeforeAnUpload_isFoundByTheUpload_beforeAnythingIsApplied() async throws {
+        let counting = HistoryCountingRemote(base: remote())
         let (app, bridge, engine) = try await twoSyncs(through: counting)
+        memoryServer.replace()
         try await write(app, engine, "n2")
         let third = await engine.sync(complete: false, fetch: false)
         XCTAssertNil(third.summary.error, third.summary.error ?? "")
         XCTAssertEqual(third.summary.parked, 0, "nothing is parked because the remote was new")
-        XCTAssertGreaterThan(counting.asked, 4, "the refusal of n2 (its type not prepared there) had the history asked")
+        XCTAssertEqual(counting.refused, 1, "the upload of n2 was refused by the check, not applied")
         let reset = try await bridge.pool.read { db in try SyncState.remoteReset(db) }
         XCTAssertEqual(reset?.kind, .replaced)
         let names = try await remote().fetchChanges(in: .private("alice"), since: nil, limit: 100).changed.map(\.id.name).sorted()
         XCTAssertEqual(names, ["n1", "n2"], "both rows are on the new remote")
     }
 
+    /// The review's F1: a sync that only fetches, right after the remote was
+    /// restored from a copy that lacks n1, finds it by its fetch and brings
+    /// n1 back instead of taking the older state.
+    func testARemoteRestoredBeforeAFetchOnlySync_isFoundByTheFetch() async throws {
+        let counting = HistoryCountingRemote(base: remote())
+        let copy = memoryServer.snapshot()
+        let (_, bridge, engine) = try await twoSyncs(through: counting)
+        memoryServer.restore(copy)
+        let third = await engine.sync(complete: false, fetch: true)
+        XCTAssertNil(third.summary.error, third.summary.error ?? "")
+        XCTAssertEqual(counting.refused, 1, "the fetch found the restore and read nothing")
+        let reset = try await bridge.pool.read { db in try SyncState.remoteReset(db) }
+        XCTAssertEqual(reset?.kind, .restored)
+        let names = try await remote().fetchChanges(in: .private("alice"), since: nil, limit: 100).changed.map(\.id.name).sorted()
+        XCTAssertEqual(names, ["n1"], "n1, which the copy lacked, is on the remote again")
+        let local = try await bridge.pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM note") }
+        XCTAssertEqual(local, ["n1"], "and still here")
+    }
+
     /// A running bridge's engine for group a through `counting`, after its
-    /// first sync and a second that uploads row n1: each asked first, and
-    /// the second after its upload too.
+    /// first sync and a second that uploads row n1.
     private func twoSyncs(through counting: HistoryCountingRemote) async throws -> (app: GroupStore, bridge: GroupStore, engine: SyncEngine) {
         let app = try open("a", schema: Self.schema)
         let bridge = try open("a", member: "cloud", schema: Self.schema)
@@ -47,7 +71,7 @@ final class RemoteCheckTests: CloudTestCase {
         try await write(app, engine, "n1")
         let second = await engine.sync(complete: false, fetch: false)
         XCTAssertEqual(second.summary.uploaded, 1)
-        XCTAssertEqual(counting.asked, 3, "the first sync asks; the second asks before and after its upload")
+        XCTAssertEqual(counting.asked, 1, "the first sync asks; the second's upload carries the mark")
         return (app, bridge, engine)
     }
 
@@ -64,20 +88,50 @@ final class RemoteCheckTests: CloudTestCase {
     }
 }
 
-/// Counts the calls of ``CloudDatabase/history(keeping:)``, and runs
-/// `afterHistory` with the count after answering each.
+/// Counts the calls of ``CloudDatabase/history(keeping:)`` (`asked`), and
+/// the fetches and uploads that carried a mark (`carried`), did not
+/// (`withoutMark`), or found it no longer kept (`refused`); each passed to
+/// the base remote's own form.
 private final class HistoryCountingRemote: ForwardingRemote {
-    let base: any CloudDatabase
-    private let count = Mutex(0)
-    private let afterHistory: @Sendable (Int) -> Void
-    init(base: any CloudDatabase, afterHistory: @escaping @Sendable (Int) -> Void = { _ in }) {
-        self.base = base
-        self.afterHistory = afterHistory
+    struct Counts {
+        var asked = 0
+        var carried = 0
+        var withoutMark = 0
+        var refused = 0
     }
-    var asked: Int { count.withLock { $0 } }
+    let base: any CloudDatabase
+    private let counts = Mutex(Counts())
+    init(base: any CloudDatabase) {
+        self.base = base
+    }
+    var asked: Int { counts.withLock { $0.asked } }
+    var carried: Int { counts.withLock { $0.carried } }
+    var withoutMark: Int { counts.withLock { $0.withoutMark } }
+    var refused: Int { counts.withLock { $0.refused } }
+
     func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory {
-        let history = try await base.history(keeping: mark)
-        afterHistory(count.withLock { $0 += 1; return $0 })
-        return history
+        counts.withLock { $0.asked += 1 }
+        return try await base.history(keeping: mark)
+    }
+
+    func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+        let answer = try await base.modify(changes, keeping: mark)
+        count(mark, answer.value == nil)
+        return answer
+    }
+
+    func fetchChanges(
+        in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
+    ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
+        let answer = try await base.fetchChanges(in: zone, since: token, limit: limit, keeping: mark)
+        count(mark, answer.value == nil)
+        return answer
+    }
+
+    private func count(_ mark: CloudHistoryMark?, _ refused: Bool) {
+        counts.withLock { counts in
+            if mark == nil { counts.withoutMark += 1 } else { counts.carried += 1 }
+            if refused { counts.refused += 1 }
+        }
     }
 }

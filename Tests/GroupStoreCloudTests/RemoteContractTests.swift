@@ -222,6 +222,48 @@ class RemoteContractTests: CloudTestCase {
         XCTAssertEqual(Set(tags).count, 40)
     }
 
+    /// A fetch or a modify made on condition that a mark is part of the
+    /// history (the bridge's every call after its first sync): the head a
+    /// modify answers is its own change's mark, still kept after it; a mark
+    /// of another change at that position, a position ahead of the log or
+    /// another epoch is not, and then nothing is written or read.
+    func testACallKeepingAMark_isMadeOnlyWhileTheHistoryKeepsIt() async throws {
+        let remote = try await remote()
+        let saved = try await remote.modify([.save(id: note("n1"), baseTag: nil, fields: ["title": .text("one")], editedAt: Date())], keeping: nil)
+        guard case .saved = saved.value?.first else { return XCTFail("n1 saved: \(String(describing: saved.value))") }
+        let head = saved.history.head
+        XCTAssertGreaterThan(head.position, 0, "the head after the save is past it")
+        XCTAssertTrue(saved.history.keepsMark)
+        let asked = try await remote.history(keeping: head)
+        XCTAssertTrue(asked.keepsMark, "the head a modify answered is part of the history")
+        XCTAssertEqual(asked.head, head, "and nothing was written since")
+
+        let second = try await remote.modify([.save(id: note("n2"), baseTag: nil, fields: ["title": .text("two")], editedAt: Date())], keeping: head)
+        guard case .saved = second.value?.first else { return XCTFail("n2 saved keeping the head: \(String(describing: second.value))") }
+        XCTAssertGreaterThan(second.history.head.position, head.position)
+        let fetched = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 100, keeping: second.history.head)
+        XCTAssertEqual(fetched.value?.changed.map(\.id.name).sorted(), ["n1", "n2"])
+        XCTAssertTrue(fetched.history.keepsMark)
+
+        let marks = [
+            ("another change at its position", CloudHistoryMark(epoch: head.epoch, position: second.history.head.position, entry: "not-this-change")),
+            ("a position ahead of the log", CloudHistoryMark(epoch: head.epoch, position: second.history.head.position + 1000, entry: "")),
+            ("another epoch", CloudHistoryMark(epoch: "another-" + head.epoch, position: head.position, entry: head.entry)),
+        ]
+        for (what, mark) in marks {
+            let refused = try await remote.modify(
+                [.save(id: note("n3"), baseTag: nil, fields: ["title": .text("three")], editedAt: Date())], keeping: mark)
+            XCTAssertNil(refused.value, "\(what): nothing applied")
+            XCTAssertFalse(refused.history.keepsMark, what)
+            XCTAssertEqual(refused.history.head.epoch, head.epoch, what)
+            let read = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 100, keeping: mark)
+            XCTAssertNil(read.value, "\(what): no page")
+            XCTAssertFalse(read.history.keepsMark, what)
+        }
+        let names = try await fetchAll(remote, .private("alice"), since: nil).changed.map(\.id.name).sorted()
+        XCTAssertEqual(names, ["n1", "n2"], "n3 was never written")
+    }
+
     func testFullFetchPagesWithMoreComing() async throws {
         let remote = try await remote()
         for i in 0..<5 { try await create(remote, note("n\(i)"), ["title": .text("\(i)")]) }

@@ -21,7 +21,20 @@ extension SyncEngine {
             for zone in stale { applied += try await leave(zone, because: "this group no longer syncs it", summary: &summary) }
             state.setupLeft.remove(.leaveStaleZones)
         }
-        for zone in zones { applied += try await fetch(zone, summary: &summary) }
+        var restarts = 0
+        while true {
+            do {
+                for zone in zones { applied += try await fetch(zone, summary: &summary) }
+                break
+            } catch is RemoteFoundReset {
+                // Every zone is listed again, on a remote whose types are prepared again.
+                restarts += 1
+                guard restarts <= configuration.maxConflictRounds else {
+                    throw CloudSyncError(.transient, "\(remote.displayName) was found replaced or restored \(restarts) times in one sync; the next sync lists it again")
+                }
+                try await prepareRemoteIfAsked()
+            }
+        }
         // Every echo of what was acknowledged before this fetch came back in it.
         state.echoes.forget()
         if applied > 0 { events.emit(.fetched(count: applied)) }
@@ -51,16 +64,23 @@ extension SyncEngine {
             do {
                 let since = token
                 tracer.mark(.fetchSent)
-                batch = try await Retry.run(configuration, "fetch \(zone) from \(remote.displayName)") {
-                    try await self.remote.fetchChanges(in: zone, since: since, limit: Self.fetchPageSize)
+                let (seen, asked) = (try remoteSeen(), configuration.clock())
+                let answer = try await Retry.run(configuration, "fetch \(zone) from \(remote.displayName)") {
+                    try await self.remote.fetchChanges(in: zone, since: since, limit: Self.fetchPageSize, keeping: seen)
                 }
+                // A remote replaced or restored is found before anything of it is applied: the listing
+                // then brings back what it forgot instead of taking its older versions.
+                if try take(answer.history, askedAt: asked) { throw RemoteFoundReset() }
+                guard let page = answer.value else {
+                    throw CloudSyncError(.badRemote, "\(remote.displayName) answered a fetch of \(zone) with no page, and a history that keeps this group's mark")
+                }
+                batch = page
             } catch let error as CloudSyncError where error.code == .permissionDenied && zone.scope == .shared {
                 return try await leave(zone, because: error.message, summary: &summary)
             } catch let error as CloudSyncError where error.code == .tokenExpired && !listing {
-                // A remote replaced or restored since this sync checked its history expires the token: it is
-                // found now, before the listing, which then brings back what it forgot instead of taking its
-                // older versions (a delete of this group's, made before the restore, was rolled back).
-                if try await checkRemoteHistory() { try await prepareRemoteIfAsked() }
+                // A remote replaced or restored between the check of its history and the read of the page
+                // (a remote that cannot do both in one transaction) expires the token: found now.
+                if try await checkRemoteHistory() { throw RemoteFoundReset() }
                 logger.info("change token expired: listing the zone again", metadata: ["zone": "\(zone)"])
                 token = nil
                 listing = true
@@ -343,3 +363,7 @@ extension SyncEngine {
         }
     }
 }
+
+/// A remote found replaced or restored in the middle of a fetch: the fetch
+/// starts again, listing every zone (``SyncEngine/fetchAll(summary:)``).
+struct RemoteFoundReset: Error {}

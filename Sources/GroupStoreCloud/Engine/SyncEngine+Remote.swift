@@ -3,27 +3,45 @@ import GRDB
 import Logging
 
 extension SyncEngine {
-    /// Asks the remote, before each sync, whether the latest change this
-    /// group saw of its history is still part of it. A remote of another
-    /// epoch was replaced by a fresh one (or set up again); one that no
-    /// longer logs that change was restored from an older copy. Either way
-    /// the group and the remote are brought to one state (``reset(_:seen:now:)``)
-    /// before anything is uploaded: a change uploaded on top of tags the
-    /// remote never issued would be taken for a conflict, or refused.
+    /// Asks the remote whether the latest change this group saw of its
+    /// history is still part of it: before the first sync, and after a
+    /// remote was found reset. A remote of another epoch was replaced by a
+    /// fresh one (or set up again); one that no longer logs that change was
+    /// restored from an older copy. Either way the group and the remote are
+    /// brought to one state (``reset(_:seen:now:)``) before anything is
+    /// uploaded: a change uploaded on top of tags the remote never issued
+    /// would be taken for a conflict, or refused.
     ///
-    /// The answer also gives the remote's clock: ``EngineState/clockOffset``.
+    /// Every other sync has the mark checked by the calls themselves, in the
+    /// remote's own transaction (``CloudDatabase/fetchChanges(in:since:limit:keeping:)``,
+    /// ``CloudDatabase/modify(_:keeping:)``; see ``take(_:askedAt:)``).
     /// - Returns: whether the remote was found replaced or restored.
     @discardableResult
     func checkRemoteHistory() async throws -> Bool {
-        if !state.remoteSeenLoaded {
-            state.remoteSeen = try readDatabase { try SyncState.remoteSeen($0) }
-            state.remoteSeenLoaded = true
-        }
-        let seen = state.remoteSeen
+        let seen = try remoteSeen()
         let asked = configuration.clock()
         let history = try await Retry.run(configuration, "read the history of \(remote.displayName)") {
             try await self.remote.history(keeping: seen)
         }
+        return try take(history, askedAt: asked)
+    }
+
+    /// The latest change of the remote's history this group saw (`nil`: none yet).
+    func remoteSeen() throws -> CloudHistoryMark? {
+        if !state.remoteSeenLoaded {
+            state.remoteSeen = try readDatabase { try SyncState.remoteSeen($0) }
+            state.remoteSeenLoaded = true
+        }
+        return state.remoteSeen
+    }
+
+    /// Takes what a remote's answer, asked at `asked`, says of its history:
+    /// its clock (``EngineState/clockOffset``), its head (the mark the next
+    /// call asks about), and whether the mark asked about is still part of it
+    /// (if not, the remote is ``reset(_:seen:now:)``).
+    /// - Returns: whether the remote was found replaced or restored.
+    func take(_ history: CloudRemoteHistory, askedAt asked: Date) throws -> Bool {
+        let seen = try remoteSeen()
         let answered = configuration.clock()
         state.clockOffset = history.now.timeIntervalSince(asked) - answered.timeIntervalSince(asked) / 2
         if history.head != seen {

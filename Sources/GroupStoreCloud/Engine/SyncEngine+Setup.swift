@@ -23,8 +23,9 @@ extension SyncEngine {
             try await checkAccount()
             state.setupLeft.remove(.checkAccount)
         }
-        // Every sync with work: a remote replaced or restored is found before anything is fetched or uploaded.
-        if state.mustFetch || state.mustUpload || state.setupLeft.contains(.prepareRemote) { try await checkRemoteHistory() }
+        // Before the types are prepared (the first sync, or after a reset): a remote replaced or restored is
+        // found first. Every other sync has the history checked by its fetches and uploads themselves.
+        if state.setupLeft.contains(.prepareRemote) { try await checkRemoteHistory() }
         try await prepareRemoteIfAsked()
     }
 

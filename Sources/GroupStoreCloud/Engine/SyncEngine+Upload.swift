@@ -33,24 +33,9 @@ extension SyncEngine {
                 }
                 try await uploadAssets(batch.assets)
                 tracer.mark(.uploadPrepared)
-                let results = try await send(batch.uploads.map(\.change))
+                let results: [CloudModifyResult]
+                (results, reset) = try await send(batch.uploads.map(\.change))
                 tracer.mark(.uploadAnswered)
-                // A conflict or a refusal may come from a remote replaced or restored since it was last
-                // checked (the record gone or back at an older version, a type not prepared there): that
-                // is no edit to settle against, nor a reason to park.
-                if results.contains(where: {
-                    switch $0 {
-                    case .conflict, .refused: true
-                    case .saved, .deleted: false
-                    }
-                }) {
-                    do {
-                        reset = try await checkRemoteHistory()
-                    } catch {
-                        // What the remote accepted is acknowledged all the same; the next sync checks again.
-                        logger.info("could not check the remote's history after conflicts", metadata: ["error": "\(error)"])
-                    }
-                }
                 let outcome = try acknowledge(batch.uploads, results, remoteReset: reset)
                 report(outcome.outcome, into: &summary)
                 accepted += outcome.accepted
@@ -209,18 +194,32 @@ extension SyncEngine {
         }
     }
 
-    /// Sends changes, retrying transient failures and splitting a batch the
-    /// remote finds too large.
-    private func send(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
+    /// Sends changes on condition that the remote's history still holds the
+    /// latest change this group saw (checked by the remote in the same
+    /// transaction), retrying transient failures and splitting a batch the
+    /// remote finds too large. Returns the results of the changes applied
+    /// (none when the remote was found reset first; of a split batch, its
+    /// first part may be), and whether the remote was found reset.
+    private func send(_ changes: [CloudRecordChange]) async throws -> (results: [CloudModifyResult], reset: Bool) {
         do {
-            return try await Retry.run(configuration, "upload to \(remote.displayName)") { try await self.remote.modify(changes) }
+            let (seen, asked) = (try remoteSeen(), configuration.clock())
+            let answer = try await Retry.run(configuration, "upload to \(remote.displayName)") {
+                try await self.remote.modify(changes, keeping: seen)
+            }
+            // Found reset before the changes (none applied), or, by a remote that cannot check in the
+            // same transaction, after them: their conflicts and refusals are no edit to settle against,
+            // nor a reason to park.
+            let reset = try take(answer.history, askedAt: asked)
+            return (answer.value ?? [], reset)
         } catch let error as CloudSyncError where error.code == .batchTooLarge {
             guard changes.count > 1 else {
-                return [.refused(changes[0].id, reason: "too large for \(remote.displayName): \(error.message)")]
+                return ([.refused(changes[0].id, reason: "too large for \(remote.displayName): \(error.message)")], false)
             }
             let half = changes.count / 2
             let first = try await send(Array(changes[..<half]))
-            return first + (try await send(Array(changes[half...])))
+            if first.reset { return first }
+            let second = try await send(Array(changes[half...]))
+            return (first.results + second.results, second.reset)
         }
     }
 

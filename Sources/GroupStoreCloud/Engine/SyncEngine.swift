@@ -171,8 +171,6 @@ actor SyncEngine {
                 state.reasons.insert(.pendingLeft)
             }
             state.reasons.remove(.firstSync)
-            // The mark moves past this group's own uploads: a remote restored to before them is found too.
-            if summary.uploaded > 0 { try await checkRemoteHistory() }
         } catch let error as DatabaseError {
             // The group's own database failed, not the remote.
             failure = CloudSyncError(

@@ -42,7 +42,10 @@ public protocol CloudDatabase: Service {
 
     /// Where the remote's history stands — its latest change — and whether
     /// `mark`, the latest change a group saw, is still part of it (see
-    /// ``CloudHistoryMark``); and the remote's clock. Asked before each sync.
+    /// ``CloudHistoryMark``); and the remote's clock. Asked before a bridge's
+    /// first sync and after it finds a remote reset: its other calls have the
+    /// history checked by the calls themselves (``modify(_:keeping:)``,
+    /// ``fetchChanges(in:since:limit:keeping:)``).
     func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory
 
     /// Declares the record types this client syncs (creating them if new).
@@ -56,6 +59,20 @@ public protocol CloudDatabase: Service {
     ///   ``CloudSyncError/Code/transient`` or ``CloudSyncError/Code/rateLimited``
     ///   (retry later: nothing was applied).
     func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult]
+
+    /// ``modify(_:)`` if `mark` (the latest change the caller saw) is still
+    /// part of the history, checked in the same transaction; and where the
+    /// history stands after the changes. A remote that cannot do both in one
+    /// transaction takes the default (``history(keeping:)`` before and after).
+    func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]>
+
+    /// ``fetchChanges(in:since:limit:)`` if `mark` is still part of the
+    /// history, checked in the same read; and where the history stands. The
+    /// history is checked first: a token the remote would refuse because it
+    /// was replaced or restored is answered with the history, not the error.
+    func fetchChanges(
+        in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
+    ) async throws -> CloudHistoryChecked<CloudChangeBatch>
 
     /// The changes of `zone` after `token` (`nil`: every live record).
     /// - Throws: ``CloudSyncError/Code/tokenExpired`` when the remote can no

@@ -4,9 +4,11 @@ import Foundation
 /// was created or set up), a position in its change log, and what
 /// identifies the change logged there.
 ///
-/// A bridge keeps the mark of the latest change it has seen and asks the
-/// remote, before each sync, whether that change is still part of its
-/// history (``CloudDatabase/history(keeping:)``): a remote of another epoch
+/// A bridge keeps the mark of the latest change it has seen and has the
+/// remote check, with every fetch and upload, whether that change is still
+/// part of its history (``CloudDatabase/modify(_:keeping:)``,
+/// ``CloudDatabase/fetchChanges(in:since:limit:keeping:)``; on its own,
+/// ``CloudDatabase/history(keeping:)``): a remote of another epoch
 /// was replaced by a fresh one; one whose log lacks the change (its log is
 /// behind it, or another change holds its position) was restored from an
 /// older copy — even when it has been written to since.

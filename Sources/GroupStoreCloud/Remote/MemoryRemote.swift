@@ -108,6 +108,11 @@ public final class MemoryRemote: CloudDatabase {
     }
 
     public func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
+        try await modify(changes, keeping: nil).value ?? []
+    }
+
+    /// Checks `mark` and applies `changes` under one hold of the store.
+    public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
         try faults.beforeCall("modify", remote: displayName)
         guard changes.count <= faults.maxBatchRecords else {
             throw CloudSyncError(
@@ -117,30 +122,45 @@ public final class MemoryRemote: CloudDatabase {
         guard bytes <= Self.maxBatchBytes else {
             throw CloudSyncError(.batchTooLarge, "\(changes.count) changes (\(bytes) bytes) are more than \(displayName) takes at once")
         }
-        guard !changes.isEmpty else { return [] }
         let (user, always, now) = (self.user, faults.conflictOnEverySave, Date())
-        let results = server.store.withLock { store in
-            changes.map { store.apply($0, user: user, conflictOnEverySave: always, now: now) }
+        let (results, head) = server.store.withLock { store -> ([CloudModifyResult]?, CloudHistoryMark) in
+            guard mark.map({ store.keeps($0) }) ?? true else { return (nil, store.headMark) }
+            return (changes.map { store.apply($0, user: user, conflictOnEverySave: always, now: now) }, store.headMark)
         }
-        server.hints.yield()
-        return results
+        if results?.isEmpty == false { server.hints.yield() }
+        return CloudHistoryChecked(value: results, history: CloudRemoteHistory(head: head, keepsMark: results != nil, now: now))
     }
 
     public func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
+        guard let batch = try await fetchChanges(in: zone, since: token, limit: limit, keeping: nil).value else {
+            preconditionFailure("no mark asked about is always kept")
+        }
+        return batch
+    }
+
+    /// Checks `mark` and reads the page under one hold of the store.
+    public func fetchChanges(
+        in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
+    ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
         try faults.beforeCall("fetch changes", remote: displayName)
         if zone.scope == .private, zone.owner != user {
             throw CloudSyncError(.permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from \(displayName)")
         }
-        let start = try FeedToken.start(of: token, in: zone, remote: displayName, faults: faults)
         if zone.scope == .shared, !CloudZone.isUserName(zone.owner) {
             throw CloudSyncError(.invalidConfiguration, "\(zone) cannot exist on \(displayName): its owner is not a user name")
         }
-        let (user, display, limit) = (self.user, displayName, min(max(1, limit), Self.maxFetchLimit))
+        let (user, display, limit, now) = (self.user, displayName, min(max(1, limit), Self.maxFetchLimit), Date())
+        let faults = self.faults
         return try server.store.withLock { (store: inout MemoryRemoteStore) throws(CloudSyncError) in
+            guard mark.map({ store.keeps($0) }) ?? true else {
+                return CloudHistoryChecked(value: nil, history: CloudRemoteHistory(head: store.headMark, keepsMark: false, now: now))
+            }
+            let start = try FeedToken.start(of: token, in: zone, remote: display, faults: faults)
             if zone.scope == .shared, store.access(to: zone, user: user) == nil {
                 throw CloudSyncError(.permissionDenied, "\(zone) is not shared with \(user) on \(display)")
             }
-            return try store.page(zone, after: start, limit: limit, display: display)
+            let page = try store.page(zone, after: start, limit: limit, display: display)
+            return CloudHistoryChecked(value: page, history: CloudRemoteHistory(head: store.headMark, keepsMark: true, now: now))
         }
     }
 

@@ -26,6 +26,25 @@ extension EmbeddedRemote {
         }
     }
 
+    /// ``fetchChanges(in:since:limit:)`` in the same read transaction as the
+    /// check of `mark` (the token is not looked at when the file no longer
+    /// keeps it).
+    public func fetchChanges(
+        in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
+    ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
+        let display = path
+        return try await perform("fetch changes") { connection in
+            let query = Result { try fetchQuery(zone, since: token, limit: limit) }
+            return try await connection.read { db in
+                let epoch = try Self.epoch(db, display: display)
+                let (head, keeps) = try EmbeddedRemoteSchema.history(db, epoch: epoch, keeping: mark)
+                let history = CloudRemoteHistory(head: head, keepsMark: keeps, now: Date())
+                guard keeps else { return CloudHistoryChecked(value: nil, history: history) }
+                return CloudHistoryChecked(value: try query.get().run(db), history: history)
+            }
+        }
+    }
+
     /// The read of a fetch, once the zone and the token are checked.
     private func fetchQuery(_ zone: CloudZone, since token: CloudChangeToken?, limit: Int) throws -> FetchQuery {
         if zone.scope == .private, zone.owner != user {

@@ -134,14 +134,19 @@ public final class EmbeddedRemote: CloudDatabase, Sendable {
         let display = path
         return try await perform("read the history") { connection in
             try await connection.read { db in
-                // The epoch as the file has it now (a file restored in place may be another remote's).
-                guard let epoch = try EmbeddedRemoteSchema.meta(db)["epoch"], !epoch.isEmpty else {
-                    throw CloudSyncError(.badRemote, "the remote \(display) has no epoch in its meta table")
-                }
+                let epoch = try Self.epoch(db, display: display)
                 let (head, keeps) = try EmbeddedRemoteSchema.history(db, epoch: epoch, keeping: mark)
                 return CloudRemoteHistory(head: head, keepsMark: keeps, now: Date())
             }
         }
+    }
+
+    /// The epoch as the file has it now (a file restored in place may be another remote's).
+    static func epoch(_ db: Database, display: String) throws -> String {
+        guard let epoch = try EmbeddedRemoteSchema.meta(db)["epoch"], !epoch.isEmpty else {
+            throw CloudSyncError(.badRemote, "the remote \(display) has no epoch in its meta table")
+        }
+        return epoch
     }
 
     /// Registers record types. A type already known keeps its scope (and

@@ -66,6 +66,10 @@
         let origin = UUID().uuidString
         /// The zones fetched, which the push connection subscribes to.
         let zones = Mutex<Set<CloudZone>>([])
+        /// Whether the gateway checks a mark in the same transaction as the
+        /// call (learned from its first answer to a fetch that asked: a gateway
+        /// of an older build answers none, and its calls are checked apart).
+        let checksHistory = Mutex<Bool?>(nil)
         /// Tells the push connection that ``zones`` grew.
         let zonesChanged = Broadcast<Void>()
         /// Every message the push connection received (for tests: what the gateway subscribed, each hint).
@@ -141,19 +145,56 @@
             return results
         }
 
+        /// `/modify-checked`: the gateway checks `mark` in the transaction of
+        /// the changes. A gateway not known to (see ``checksHistory``) has the
+        /// history asked before and after (`/history`, `/modify`, `/history`).
+        public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+            guard checksHistory.withLock({ $0 }) == true else {
+                let before = try await history(keeping: mark)
+                guard before.keepsMark else { return CloudHistoryChecked(value: nil, history: before) }
+                let results = try await modify(changes)
+                return CloudHistoryChecked(value: results, history: try await history(keeping: before.head))
+            }
+            let answer = try await transport.call(
+                .POST, "/modify-checked", json: GatewayWire.ModifyRequest(changes: changes.map(GatewayWire.Change.init), mark: mark),
+                as: GatewayWire.ModifyAnswer.self, doing: "save records")
+            guard let answered = answer.results else { return CloudHistoryChecked(value: nil, history: answer.history.history) }
+            let results = answered.compactMap(\.result)
+            guard results.count == changes.count else {
+                throw CloudSyncError(.transient, "\(displayName) answered \(results.count) results for \(changes.count) changes")
+            }
+            return CloudHistoryChecked(value: results, history: answer.history.history)
+        }
+
         public func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
+            try await fetch(GatewayWire.FetchRequest(zone: zone, token: token, limit: limit)).batch
+        }
+
+        /// The page read by the gateway in the transaction that checks `mark`;
+        /// from a gateway of an older build, which answers no history, the
+        /// history is asked after the page (which is dropped if the mark is not kept).
+        public func fetchChanges(
+            in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
+        ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
+            let answer = try await fetch(
+                GatewayWire.FetchRequest(zone: zone, token: token, limit: limit, history: GatewayWire.HistoryRequest(mark: mark)))
+            checksHistory.withLock { $0 = answer.history != nil }
+            let history: CloudRemoteHistory
+            if let answered = answer.history { history = answered.history } else { history = try await self.history(keeping: mark) }
+            return CloudHistoryChecked(value: history.keepsMark ? answer.batch : nil, history: history)
+        }
+
+        private func fetch(_ request: GatewayWire.FetchRequest) async throws -> GatewayWire.Batch {
             let answer: GatewayWire.Batch
             do {
-                answer = try await transport.call(
-                    .POST, "/fetch", json: GatewayWire.FetchRequest(zone: zone, token: token, limit: limit), as: GatewayWire.Batch.self,
-                    doing: "fetch changes")
+                answer = try await transport.call(.POST, "/fetch", json: request, as: GatewayWire.Batch.self, doing: "fetch changes")
             } catch let error as CloudSyncError where error.code == .permissionDenied {
-                if zones.withLock({ $0.remove(zone) }) != nil { zonesChanged.yield(()) }
+                if zones.withLock({ $0.remove(request.zone) }) != nil { zonesChanged.yield(()) }
                 throw error
             }
-            if zones.withLock({ $0.insert(zone).inserted }) { zonesChanged.yield(()) }
+            if zones.withLock({ $0.insert(request.zone).inserted }) { zonesChanged.yield(()) }
             poll.fetched(heldBack: answer.heldBack) { [hints] in hints.yield() }
-            return answer.batch
+            return answer
         }
 
         public func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {

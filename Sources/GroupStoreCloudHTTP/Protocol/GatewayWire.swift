@@ -12,6 +12,7 @@ import GroupStoreCloud
 /// | `POST /v1/history` | ``HistoryRequest`` | ``History`` |
 /// | `POST /v1/prepare` | `[CloudRecordType]` | `{}` |
 /// | `POST /v1/modify` | `[Change]` | `[Result]` |
+/// | `POST /v1/modify-checked` | ``ModifyRequest`` | ``ModifyAnswer`` |
 /// | `POST /v1/fetch` | ``FetchRequest`` | ``Batch`` |
 /// | `POST /v1/forgotten` | `[Tagged]` | `[CloudRecordID]` |
 /// | `POST /v1/assets/missing` | `[String]` (hashes) | `[String]` |
@@ -146,14 +147,41 @@ package enum GatewayWire {
         }
     }
 
+    /// What ``CloudDatabase/modify(_:keeping:)`` asks: the changes, made on
+    /// condition that `mark` is part of the remote's history.
+    package struct ModifyRequest: Codable, Sendable {
+        package var changes: [Change]
+        package var mark: CloudHistoryMark?
+        package init(changes: [Change], mark: CloudHistoryMark?) {
+            self.changes = changes
+            self.mark = mark
+        }
+    }
+
+    /// The answer to a ``ModifyRequest``: the results (absent: the mark is
+    /// not part of the history, nothing was made) and the history after them.
+    package struct ModifyAnswer: Codable, Sendable {
+        package var results: [Result]?
+        package var history: History
+        package init(results: [Result]?, history: History) {
+            self.results = results
+            self.history = history
+        }
+    }
+
+    /// What a fetch asks; with `history`, the page is read on condition that
+    /// its mark is part of the remote's history, and the answer carries the
+    /// history (a gateway of an older build ignores it and answers none).
     package struct FetchRequest: Codable, Sendable {
         package var zone: CloudZone
         package var token: CloudChangeToken?
         package var limit: Int
-        package init(zone: CloudZone, token: CloudChangeToken?, limit: Int) {
+        package var history: HistoryRequest?
+        package init(zone: CloudZone, token: CloudChangeToken?, limit: Int, history: HistoryRequest? = nil) {
             self.zone = zone
             self.token = token
             self.limit = limit
+            self.history = history
         }
     }
 
@@ -165,13 +193,17 @@ package enum GatewayWire {
         package var token: CloudChangeToken
         package var moreComing: Bool
         package var heldBack: Bool
+        /// Asked for (``FetchRequest/history``): the remote's history; when it
+        /// does not keep the mark, the page is empty and is not to be used.
+        package var history: History?
 
-        package init(_ batch: CloudChangeBatch, heldBack: Bool) {
+        package init(_ batch: CloudChangeBatch, heldBack: Bool, history: History? = nil) {
             changed = batch.changed
             deleted = batch.deleted
             token = batch.token
             moreComing = batch.moreComing
             self.heldBack = heldBack
+            self.history = history
         }
 
         package var batch: CloudChangeBatch {

@@ -74,6 +74,16 @@
         ) async throws -> (CloudChangeBatch, heldBack: Bool) {
             try await remote.fetchChanges(in: zone, since: token, limit: limit, as: role)
         }
+        /// `modify` on condition that `mark` is part of the history, checked in its transaction.
+        package func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+            try await remote.modify(changes, keeping: mark, as: role, origin: origin)
+        }
+        /// A page of changes on condition that `mark` is part of the history, read in its transaction.
+        package func fetchChanges(
+            in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
+        ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool) {
+            try await remote.fetchChanges(in: zone, since: token, limit: limit, keeping: mark, as: role)
+        }
         package func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {
             try await remote.forgotten(records, as: role)
         }

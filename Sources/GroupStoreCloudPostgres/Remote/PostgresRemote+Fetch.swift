@@ -29,11 +29,40 @@
             return batch
         }
 
+        /// ``fetchChanges(in:since:limit:)`` with `groupstore.history` read first
+        /// in the same transaction (no round trip of its own); a token refused
+        /// as expired has the history read to tell a server replaced or restored.
+        public func fetchChanges(
+            in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
+        ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
+            let (answer, heldBack) = try await fetchChanges(in: zone, since: token, limit: limit, keeping: mark, as: nil)
+            poll.fetched(heldBack: heldBack) { [hints] in hints.yield() }
+            return answer
+        }
+
+        /// `fetchChanges(in:since:limit:keeping:)` as `role` (`nil`: the login
+        /// role), and whether entries after the page are held back by the fence.
+        func fetchChanges(
+            in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?, as role: String?
+        ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool) {
+            let history = HistoryGuard(mark: mark)
+            do {
+                let (batch, heldBack) = try await fetchChanges(in: zone, since: token, limit: limit, as: role, history: history)
+                guard let found = history.answered else { preconditionFailure("a fetch reads the history it was given") }
+                return (CloudHistoryChecked(value: found.keepsMark ? batch : nil, history: found), heldBack)
+            } catch let error as CloudSyncError where error.code == .tokenExpired {
+                let found = try await self.history(keeping: mark, as: role)
+                guard !found.keepsMark else { throw error }
+                return (CloudHistoryChecked(value: nil, history: found), false)
+            }
+        }
+
         /// The changes of `zone` after `token` as `role` (`nil`: the login
         /// role), and whether entries after them are held back by the fence (the
-        /// caller then fetches again shortly).
+        /// caller then fetches again shortly); `history`: read the history in
+        /// the same transaction, into it.
         func fetchChanges(
-            in zone: CloudZone, since token: CloudChangeToken?, limit: Int, as role: String?
+            in zone: CloudZone, since token: CloudChangeToken?, limit: Int, as role: String?, history: HistoryGuard? = nil
         ) async throws -> (CloudChangeBatch, heldBack: Bool) {
             try await perform("fetch changes", as: role) { session in
                 let user = try await user(session)
@@ -71,17 +100,22 @@
                 let catalog = try await tables([], session)
                 return try await session.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readsInKeyOrder: !isFeed) {
                     transaction in
+                    // First: the transaction's snapshot is taken by its first statement.
+                    let read = history.map { transaction.send(HistoryGuard.historyQuery($0.mark)) }
+                    let page: (CloudChangeBatch, Bool)
                     switch start {
                     case .none:
                         let fence = try await fence(transaction)
-                        return try await list(
+                        page = try await list(
                             zone, catalog: catalog, epoch: epoch, fence: fence, type: "", after: "", limit: limit, transaction)
                     case .listing(_, let fence, let type, let after):
-                        return try await list(
+                        page = try await list(
                             zone, catalog: catalog, epoch: epoch, fence: fence, type: type, after: after, limit: limit, transaction)
                     case .position(_, let tx, let seq):
-                        return try await feed(zone, epoch: epoch, tx: tx, seq: seq, limit: limit, transaction)
+                        page = try await feed(zone, epoch: epoch, tx: tx, seq: seq, limit: limit, transaction)
                     }
+                    if let read, let history { try history.read(try await PostgresRemote.cells(read)) }
+                    return page
                 }
             }
         }

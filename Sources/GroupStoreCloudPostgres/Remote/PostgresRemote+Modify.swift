@@ -24,9 +24,37 @@
             try await modify(changes, as: nil, origin: nil)
         }
 
+        /// ``modify(_:)`` in one flight with the check of `mark`
+        /// (`groupstore.require_history`, sent first: when the server's history
+        /// lacks the mark, the transaction aborts and nothing is written) and a
+        /// read of the log's head after the changes (sent before `COMMIT`).
+        public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+            try await modify(changes, keeping: mark, as: nil, origin: nil)
+        }
+
+        /// `modify(_:keeping:)` as `role`, its notifications carrying `origin`
+        /// (`nil`: the login role, this remote's).
+        func modify(
+            _ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?, as role: String?, origin: String?
+        ) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+            let guarded = HistoryGuard(mark: mark)
+            do {
+                let results = try await modify(changes, as: role, origin: origin, guarded: guarded)
+                guard let head = guarded.answered else {
+                    // Nothing to write was sent (no change): the history is read on its own.
+                    return CloudHistoryChecked(value: results, history: try await history(keeping: mark, as: role))
+                }
+                return CloudHistoryChecked(value: results, history: head)
+            } catch let error as CloudSyncError where error.underlying.flatMap(PostgresFailure.serverError)?.state == "GS010" {
+                let history = try await history(keeping: mark, as: role)
+                guard !history.keepsMark else { throw error }
+                return CloudHistoryChecked(value: nil, history: history)
+            }
+        }
+
         /// `modify` as `role` (`nil`: the login role), its notifications
         /// carrying `origin` (`nil`: this remote's).
-        func modify(_ changes: [CloudRecordChange], as role: String?, origin: String?) async throws -> [CloudModifyResult] {
+        func modify(_ changes: [CloudRecordChange], as role: String?, origin: String?, guarded: HistoryGuard? = nil) async throws -> [CloudModifyResult] {
             guard changes.count <= Self.maxBatchRecords else {
                 throw CloudSyncError(
                     .batchTooLarge, "\(changes.count) changes are more than \(displayName) takes at once (\(Self.maxBatchRecords))")
@@ -46,24 +74,25 @@
                 for zone in Set(changes.map(\.id.zone)) where zone.scope == .shared {
                     access[zone] = try await self.access(to: zone, session)
                 }
-                let plan = ModifyPlan(changes: changes, tables: tables, user: user, epoch: epoch, access: access)
+                let plan = ModifyPlan(changes: changes, tables: tables, user: user, epoch: epoch, access: access, guarded: guarded)
                 do {
                     return try await deleteTimes(plan.run(session), tables: tables, session)
                 } catch let error
                     where PostgresFailure.serverError(error) != nil
                     && !PostgresFailure.isTransient(PostgresFailure.serverError(error)!.state)
+                    && PostgresFailure.serverError(error)!.state != "GS010"
                 {
                     logger.info(
                         "a batch failed on the server; saving its records one by one",
                         metadata: ["remote": "\(displayName)", "error": "\(PostgresFailure.serverError(error)!.message)"])
                     var results: [CloudModifyResult] = []
                     for change in changes {
-                        let single = ModifyPlan(changes: [change], tables: tables, user: user, epoch: epoch, access: access)
+                        let single = ModifyPlan(changes: [change], tables: tables, user: user, epoch: epoch, access: access, guarded: guarded)
                         do {
                             results += try await single.run(session)
                         } catch let error where PostgresFailure.serverError(error) != nil {
                             let (state, message) = PostgresFailure.serverError(error)!
-                            if PostgresFailure.isTransient(state) { throw error }
+                            if PostgresFailure.isTransient(state) || state == "GS010" { throw error }
                             results.append(.refused(change.id, reason: "\(displayName) refused \(change.id): \(message)"))
                         }
                     }
@@ -135,6 +164,8 @@
         let epoch: String
         /// This role's access to the shared zones written (`nil`: none).
         let access: [CloudZone: CloudShareAccess?]
+        /// The mark checked first and the head read last, in each transaction.
+        var guarded: HistoryGuard? = nil
 
         /// The one statement of a change: it writes where it may and answers
         /// `(true, the row written…)`, or else `(false, the row as it was…)`, or
@@ -153,9 +184,14 @@
             // read. A statement that fails aborts the transaction, and the COMMIT rolls back.
             let rows = try await session.transaction(settings: [(PostgresServerSchema.originSetting, session.origin)]) {
                 transaction in
+                let checked = guarded?.mark.map { transaction.send(HistoryGuard.check($0)) }
                 let sent = statements.send(transaction)
+                let head = guarded.map { _ in transaction.send(HistoryGuard.headQuery) }
                 transaction.sendCommit()
-                return try await statements.rows(sent)
+                if let checked { _ = try await PostgresRemote.cells(checked) }
+                let rows = try await statements.rows(sent)
+                if let head, let guarded { try guarded.read(try await PostgresRemote.cells(head), afterWrite: true) }
+                return rows
             }
             return try zip(statements.steps, zip(changes, rows)).map { step, answered in
                 let (change, row) = answered

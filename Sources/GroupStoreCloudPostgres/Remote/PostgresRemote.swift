@@ -192,28 +192,32 @@
 
         func history(keeping mark: CloudHistoryMark?, as role: String?) async throws -> CloudRemoteHistory {
             try await perform("read the history", as: role) { session in
-                var binds = PostgresBindings()
-                binds.append(String(mark?.position ?? 0))
-                let rows = try await session.cells(PostgresQuery(unsafeSQL: "SELECT * FROM groupstore.history($1::bigint)", binds: binds))
-                guard let row = rows.first, row.count == 6, let epoch = row[0], let head = row[1].flatMap({ Int64($0) }),
-                    let seconds = row[5].flatMap({ Double($0) })
-                else {
-                    throw CloudSyncError(
-                        .badRemote, "the server \(displayName) has no GroupStore schema of format \(PostgresServerSchema.format): run `groupstore cloud setup --remote URL`")
-                }
+                let rows = try await session.cells(HistoryGuard.historyQuery(mark))
+                let history = try Self.history(rows.first, keeping: mark, display: displayName)
                 // A database set up again: what was read of the old one is stale.
                 state.withLock { state in
-                    if state.epoch != epoch { state.tables = [:] }
-                    state.epoch = epoch
+                    if state.epoch != history.head.epoch { state.tables = [:] }
+                    state.epoch = history.head.epoch
                 }
-                let horizon = Int64(row[4] ?? "0") ?? 0
-                let keeps = mark.map { mark in
-                    FeedToken.keeps(mark, epoch: epoch, head: head, horizon: horizon) { $0 == mark.position ? row[3] : nil }
-                } ?? true
-                return CloudRemoteHistory(
-                    head: CloudHistoryMark(epoch: epoch, position: head, entry: row[2] ?? ""), keepsMark: keeps,
-                    now: Date(timeIntervalSince1970: seconds))
+                return history
             }
+        }
+
+        /// The answer of `groupstore.history(seq)` (`seq`: the mark's position).
+        static func history(_ row: [String?]?, keeping mark: CloudHistoryMark?, display: String) throws -> CloudRemoteHistory {
+            guard let row, row.count == 6, let epoch = row[0], let head = row[1].flatMap({ Int64($0) }),
+                let seconds = row[5].flatMap({ Double($0) })
+            else {
+                throw CloudSyncError(
+                    .badRemote, "the server \(display) has no GroupStore schema of format \(PostgresServerSchema.format): run `groupstore cloud setup --remote URL`")
+            }
+            let horizon = Int64(row[4] ?? "0") ?? 0
+            let keeps = mark.map { mark in
+                FeedToken.keeps(mark, epoch: epoch, head: head, horizon: horizon) { $0 == mark.position ? row[3] : nil }
+            } ?? true
+            return CloudRemoteHistory(
+                head: CloudHistoryMark(epoch: epoch, position: head, entry: row[2] ?? ""), keepsMark: keeps,
+                now: Date(timeIntervalSince1970: seconds))
         }
 
         public func prepare(_ types: [CloudRecordType]) async throws {

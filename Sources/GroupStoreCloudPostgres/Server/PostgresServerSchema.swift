@@ -2,7 +2,7 @@
     import GroupStore
     import GroupStoreCloud
 
-    /// The server side of a PostgreSQL remote (format 5), created and upgraded by
+    /// The server side of a PostgreSQL remote (format 6), created and upgraded by
     /// ``PostgresRemote/setup(url:logger:)`` (`groupstore cloud setup`), run by a
     /// role that may create schemas and roles:
     ///
@@ -37,7 +37,7 @@
         /// `meta.kind` of every GroupStore remote.
         static let kind = "groupstore-cloud-remote"
         /// The format this code writes, and the newest it reads.
-        static let format = 5
+        static let format = 6
         /// The NOTIFY channel.
         static let channel = "groupstore"
         /// The transaction-local setting whose value a write's notification
@@ -58,6 +58,7 @@
             SchemaMigration("groupstore.postgres.zone-hints", sql: zoneHints),
             SchemaMigration("groupstore.postgres.declared-types", sql: declaredTypes),
             SchemaMigration("groupstore.postgres.delete-times", sql: deleteTimes),
+            SchemaMigration("groupstore.postgres.history-guard", sql: historyGuard),
         ]
         /// The role whose members read the key of the notifications' zone tags
         /// (a gateway's login role: ``PostgresNotice``).

@@ -28,6 +28,8 @@
                     return CloudSyncError(.scopeChanged, "\(remote): \(message)", underlying: error)
                 case "GS002":
                     return CloudSyncError(.tableRefused, "\(remote): \(message)", underlying: error)
+                case "GS010":
+                    return CloudSyncError(.badRemote, "\(remote): \(message)", underlying: error)
                 case "42501":
                     return CloudSyncError(.permissionDenied, "\(remote): permission denied to \(what): \(message)", underlying: error)
                 case "3F000", "42P01", "42883", "42704":

@@ -42,6 +42,14 @@ public protocol GatewayRoleDatabase: Sendable {
     /// A page of changes, and whether changes after it are held back for now
     /// (the client fetches again shortly).
     func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> (CloudChangeBatch, heldBack: Bool)
+    /// ``modify(_:)`` on condition that `mark` is part of the history, and
+    /// the history after it (see ``GroupStoreCloud/CloudDatabase/modify(_:keeping:)``).
+    func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]>
+    /// ``fetchChanges(in:since:limit:)`` on condition that `mark` is part of
+    /// the history, and the history (see ``GroupStoreCloud/CloudDatabase/fetchChanges(in:since:limit:keeping:)``).
+    func fetchChanges(
+        in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
+    ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool)
     func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID>
     func missingAssets(_ hashes: [String]) async throws -> Set<String>
     func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws
@@ -50,6 +58,28 @@ public protocol GatewayRoleDatabase: Sendable {
     func shares() async throws -> [CloudShare]
     /// Of `zones`, those the role may read (the push subscription keeps those only).
     func readable(_ zones: [CloudZone]) async throws -> Set<CloudZone>
+}
+
+extension GatewayRoleDatabase {
+    /// The history checked first, then the changes made, then the history
+    /// read again: for a backend that cannot do it in one transaction.
+    public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+        let before = try await history(keeping: mark)
+        guard before.keepsMark else { return CloudHistoryChecked(value: nil, history: before) }
+        let results = try await modify(changes)
+        return CloudHistoryChecked(value: results, history: try await history(keeping: before.head))
+    }
+
+    /// The history checked first, then the page read: for a backend that
+    /// cannot do both in one transaction.
+    public func fetchChanges(
+        in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
+    ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool) {
+        let history = try await history(keeping: mark)
+        guard history.keepsMark else { return (CloudHistoryChecked(value: nil, history: history), false) }
+        let (batch, heldBack) = try await fetchChanges(in: zone, since: token, limit: limit)
+        return (CloudHistoryChecked(value: batch, history: history), heldBack)
+    }
 }
 
 /// A change the backend was told of: who wrote it, and which zones it

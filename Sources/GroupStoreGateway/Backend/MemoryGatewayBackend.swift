@@ -58,6 +58,14 @@ struct MemoryRoleDatabase: GatewayRoleDatabase {
     func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> (CloudChangeBatch, heldBack: Bool) {
         (try await remote().fetchChanges(in: zone, since: token, limit: limit), false)
     }
+    func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+        try await remote().modify(changes, keeping: mark)
+    }
+    func fetchChanges(
+        in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
+    ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool) {
+        (try await remote().fetchChanges(in: zone, since: token, limit: limit, keeping: mark), false)
+    }
     func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> { try await remote().forgotten(records) }
     func missingAssets(_ hashes: [String]) async throws -> Set<String> { try await remote().missingAssets(hashes) }
     func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws { try await remote().uploadAsset(asset, bytes: bytes) }

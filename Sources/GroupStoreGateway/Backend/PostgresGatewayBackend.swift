@@ -102,6 +102,14 @@
         func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> (CloudChangeBatch, heldBack: Bool) {
             try await checked { try await remote.fetchChanges(in: zone, since: token, limit: limit) }
         }
+        func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+            try await checked { try await remote.modify(changes, keeping: mark) }
+        }
+        func fetchChanges(
+            in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
+        ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool) {
+            try await checked { try await remote.fetchChanges(in: zone, since: token, limit: limit, keeping: mark) }
+        }
         func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {
             try await checked { try await remote.forgotten(records) }
         }

@@ -46,11 +46,25 @@
                     return try await database.modify(changes).map(GatewayWire.Result.init)
                 }
             }
+            api.post("modify-checked") { request, _ in
+                try await handle(request, "modify") { database, body in
+                    let asked = try decode(GatewayWire.ModifyRequest.self, body)
+                    let answer = try await database.modify(asked.changes.map(\.change), keeping: asked.mark)
+                    return GatewayWire.ModifyAnswer(
+                        results: answer.value?.map(GatewayWire.Result.init), history: GatewayWire.History(answer.history))
+                }
+            }
             api.post("fetch") { request, _ in
                 try await handle(request, "fetch") { database, body in
                     let asked = try decode(GatewayWire.FetchRequest.self, body)
-                    let (batch, heldBack) = try await database.fetchChanges(in: asked.zone, since: asked.token, limit: asked.limit)
-                    return GatewayWire.Batch(batch, heldBack: heldBack)
+                    guard let history = asked.history else {
+                        let (batch, heldBack) = try await database.fetchChanges(in: asked.zone, since: asked.token, limit: asked.limit)
+                        return GatewayWire.Batch(batch, heldBack: heldBack)
+                    }
+                    let (answer, heldBack) = try await database.fetchChanges(
+                        in: asked.zone, since: asked.token, limit: asked.limit, keeping: history.mark)
+                    let page = answer.value ?? CloudChangeBatch(changed: [], deleted: [], token: asked.token ?? CloudChangeToken(""), moreComing: false)
+                    return GatewayWire.Batch(page, heldBack: heldBack, history: GatewayWire.History(answer.history))
                 }
             }
             api.post("forgotten") { request, _ in

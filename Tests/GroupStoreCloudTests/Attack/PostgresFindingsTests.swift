@@ -92,6 +92,68 @@
             XCTAssertEqual(try server.psql("SELECT coalesce(creator, 'owner') FROM groupstore.types WHERE name = 'diary'", database: Self.database), "owner")
         }
 
+        /// The review's F4: a user who created a private type of a name
+        /// before the owner declared it public does not keep the name from the
+        /// owner while the type holds nothing; once it holds a row, the owner's
+        /// declaration is refused naming the user (the rows are the user's).
+        func testAPrivateTypeAUserCreatedFirst_isTakenBackByTheOwnersDeclaration_whileItHoldsNothing() throws {
+            let schema = "CREATE TABLE board(id TEXT PRIMARY KEY, body TEXT); CREATE TABLE notice(id TEXT PRIMARY KEY, body TEXT)"
+            for name in ["b", "admin"] { try exec(name, schema) }
+            let columns = #"[{"name":"id","kind":"text","declaredType":"TEXT","isKey":true,"pgType":"text"}]"#
+            // bob takes both names as private types with psql; notice gets a row.
+            try server.psql(
+                "SELECT groupstore.prepare_type('board', 'private', '\(columns)'::jsonb); SELECT groupstore.prepare_type('notice', 'private', '\(columns)'::jsonb)",
+                as: "bob", database: Self.database)
+            try exec("b", "INSERT INTO notice VALUES ('n1', 'mine')")
+            try cloudSync("b", tables: "notice", user: "bob")
+            XCTAssertEqual(
+                try server.psql("SELECT name || ':' || scope || ':' || coalesce(creator, 'owner') FROM groupstore.types ORDER BY name", database: Self.database),
+                "board:private:bob\nnotice:private:bob")
+            // The owner declares board public: bob's empty type gives way.
+            let board = try groupstore(["cloud", "setup", "--remote", remote("postgres"), "--group", group("admin"), "--public-tables", "board"])
+            XCTAssertEqual(board.status, 0, board.text)
+            XCTAssertEqual(board.output.last, "\(remote("postgres")): declared board (public)")
+            // notice holds bob's row: refused, naming bob, and kept as it was.
+            let notice = try groupstore(["cloud", "setup", "--remote", remote("postgres"), "--group", group("admin"), "--public-tables", "notice"])
+            XCTAssertEqual(notice.status, 1, notice.text)
+            XCTAssertTrue(notice.text.contains("record type notice is synced as private; it cannot be synced as public (bob declared it)"), notice.text)
+            XCTAssertEqual(
+                try server.psql("SELECT name || ':' || scope || ':' || coalesce(creator, 'owner') FROM groupstore.types ORDER BY name", database: Self.database),
+                "board:public:owner\nnotice:private:bob")
+            XCTAssertEqual(try server.psql("SELECT count(*) FROM public.notice", database: Self.database), "1")
+            // bob's board, synced as private now, meets the owner's scope.
+            try exec("b", "INSERT INTO board VALUES ('b1', 'x')")
+            let squat = try groupstore(cloud("sync", "b", tables: "board", user: "bob"))
+            XCTAssertEqual(squat.status, 1, squat.text)
+            XCTAssertTrue(squat.text.contains("record type board is synced as public; it cannot be synced as private"), squat.text)
+        }
+
+        /// The review's F5: the upgrade to format 6 clears the creators format 4
+        /// recorded that format 5 would not have: of a public type, and of a
+        /// type a gateway's authenticator created. A user's own private type keeps its.
+        func testTheUpgradeToFormat6_clearsCreatorsThatFormat4RecordedAndFormat5WouldNot() throws {
+            let columns = #"[{"name":"id","kind":"text","declaredType":"TEXT","isKey":true,"pgType":"text"}]"#
+            for (name, scope) in [("board", "public"), ("diary", "private"), ("memo", "private")] {
+                try server.psql("SELECT groupstore.prepare_type('\(name)', '\(scope)', '\(columns)'::jsonb)", database: Self.database)
+            }
+            // As format 4 left them: bob created board, the gateway's authenticator diary, alice memo.
+            try server.psql(
+                """
+                CREATE ROLE gs_authenticator LOGIN; GRANT groupstore_gateway TO gs_authenticator;
+                UPDATE groupstore.types SET creator = CASE name WHEN 'board' THEN 'bob' WHEN 'diary' THEN 'gs_authenticator' ELSE 'alice' END;
+                DELETE FROM groupstore.migrations WHERE identifier = 'groupstore.postgres.history-guard';
+                UPDATE groupstore.meta SET value = '5' WHERE key = 'format';
+                """, database: Self.database)
+            let upgrade = try groupstore(["cloud", "setup", "--remote", remote("postgres")])
+            XCTAssertEqual(upgrade.status, 0, upgrade.text)
+            XCTAssertTrue(upgrade.text.contains("upgraded from format 5 to 6"), upgrade.text)
+            XCTAssertEqual(
+                try server.psql("SELECT name || ':' || coalesce(creator, 'owner') FROM groupstore.types ORDER BY name", database: Self.database),
+                "board:owner\ndiary:owner\nmemo:alice")
+            // Run again over itself, the migration left one working prepare_type: alice still prepares her memo.
+            try server.psql("SELECT groupstore.prepare_type('memo', 'private', '\(columns)'::jsonb)", as: "alice", database: Self.database)
+        }
+
         func testNegativeZeroInAnUntypedColumn_isKept() throws {
             let schema = "CREATE TABLE sample(id TEXT PRIMARY KEY, v)"
             for name in ["a", "b"] { try exec(name, schema) }

@@ -1,0 +1,50 @@
+#if Postgres
+    import Foundation
+    import GroupStoreCloud
+    import PostgresNIO
+    import Synchronization
+
+    /// What a `modify` sends beside its statements so that the history is
+    /// checked and read in its own transaction (``PostgresRemote/modify(_:keeping:)``):
+    /// the mark's check first, the head last, and the head as answered.
+    final class HistoryGuard: Sendable {
+        /// The latest change the caller saw (`nil`: nothing to check).
+        let mark: CloudHistoryMark?
+        /// The history after the last transaction that read it.
+        private let head = Mutex<CloudRemoteHistory?>(nil)
+
+        /// What the last transaction read of the history (`nil`: none read it).
+        var answered: CloudRemoteHistory? { head.withLock { $0 } }
+
+        init(mark: CloudHistoryMark?) {
+            self.mark = mark
+        }
+
+        /// Raises `GS010` (aborting the transaction) unless `mark` is part of the history.
+        static func check(_ mark: CloudHistoryMark) -> PostgresQuery {
+            var binds = PostgresBindings()
+            binds.append(mark.epoch)
+            binds.append(String(mark.position))
+            binds.append(mark.entry)
+            return PostgresQuery(unsafeSQL: "SELECT groupstore.require_history($1, $2::bigint, $3)", binds: binds)
+        }
+
+        /// The log's head as the transaction sees it (its own changes included).
+        static let headQuery = historyQuery(nil)
+
+        /// The history as the transaction sees it, and what it logs at `mark`'s position.
+        static func historyQuery(_ mark: CloudHistoryMark?) -> PostgresQuery {
+            var binds = PostgresBindings()
+            binds.append(String(mark?.position ?? 0))
+            return PostgresQuery(unsafeSQL: "SELECT * FROM groupstore.history($1::bigint)", binds: binds)
+        }
+
+        /// Keeps the answer of ``historyQuery(_:)``: after a write, the head it
+        /// leaves (a transaction's own mark is part of the history it wrote);
+        /// after a read, whether ``mark`` is kept.
+        func read(_ rows: [[String?]], afterWrite: Bool = false) throws {
+            let history = try PostgresRemote.history(rows.first, keeping: afterWrite ? nil : mark, display: "the server")
+            head.withLock { $0 = history }
+        }
+    }
+#endif  // Postgres
