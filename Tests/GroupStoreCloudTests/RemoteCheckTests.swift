@@ -59,6 +59,28 @@ final class RemoteCheckTests: CloudTestCase {
         XCTAssertEqual(local, ["n1"], "and still here")
     }
 
+    /// The remote's clock is measured by the answers that carry the history:
+    /// one that took long (a large page) says little of it. Here every fetch
+    /// takes 60 ms and claims the remote's clock an hour behind; the offset
+    /// stays as the quick answer before the first sync measured it, so n2
+    /// goes up with the time of its commit, not an hour earlier.
+    func testTheRemotesClock_isMeasuredByQuickAnswers_notBySlowOnes() async throws {
+        let slow = SlowFetchRemote(base: try remote())
+        let app = try open("a", schema: Self.schema)
+        let bridge = try open("a", member: "cloud", schema: Self.schema)
+        let engine = try await SyncEngine.make(
+            store: bridge, configuration: try configuration("a", tables: ["note"], remote: slow),
+            events: EventHub(label: "test", object: { nil }), tracer: SyncTracer(), oneShot: false)
+        _ = await engine.sync(complete: false)
+        _ = await engine.sync(complete: false, fetch: true)
+        try await write(app, engine, "n2")
+        let third = await engine.sync(complete: false, fetch: false)
+        XCTAssertEqual(third.summary.uploaded, 1, third.summary.error ?? "")
+        let record = try await remote().fetchChanges(in: .private("alice"), since: nil, limit: 100).changed.first
+        let editedAt = try XCTUnwrap(record?.editedAt)
+        XCTAssertLessThan(abs(editedAt.timeIntervalSinceNow), 60, "n2's edit time \(editedAt) was moved by a slow answer's clock")
+    }
+
     /// A running bridge's engine for group a through `counting`, after its
     /// first sync and a second that uploads row n1.
     private func twoSyncs(through counting: HistoryCountingRemote) async throws -> (app: GroupStore, bridge: GroupStore, engine: SyncEngine) {
@@ -133,5 +155,20 @@ private final class HistoryCountingRemote: ForwardingRemote {
             if mark == nil { counts.withoutMark += 1 } else { counts.carried += 1 }
             if refused { counts.refused += 1 }
         }
+    }
+}
+
+/// A remote whose fetches take 60 ms and claim its clock an hour behind.
+private final class SlowFetchRemote: ForwardingRemote {
+    let base: any CloudDatabase
+    init(base: any CloudDatabase) { self.base = base }
+
+    func fetchChanges(
+        in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
+    ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
+        var answer = try await base.fetchChanges(in: zone, since: token, limit: limit, keeping: mark)
+        try await Task.sleep(for: .milliseconds(60))
+        answer.history.now = answer.history.now.addingTimeInterval(-3600)
+        return answer
     }
 }

@@ -77,9 +77,12 @@ struct EngineState {
     var remoteSeenLoaded = false
     /// Whether ``remoteSeen`` moved since it was last stored.
     var remoteSeenUnsaved = false
-    /// The remote's clock less this host's, as measured at the last check of
-    /// its history: local edit times are moved onto the remote's clock by it.
+    /// The remote's clock less this host's, as measured by the last quick
+    /// answer that gave it (``SyncEngine/take(_:askedAt:)``): local edit times
+    /// are moved onto the remote's clock by it.
     var clockOffset: TimeInterval = 0
+    /// Whether ``clockOffset`` was measured yet.
+    var clockMeasured = false
 
     init(oneShot: Bool, intakePosition: Int64) {
         setupLeft = Set(SetupStep.allCases)

@@ -26,6 +26,9 @@ extension SyncEngine {
         return try take(history, askedAt: asked)
     }
 
+    /// The longest round trip whose answer measures the remote's clock (``EngineState/clockOffset``).
+    static let clockRoundTrip: TimeInterval = 0.02
+
     /// The latest change of the remote's history this group saw (`nil`: none yet).
     func remoteSeen() throws -> CloudHistoryMark? {
         if !state.remoteSeenLoaded {
@@ -43,7 +46,13 @@ extension SyncEngine {
     func take(_ history: CloudRemoteHistory, askedAt asked: Date) throws -> Bool {
         let seen = try remoteSeen()
         let answered = configuration.clock()
-        state.clockOffset = history.now.timeIntervalSince(asked) - answered.timeIntervalSince(asked) / 2
+        // The remote's clock is read at some point of the call, taken for its middle: an answer that
+        // took long (a large page) says little of the offset, which is then kept from a quicker one.
+        let roundTrip = answered.timeIntervalSince(asked)
+        if roundTrip <= Self.clockRoundTrip || !state.clockMeasured {
+            state.clockOffset = history.now.timeIntervalSince(asked) - roundTrip / 2
+            state.clockMeasured = true
+        }
         if history.head != seen {
             state.remoteSeen = history.head
             state.remoteSeenUnsaved = true
