@@ -21,26 +21,39 @@ public struct CloudHistoryChecked<Value: Sendable>: Sendable {
     }
 }
 
+extension CloudHistoryChecked {
+    /// For a remote that cannot check the history in the call's own
+    /// transaction: `history` asked first, then `call` made if the mark is
+    /// kept; for a call that writes (`writes`), the history asked again
+    /// after it, keeping the head found first, so that a remote replaced or
+    /// restored in between is found (``CloudRemoteHistory/keepsMark`` `false`
+    /// beside the value).
+    public static func apart(
+        keeping mark: CloudHistoryMark?, writes: Bool, history: (CloudHistoryMark?) async throws -> CloudRemoteHistory,
+        _ call: () async throws -> Value
+    ) async throws -> CloudHistoryChecked {
+        let before = try await history(mark)
+        guard before.keepsMark else { return CloudHistoryChecked(value: nil, history: before) }
+        let value = try await call()
+        return CloudHistoryChecked(value: value, history: writes ? try await history(before.head) : before)
+    }
+}
+
 extension CloudDatabase {
     /// Checks `mark` with ``history(keeping:)``, then fetches: two calls, for
     /// a remote that cannot do both in one.
     public func fetchChanges(
         in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
     ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
-        let history = try await history(keeping: mark)
-        guard history.keepsMark else { return CloudHistoryChecked(value: nil, history: history) }
-        return CloudHistoryChecked(value: try await fetchChanges(in: zone, since: token, limit: limit), history: history)
+        try await .apart(keeping: mark, writes: false, history: history(keeping:)) {
+            try await fetchChanges(in: zone, since: token, limit: limit)
+        }
     }
 
     /// Checks `mark` with ``history(keeping:)``, modifies, then reads where
     /// the history stands after the changes: three calls, for a remote that
-    /// cannot do it in one transaction. A remote replaced or restored between
-    /// the first two is found by the third (``CloudRemoteHistory/keepsMark``
-    /// `false` beside the results).
+    /// cannot do it in one transaction.
     public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
-        let before = try await history(keeping: mark)
-        guard before.keepsMark else { return CloudHistoryChecked(value: nil, history: before) }
-        let results = try await modify(changes)
-        return CloudHistoryChecked(value: results, history: try await history(keeping: before.head))
+        try await .apart(keeping: mark, writes: true, history: history(keeping:)) { try await modify(changes) }
     }
 }

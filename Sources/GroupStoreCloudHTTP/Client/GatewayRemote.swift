@@ -150,10 +150,7 @@
         /// history asked before and after (`/history`, `/modify`, `/history`).
         public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
             guard checksHistory.withLock({ $0 }) == true else {
-                let before = try await history(keeping: mark)
-                guard before.keepsMark else { return CloudHistoryChecked(value: nil, history: before) }
-                let results = try await modify(changes)
-                return CloudHistoryChecked(value: results, history: try await history(keeping: before.head))
+                return try await .apart(keeping: mark, writes: true, history: history(keeping:)) { try await modify(changes) }
             }
             let answer = try await transport.call(
                 .POST, "/modify-checked", json: GatewayWire.ModifyRequest(changes: changes.map(GatewayWire.Change.init), mark: mark),

@@ -64,10 +64,7 @@ extension GatewayRoleDatabase {
     /// The history checked first, then the changes made, then the history
     /// read again: for a backend that cannot do it in one transaction.
     public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
-        let before = try await history(keeping: mark)
-        guard before.keepsMark else { return CloudHistoryChecked(value: nil, history: before) }
-        let results = try await modify(changes)
-        return CloudHistoryChecked(value: results, history: try await history(keeping: before.head))
+        try await .apart(keeping: mark, writes: true, history: history(keeping:)) { try await modify(changes) }
     }
 
     /// The history checked first, then the page read: for a backend that
@@ -75,10 +72,13 @@ extension GatewayRoleDatabase {
     public func fetchChanges(
         in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
     ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool) {
-        let history = try await history(keeping: mark)
-        guard history.keepsMark else { return (CloudHistoryChecked(value: nil, history: history), false) }
-        let (batch, heldBack) = try await fetchChanges(in: zone, since: token, limit: limit)
-        return (CloudHistoryChecked(value: batch, history: history), heldBack)
+        var heldBack = false
+        let answer = try await CloudHistoryChecked.apart(keeping: mark, writes: false, history: history(keeping:)) {
+            let (batch, held) = try await fetchChanges(in: zone, since: token, limit: limit)
+            heldBack = held
+            return batch
+        }
+        return (answer, heldBack)
     }
 }
 
