@@ -81,6 +81,28 @@ final class RemoteCheckTests: CloudTestCase {
         XCTAssertLessThan(abs(editedAt.timeIntervalSinceNow), 60, "n2's edit time \(editedAt) was moved by a slow answer's clock")
     }
 
+    /// A remote far away answers nothing within 20 ms: its answers measure
+    /// its clock all the same when they take no more than twice the
+    /// quickest. Every call here takes 40 ms; after the first sync the
+    /// remote's clock falls an hour behind, and n2 goes up on that clock.
+    func testAFarRemotesClock_isMeasuredByItsOrdinaryAnswers() async throws {
+        let far = FarRemote(base: try remote())
+        let app = try open("a", schema: Self.schema)
+        let bridge = try open("a", member: "cloud", schema: Self.schema)
+        let engine = try await SyncEngine.make(
+            store: bridge, configuration: try configuration("a", tables: ["note"], remote: far),
+            events: EventHub(label: "test", object: { nil }), tracer: SyncTracer(), oneShot: false)
+        _ = await engine.sync(complete: false)
+        far.skew.withLock { $0 = -3600 }
+        _ = await engine.sync(complete: false, fetch: true)
+        try await write(app, engine, "n2")
+        let third = await engine.sync(complete: false, fetch: false)
+        XCTAssertEqual(third.summary.uploaded, 1, third.summary.error ?? "")
+        let record = try await remote().fetchChanges(in: .private("alice"), since: nil, limit: 100).changed.first
+        let behind = try XCTUnwrap(record?.editedAt).timeIntervalSinceNow
+        XCTAssertLessThan(abs(behind + 3600), 60, "n2's edit time is on the remote's clock, an hour behind (it is \(behind) s)")
+    }
+
     /// A running bridge's engine for group a through `counting`, after its
     /// first sync and a second that uploads row n1.
     private func twoSyncs(through counting: HistoryCountingRemote) async throws -> (app: GroupStore, bridge: GroupStore, engine: SyncEngine) {
@@ -169,6 +191,38 @@ private final class SlowFetchRemote: ForwardingRemote {
         var answer = try await base.fetchChanges(in: zone, since: token, limit: limit, keeping: mark)
         try await Task.sleep(for: .milliseconds(60))
         answer.history.now = answer.history.now.addingTimeInterval(-3600)
+        return answer
+    }
+}
+
+/// A remote 40 ms away whose clock is `skew` seconds off.
+private final class FarRemote: ForwardingRemote {
+    let base: any CloudDatabase
+    let skew = Mutex<TimeInterval>(0)
+    init(base: any CloudDatabase) { self.base = base }
+
+    private func far(_ history: CloudRemoteHistory) async throws -> CloudRemoteHistory {
+        try await Task.sleep(for: .milliseconds(40))
+        var history = history
+        history.now = history.now.addingTimeInterval(skew.withLock { $0 })
+        return history
+    }
+
+    func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory {
+        try await far(try await base.history(keeping: mark))
+    }
+
+    func fetchChanges(
+        in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
+    ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
+        var answer = try await base.fetchChanges(in: zone, since: token, limit: limit, keeping: mark)
+        answer.history = try await far(answer.history)
+        return answer
+    }
+
+    func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+        var answer = try await base.modify(changes, keeping: mark)
+        answer.history = try await far(answer.history)
         return answer
     }
 }

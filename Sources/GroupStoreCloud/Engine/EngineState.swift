@@ -81,8 +81,9 @@ struct EngineState {
     /// answer that gave it (``SyncEngine/take(_:askedAt:)``): local edit times
     /// are moved onto the remote's clock by it.
     var clockOffset: TimeInterval = 0
-    /// Whether ``clockOffset`` was measured yet.
-    var clockMeasured = false
+    /// The shortest round trip of an answer that gave the remote's clock,
+    /// since this engine started or last found the remote reset.
+    var shortestRoundTrip: TimeInterval = .infinity
 
     init(oneShot: Bool, intakePosition: Int64) {
         setupLeft = Set(SetupStep.allCases)

@@ -26,7 +26,10 @@ extension SyncEngine {
         return try take(history, askedAt: asked)
     }
 
-    /// The longest round trip whose answer measures the remote's clock (``EngineState/clockOffset``).
+    /// A round trip short enough for its answer to measure the remote's
+    /// clock (``EngineState/clockOffset``) whatever the quickest was; a
+    /// longer one measures it if it is at most twice the quickest (a remote
+    /// far away answers nothing in 20 ms).
     static let clockRoundTrip: TimeInterval = 0.02
 
     /// The latest change of the remote's history this group saw (`nil`: none yet).
@@ -47,11 +50,12 @@ extension SyncEngine {
         let seen = try remoteSeen()
         let answered = configuration.clock()
         // The remote's clock is read at some point of the call, taken for its middle: an answer that
-        // took long (a large page) says little of the offset, which is then kept from a quicker one.
+        // took much longer than the quickest (a large page) says little of the offset, which is then
+        // kept from a quicker one.
         let roundTrip = answered.timeIntervalSince(asked)
-        if roundTrip <= Self.clockRoundTrip || !state.clockMeasured {
+        state.shortestRoundTrip = min(state.shortestRoundTrip, roundTrip)
+        if roundTrip <= max(Self.clockRoundTrip, 2 * state.shortestRoundTrip) {
             state.clockOffset = history.now.timeIntervalSince(asked) - roundTrip / 2
-            state.clockMeasured = true
         }
         if history.head != seen {
             state.remoteSeen = history.head
@@ -95,6 +99,8 @@ extension SyncEngine {
             try SyncState.setRemoteSeen(db, now)
         }
         state.remoteSeenUnsaved = false
+        // Another remote may keep another clock, and be farther.
+        state.shortestRoundTrip = .infinity
         forgetCachedState()
         state.echoes.forget()
         state.setupLeft.insert(.prepareRemote)
