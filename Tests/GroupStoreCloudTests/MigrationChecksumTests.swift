@@ -41,7 +41,7 @@ final class MigrationChecksumTests: XCTestCase {
                 ("groupstore.postgres.zone-hints", "91e15bbf46f258707d7a3d578c5d64c8aad05bd7f05aefab14f97ca25a36c73d"),
                 ("groupstore.postgres.declared-types", "1267ab522a3f41a42e30910b0c716f3c3ca77fd420bb5b5a46fdbfa66560ce8d"),
                 ("groupstore.postgres.delete-times", "5891fadbf85b80f5c3b7d8e503bb030532e62aa07bab0d4ae1aca5f3316d9c1e"),
-                ("groupstore.postgres.history-guard", "06d8ac4d791f7b365f11715970d3d28442d45c5edfd7b51686a58bcde244c640"),
+                ("groupstore.postgres.history-guard", "2c9dfbf3b2625805ebfa9e97e95f49685db43b1af426745d4a322d6e235a1b81"),
             ]
         ),
     ]

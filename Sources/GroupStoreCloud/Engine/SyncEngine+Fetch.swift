@@ -64,9 +64,11 @@ extension SyncEngine {
             do {
                 let since = token
                 tracer.mark(.fetchSent)
-                let (seen, asked) = (try remoteSeen(), configuration.clock())
-                let answer = try await Retry.run(configuration, "fetch \(zone) from \(remote.displayName)") {
-                    try await self.remote.fetchChanges(in: zone, since: since, limit: Self.fetchPageSize, keeping: seen)
+                let (seen, clock) = (try remoteSeen(), configuration.clock)
+                // Each attempt timed on its own (the remote's clock is measured by the one answered).
+                let (answer, asked) = try await Retry.run(configuration, "fetch \(zone) from \(remote.displayName)") {
+                    let asked = clock()
+                    return (try await self.remote.fetchChanges(in: zone, since: since, limit: Self.fetchPageSize, keeping: seen), asked)
                 }
                 // A remote replaced or restored is found before anything of it is applied: the listing
                 // then brings back what it forgot instead of taking its older versions.

@@ -18,10 +18,10 @@ extension SyncEngine {
     /// - Returns: whether the remote was found replaced or restored.
     @discardableResult
     func checkRemoteHistory() async throws -> Bool {
-        let seen = try remoteSeen()
-        let asked = configuration.clock()
-        let history = try await Retry.run(configuration, "read the history of \(remote.displayName)") {
-            try await self.remote.history(keeping: seen)
+        let (seen, clock) = (try remoteSeen(), configuration.clock)
+        let (history, asked) = try await Retry.run(configuration, "read the history of \(remote.displayName)") {
+            let asked = clock()
+            return (try await self.remote.history(keeping: seen), asked)
         }
         return try take(history, askedAt: asked)
     }

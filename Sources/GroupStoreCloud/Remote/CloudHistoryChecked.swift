@@ -23,19 +23,26 @@ public struct CloudHistoryChecked<Value: Sendable>: Sendable {
 
 extension CloudHistoryChecked {
     /// For a remote that cannot check the history in the call's own
-    /// transaction: `history` asked first, then `call` made if the mark is
-    /// kept; for a call that writes (`writes`), the history asked again
-    /// after it, keeping the head found first, so that a remote replaced or
-    /// restored in between is found (``CloudRemoteHistory/keepsMark`` `false`
-    /// beside the value).
+    /// transaction. A call that writes (`writes`): `history` asked first, the
+    /// call made if the mark is kept, and the history asked again after it,
+    /// keeping the head found first, so that a remote replaced or restored
+    /// in between is found (``CloudRemoteHistory/keepsMark`` `false` beside
+    /// the value). A read: made first, then the history asked, and what it
+    /// read dropped if the mark is not kept (a remote reset before the
+    /// history was asked is found by it).
     public static func apart(
         keeping mark: CloudHistoryMark?, writes: Bool, history: (CloudHistoryMark?) async throws -> CloudRemoteHistory,
         _ call: () async throws -> Value
     ) async throws -> CloudHistoryChecked {
+        guard writes else {
+            let value = try await call()
+            let found = try await history(mark)
+            return CloudHistoryChecked(value: found.keepsMark ? value : nil, history: found)
+        }
         let before = try await history(mark)
         guard before.keepsMark else { return CloudHistoryChecked(value: nil, history: before) }
         let value = try await call()
-        return CloudHistoryChecked(value: value, history: writes ? try await history(before.head) : before)
+        return CloudHistoryChecked(value: value, history: try await history(before.head))
     }
 }
 

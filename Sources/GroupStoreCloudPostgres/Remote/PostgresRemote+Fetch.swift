@@ -49,6 +49,11 @@
             do {
                 let (batch, heldBack) = try await fetchChanges(in: zone, since: token, limit: limit, as: role, history: history)
                 guard let found = history.answered else { preconditionFailure("a fetch reads the history it was given") }
+                // The page's tags and token carry the epoch cached when it was read: one the server no longer
+                // has (set up again since) makes a page of no use, even for a mark of the new epoch.
+                if let built = noteEpoch(found.head.epoch), built != found.head.epoch, found.keepsMark {
+                    throw CloudSyncError(.transient, "\(displayName) was set up again while \(zone) was read; fetch again")
+                }
                 return (CloudHistoryChecked(value: found.keepsMark ? batch : nil, history: found), heldBack)
             } catch let error as CloudSyncError where error.code == .tokenExpired {
                 let found = try await self.history(keeping: mark, as: role)

@@ -44,6 +44,7 @@
                     // Nothing to write was sent (no change): the history is read on its own.
                     return CloudHistoryChecked(value: results, history: try await history(keeping: mark, as: role))
                 }
+                noteEpoch(head.head.epoch)
                 return CloudHistoryChecked(value: results, history: head)
             } catch let error as CloudSyncError where error.underlying.flatMap(PostgresFailure.serverError)?.state == "GS010" {
                 let history = try await history(keeping: mark, as: role)

@@ -194,12 +194,21 @@
             try await perform("read the history", as: role) { session in
                 let rows = try await session.cells(HistoryGuard.historyQuery(mark))
                 let history = try Self.history(rows.first, keeping: mark, display: displayName)
-                // A database set up again: what was read of the old one is stale.
-                state.withLock { state in
-                    if state.epoch != history.head.epoch { state.tables = [:] }
-                    state.epoch = history.head.epoch
-                }
+                noteEpoch(history.head.epoch)
                 return history
+            }
+        }
+
+        /// The epoch a server answered with: on a database set up again, what
+        /// was read of the old one (its epoch, its tables) is stale. Returns the
+        /// epoch cached before.
+        @discardableResult
+        func noteEpoch(_ epoch: String) -> String? {
+            state.withLock { state in
+                let before = state.epoch
+                if state.epoch != epoch { state.tables = [:] }
+                state.epoch = epoch
+                return before
             }
         }
 

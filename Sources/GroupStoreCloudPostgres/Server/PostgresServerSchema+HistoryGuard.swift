@@ -101,6 +101,8 @@
                 SELECT name, scope, creator INTO v_known, v_scope, v_creator FROM groupstore.types
                   WHERE lower(name) = lower(p_name) ORDER BY name = p_name DESC LIMIT 1;
                 IF v_known IS NOT NULL AND v_scope = 'private' AND v_creator IS NOT NULL THEN
+                  -- Locked first: a row the user is inserting now is committed before the look, or waits.
+                  EXECUTE format('LOCK TABLE public.%I IN ACCESS EXCLUSIVE MODE', v_known);
                   EXECUTE format('SELECT EXISTS (SELECT 1 FROM public.%I)', v_known) INTO v_holds;
                   IF NOT v_holds AND NOT EXISTS (SELECT 1 FROM groupstore.tombstones WHERE type = v_known) THEN
                     EXECUTE format('DROP TABLE public.%I', v_known);
