@@ -66,18 +66,9 @@ final class RemoteCheckTests: CloudTestCase {
     /// goes up with the time of its commit, not an hour earlier.
     func testTheRemotesClock_isMeasuredByQuickAnswers_notBySlowOnes() async throws {
         let slow = SlowFetchRemote(base: try remote())
-        let app = try open("a", schema: Self.schema)
-        let bridge = try open("a", member: "cloud", schema: Self.schema)
-        let engine = try await SyncEngine.make(
-            store: bridge, configuration: try configuration("a", tables: ["note"], remote: slow),
-            events: EventHub(label: "test", object: { nil }), tracer: SyncTracer(), oneShot: false)
-        _ = await engine.sync(complete: false)
+        let (app, _, engine) = try await firstSync(through: slow)
         _ = await engine.sync(complete: false, fetch: true)
-        try await write(app, engine, "n2")
-        let third = await engine.sync(complete: false, fetch: false)
-        XCTAssertEqual(third.summary.uploaded, 1, third.summary.error ?? "")
-        let record = try await remote().fetchChanges(in: .private("alice"), since: nil, limit: 100).changed.first
-        let editedAt = try XCTUnwrap(record?.editedAt)
+        let editedAt = try await uploadN2(app, engine)
         XCTAssertLessThan(abs(editedAt.timeIntervalSinceNow), 60, "n2's edit time \(editedAt) was moved by a slow answer's clock")
     }
 
@@ -87,36 +78,42 @@ final class RemoteCheckTests: CloudTestCase {
     /// remote's clock falls an hour behind, and n2 goes up on that clock.
     func testAFarRemotesClock_isMeasuredByItsOrdinaryAnswers() async throws {
         let far = FarRemote(base: try remote())
-        let app = try open("a", schema: Self.schema)
-        let bridge = try open("a", member: "cloud", schema: Self.schema)
-        let engine = try await SyncEngine.make(
-            store: bridge, configuration: try configuration("a", tables: ["note"], remote: far),
-            events: EventHub(label: "test", object: { nil }), tracer: SyncTracer(), oneShot: false)
-        _ = await engine.sync(complete: false)
+        let (app, _, engine) = try await firstSync(through: far)
         far.skew.withLock { $0 = -3600 }
         _ = await engine.sync(complete: false, fetch: true)
-        try await write(app, engine, "n2")
-        let third = await engine.sync(complete: false, fetch: false)
-        XCTAssertEqual(third.summary.uploaded, 1, third.summary.error ?? "")
-        let record = try await remote().fetchChanges(in: .private("alice"), since: nil, limit: 100).changed.first
-        let behind = try XCTUnwrap(record?.editedAt).timeIntervalSinceNow
+        let behind = try await uploadN2(app, engine).timeIntervalSinceNow
         XCTAssertLessThan(abs(behind + 3600), 60, "n2's edit time is on the remote's clock, an hour behind (it is \(behind) s)")
     }
 
     /// A running bridge's engine for group a through `counting`, after its
     /// first sync and a second that uploads row n1.
     private func twoSyncs(through counting: HistoryCountingRemote) async throws -> (app: GroupStore, bridge: GroupStore, engine: SyncEngine) {
-        let app = try open("a", schema: Self.schema)
-        let bridge = try open("a", member: "cloud", schema: Self.schema)
-        let engine = try await SyncEngine.make(
-            store: bridge, configuration: try configuration("a", tables: ["note"], remote: counting),
-            events: EventHub(label: "test", object: { nil }), tracer: SyncTracer(), oneShot: false)
-        _ = await engine.sync(complete: false)
+        let (app, bridge, engine) = try await firstSync(through: counting)
         try await write(app, engine, "n1")
         let second = await engine.sync(complete: false, fetch: false)
         XCTAssertEqual(second.summary.uploaded, 1)
         XCTAssertEqual(counting.asked, 1, "the first sync asks; the second's upload carries the mark")
         return (app, bridge, engine)
+    }
+
+    /// A running bridge's engine for group a through `remote`, after its first sync.
+    private func firstSync(through remote: any CloudDatabase) async throws -> (app: GroupStore, bridge: GroupStore, engine: SyncEngine) {
+        let app = try open("a", schema: Self.schema)
+        let bridge = try open("a", member: "cloud", schema: Self.schema)
+        let engine = try await SyncEngine.make(
+            store: bridge, configuration: try configuration("a", tables: ["note"], remote: remote),
+            events: EventHub(label: "test", object: { nil }), tracer: SyncTracer(), oneShot: false)
+        _ = await engine.sync(complete: false)
+        return (app, bridge, engine)
+    }
+
+    /// Writes row n2, has a sync upload it, and returns its edit time as the remote stores it.
+    private func uploadN2(_ app: GroupStore, _ engine: SyncEngine) async throws -> Date {
+        try await write(app, engine, "n2")
+        let third = await engine.sync(complete: false, fetch: false)
+        XCTAssertEqual(third.summary.uploaded, 1, third.summary.error ?? "")
+        let record = try await remote().fetchChanges(in: .private("alice"), since: nil, limit: 100).changed.first
+        return try XCTUnwrap(record?.editedAt)
     }
 
     /// Writes row `name` as the app and hands its save to the engine, as the bridge's member is delivered it.

@@ -20,10 +20,10 @@ extension EmbeddedRemote {
     ///   ``CloudSyncError/Code/tokenExpired`` for a token of another remote file (recreated or restored), from before the pruned
     ///   horizon (``compactLog(keepingLast:)``), ahead of the log, or unreadable.
     public func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
-        try await perform("fetch changes") { connection in
-            let query = try fetchQuery(zone, since: token, limit: limit)
-            return try await connection.read { db in try query.run(db) }
+        guard let batch = try await fetchChanges(in: zone, since: token, limit: limit, keeping: nil).value else {
+            preconditionFailure("no mark asked about is always kept")
         }
+        return batch
     }
 
     /// ``fetchChanges(in:since:limit:)`` in the same read transaction as the

@@ -28,12 +28,7 @@ extension EmbeddedRemote {
     ///   ``CloudSyncError/Code/transient``, ``CloudSyncError/Code/rateLimited``,
     ///   ``CloudSyncError/Code/badRemote`` (nothing is applied).
     public func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
-        try await perform("modify") { connection in
-            guard let context = try modifyContext(changes, connection) else { return [] }
-            let results = try await connection.write { db in try context.apply(changes, db) }
-            logModify(changes)
-            return results
-        }
+        try await modify(changes, keeping: nil).value ?? []
     }
 
     /// ``modify(_:)`` in the same write transaction as the check of `mark`

@@ -10,14 +10,17 @@
     final class HistoryGuard: Sendable {
         /// The latest change the caller saw (`nil`: nothing to check).
         let mark: CloudHistoryMark?
+        /// Names the remote in messages.
+        let display: String
         /// The history after the last transaction that read it.
         private let head = Mutex<CloudRemoteHistory?>(nil)
 
         /// What the last transaction read of the history (`nil`: none read it).
         var answered: CloudRemoteHistory? { head.withLock { $0 } }
 
-        init(mark: CloudHistoryMark?) {
+        init(mark: CloudHistoryMark?, display: String) {
             self.mark = mark
+            self.display = display
         }
 
         /// Raises `GS010` (aborting the transaction) unless `mark` is part of the history.
@@ -43,7 +46,7 @@
         /// leaves (a transaction's own mark is part of the history it wrote);
         /// after a read, whether ``mark`` is kept.
         func read(_ rows: [[String?]], afterWrite: Bool = false) throws {
-            let history = try PostgresRemote.history(rows.first, keeping: afterWrite ? nil : mark, display: "the server")
+            let history = try PostgresRemote.history(rows.first, keeping: afterWrite ? nil : mark, display: display)
             head.withLock { $0 = history }
         }
     }

@@ -45,7 +45,7 @@
         func fetchChanges(
             in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?, as role: String?
         ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool) {
-            let history = HistoryGuard(mark: mark)
+            let history = HistoryGuard(mark: mark, display: displayName)
             do {
                 let (batch, heldBack) = try await fetchChanges(in: zone, since: token, limit: limit, as: role, history: history)
                 guard let found = history.answered else { preconditionFailure("a fetch reads the history it was given") }

@@ -37,7 +37,7 @@
         func modify(
             _ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?, as role: String?, origin: String?
         ) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
-            let guarded = HistoryGuard(mark: mark)
+            let guarded = HistoryGuard(mark: mark, display: displayName)
             do {
                 let results = try await modify(changes, as: role, origin: origin, guarded: guarded)
                 guard let head = guarded.answered else {
