@@ -326,6 +326,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Gateway"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Gateway"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Gateway"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Gateway"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Gateway"])),
                 .product(name: "CryptoExtras", package: "swift-crypto", condition: .when(traits: ["Gateway"])),
                 .target(name: "PostgresTestServer", condition: .when(traits: ["Postgres"])),

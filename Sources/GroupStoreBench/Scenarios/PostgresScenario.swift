@@ -48,9 +48,10 @@
             return rows
         }
 
-        /// One transaction in one flight through a connection pool, as the
-        /// remote sends a write (`BEGIN`, a statement, `COMMIT`, sent before the
-        /// first answer is read): the floor under each round trip of the bridge.
+        /// One transaction through a connection pool, as the remote sends a
+        /// write (`BEGIN`, a statement, `COMMIT`, queued before the first
+        /// answer is read; postgres-nio sends each when the one before is
+        /// answered): the floor under a remote call of three statements.
         func flightRoundTrip(_ server: PostgresServer) async throws -> TableRow {
             let logger = Logger(label: "bench")
             let configuration = PostgresClient.Configuration(
@@ -73,13 +74,16 @@
                 if index >= 10 { samples.append((monotonicSeconds() - started) * 1e6) }
             }
             return TableRow(
-                section: Self.section, what: "reference: BEGIN, SELECT 1, COMMIT in one flight through a pool (postgres-nio)", unit: "µs",
+                section: Self.section, what: "reference: BEGIN, SELECT 1, COMMIT queued at once through a pool (postgres-nio: a round trip each)", unit: "µs",
                 distribution: Distribution(samples))
         }
 
         /// The two remote calls of the hop, alone (no group, no other process
         /// busy): a one-record upload (`modify`) on one remote, and the fetch
-        /// that brings it to a second remote of the same role.
+        /// that brings it to a second remote of the same role; then, in turn
+        /// with them, the same two calls checking the history as a bridge
+        /// makes them (`keeping:` the mark of the latest change seen): the
+        /// price of the check in each call.
         func remoteCallsAlone(_ server: PostgresServer) async throws -> [TableRow] {
             try server.createRole("bench_alone")
             try server.psql("GRANT groupstore_user TO bench_alone")
@@ -100,21 +104,42 @@
             try await writer.prepare([type])
             let zone = CloudZone.private("bench_alone")
             var token = try await reader.fetchChanges(in: zone, since: nil, limit: 100).token
-            var uploads: [Double] = []
-            var fetches: [Double] = []
+            var (uploads, fetches, checkedUploads, checkedFetches) = ([Double](), [Double](), [Double](), [Double]())
+            var mark = try await writer.history(keeping: nil).head
             let count = bench.quick ? 50 : 400
-            for index in 0..<(count + 10) {
+            // Each kind `count` times, in turn.
+            for index in 0..<(2 * count + 10) {
+                let checked = index % 2 == 1
                 let id = CloudRecordID(zone: zone, type: "alone", name: "r\(index)")
+                let save = CloudRecordChange.save(id: id, baseTag: nil, fields: ["title": .text("t\(index)")], editedAt: Date())
                 let started = monotonicSeconds()
-                _ = try await writer.modify([.save(id: id, baseTag: nil, fields: ["title": .text("t\(index)")], editedAt: Date())])
+                if checked {
+                    let answer = try await writer.modify([save], keeping: mark)
+                    guard answer.value != nil else { throw BenchFailure("the upload of r\(index) found the history changed") }
+                    mark = answer.history.head
+                } else {
+                    _ = try await writer.modify([save])
+                }
                 let uploaded = monotonicSeconds()
-                let batch = try await reader.fetchChanges(in: zone, since: token, limit: 400)
+                let batch: CloudChangeBatch
+                if checked {
+                    let answer = try await reader.fetchChanges(in: zone, since: token, limit: 400, keeping: mark)
+                    guard let page = answer.value else { throw BenchFailure("the fetch after r\(index) found the history changed") }
+                    batch = page
+                } else {
+                    batch = try await reader.fetchChanges(in: zone, since: token, limit: 400)
+                }
                 let fetched = monotonicSeconds()
                 token = batch.token
                 guard batch.changed.map(\.id) == [id] else {
                     throw BenchFailure("the fetch after r\(index) brought \(batch.changed.map(\.id.name))")
                 }
-                if index >= 10 {
+                if !checked { mark = try await writer.history(keeping: nil).head }
+                guard index >= 10 else { continue }
+                if checked {
+                    checkedUploads.append((uploaded - started) * 1e6)
+                    checkedFetches.append((fetched - uploaded) * 1e6)
+                } else {
                     uploads.append((uploaded - started) * 1e6)
                     fetches.append((fetched - uploaded) * 1e6)
                 }
@@ -126,6 +151,12 @@
                 TableRow(
                     section: Self.section, what: "remote call alone: fetch of that record (feed page and rows)", unit: "µs",
                     distribution: Distribution(fetches)),
+                TableRow(
+                    section: Self.section, what: "  the upload checking the history in the call (modify keeping a mark)", unit: "µs",
+                    distribution: Distribution(checkedUploads), reference: "in turn with the unchecked upload"),
+                TableRow(
+                    section: Self.section, what: "  the fetch checking the history in the call", unit: "µs",
+                    distribution: Distribution(checkedFetches), reference: "in turn with the unchecked fetch"),
             ]
         }
 

@@ -67,8 +67,10 @@
         /// The zones fetched, which the push connection subscribes to.
         let zones = Mutex<Set<CloudZone>>([])
         /// Whether the gateway checks a mark in the same transaction as the
-        /// call (learned from its first answer to a fetch that asked: a gateway
-        /// of an older build answers none, and its calls are checked apart).
+        /// call (learned from each answer to a fetch that asked: a gateway of
+        /// an older build answers none, and its calls are checked apart; and
+        /// from a `/modify-checked` it has no route for, behind gateways of
+        /// mixed builds).
         let checksHistory = Mutex<Bool?>(nil)
         /// Tells the push connection that ``zones`` grew.
         let zonesChanged = Broadcast<Void>()
@@ -146,15 +148,24 @@
         }
 
         /// `/modify-checked`: the gateway checks `mark` in the transaction of
-        /// the changes. A gateway not known to (see ``checksHistory``) has the
+        /// the changes. A gateway not known to (see ``checksHistory``), or one
+        /// that turns out to have no such route (it wrote nothing), has the
         /// history asked before and after (`/history`, `/modify`, `/history`).
         public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
-            guard checksHistory.withLock({ $0 }) == true else {
-                return try await .apart(keeping: mark, writes: true, history: history(keeping:)) { try await modify(changes) }
+            let apart = { try await CloudHistoryChecked.apart(keeping: mark, writes: true, history: self.history(keeping:)) { try await self.modify(changes) } }
+            guard checksHistory.withLock({ $0 }) == true else { return try await apart() }
+            let answer: GatewayWire.ModifyAnswer
+            do {
+                answer = try await transport.callIfRouted(
+                    .POST, "/modify-checked", json: GatewayWire.ModifyRequest(changes: changes.map(GatewayWire.Change.init), mark: mark),
+                    as: GatewayWire.ModifyAnswer.self, doing: "save records")
+            } catch is GatewayTransport.RouteMissing {
+                checksHistory.withLock { $0 = false }
+                logger.info(
+                    "the gateway has no /modify-checked (an older build): its history is asked apart",
+                    metadata: ["gateway": "\(transport.endpoints.base)"])
+                return try await apart()
             }
-            let answer = try await transport.call(
-                .POST, "/modify-checked", json: GatewayWire.ModifyRequest(changes: changes.map(GatewayWire.Change.init), mark: mark),
-                as: GatewayWire.ModifyAnswer.self, doing: "save records")
             guard let answered = answer.results else { return CloudHistoryChecked(value: nil, history: answer.history.history) }
             let results = answered.compactMap(\.result)
             guard results.count == changes.count else {

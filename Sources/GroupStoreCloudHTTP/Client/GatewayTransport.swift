@@ -55,8 +55,21 @@
         func call<Answer: Decodable>(
             _ method: HTTPMethod, _ path: String, json body: (some Encodable)?, as answer: Answer.Type, doing what: String
         ) async throws -> Answer {
+            do {
+                return try await callIfRouted(method, path, json: body, as: answer, doing: what)
+            } catch let missing as RouteMissing {
+                throw missing.error
+            }
+        }
+
+        /// ``call(_:_:json:as:doing:)``; throws ``RouteMissing`` when the
+        /// gateway has no such route (a 404 that is not one of its own errors:
+        /// a gateway of an older build).
+        func callIfRouted<Answer: Decodable>(
+            _ method: HTTPMethod, _ path: String, json body: (some Encodable)?, as answer: Answer.Type, doing what: String
+        ) async throws -> Answer {
             let bytes = try body.map { try GatewayWire.encode($0) }
-            let data = try await send(method, path, body: bytes.map { [UInt8]($0) }, contentType: "application/json", doing: what)
+            let data = try await sendIfRouted(method, path, body: bytes.map { [UInt8]($0) }, contentType: "application/json", doing: what)
             do {
                 return try GatewayWire.decode(Answer.self, from: Data(data))
             } catch {
@@ -68,6 +81,18 @@
         /// The bytes `method path` answered; after a 401 with a token file, the
         /// file is read again and, if it changed, the request is sent once more.
         func send(_ method: HTTPMethod, _ path: String, body: [UInt8]?, contentType: String, doing what: String) async throws -> [UInt8] {
+            do {
+                return try await sendIfRouted(method, path, body: body, contentType: contentType, doing: what)
+            } catch let missing as RouteMissing {
+                throw missing.error
+            }
+        }
+
+        /// ``send(_:_:body:contentType:doing:)``; throws ``RouteMissing`` as
+        /// ``callIfRouted(_:_:json:as:doing:)`` does.
+        private func sendIfRouted(_ method: HTTPMethod, _ path: String, body: [UInt8]?, contentType: String, doing what: String) async throws
+            -> [UInt8]
+        {
             do {
                 return try await sendOnce(method, path, body: body, contentType: contentType, doing: what)
             } catch let error as CloudSyncError where error.code == .unauthorized {
@@ -104,8 +129,21 @@
                 throw CloudSyncError(.transient, "cannot reach the gateway \(base) to \(what): \(Self.reason(error))", underlying: error)
             }
             let bytes = answer.readBytes(length: answer.readableBytes) ?? []
-            guard (200..<300).contains(status) else { throw failure(status: status, headers: headers, body: bytes, doing: what) }
+            guard (200..<300).contains(status) else {
+                let error = failure(status: status, headers: headers, body: bytes, doing: what)
+                if status == 404, (try? GatewayWire.decode(GatewayWire.ErrorBody.self, from: Data(bytes))) == nil {
+                    throw RouteMissing(error: error)
+                }
+                throw error
+            }
             return bytes
+        }
+
+        /// The gateway answered 404 without an error of its own: it has no
+        /// such route (an older build). `error` is what a caller that cannot
+        /// do without the route throws.
+        struct RouteMissing: Error {
+            let error: CloudSyncError
         }
 
         /// The error a failed answer stands for.

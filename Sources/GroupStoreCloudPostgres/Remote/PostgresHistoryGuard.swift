@@ -23,26 +23,32 @@
             self.display = display
         }
 
-        /// Raises `GS010` (aborting the transaction) unless `mark` is part of the history.
-        static func check(_ mark: CloudHistoryMark) -> PostgresQuery {
+        /// Raises `GS010` (aborting the transaction) unless `mark` is part of the
+        /// history: sent with the settings, before any change.
+        static func check(_ mark: CloudHistoryMark) -> PostgresTransaction.FirstRead {
             var binds = PostgresBindings()
             binds.append(mark.epoch)
             binds.append(String(mark.position))
             binds.append(mark.entry)
-            return PostgresQuery(unsafeSQL: "SELECT groupstore.require_history($1, $2::bigint, $3)", binds: binds)
+            return PostgresTransaction.FirstRead(function: "groupstore.require_history($1, $2::bigint, $3)", binds: binds, columns: 0)
         }
+
+        /// The check of ``mark``, if there is one to check.
+        var check: PostgresTransaction.FirstRead? { mark.map(Self.check) }
 
         /// The log's head as the transaction sees it (its own changes included).
-        static let headQuery = historyQuery(nil)
+        static let headQuery = PostgresQuery(unsafeSQL: "SELECT * FROM groupstore.history(0)")
 
-        /// The history as the transaction sees it, and what it logs at `mark`'s position.
-        static func historyQuery(_ mark: CloudHistoryMark?) -> PostgresQuery {
+        /// The history as a fetch's transaction sees it, and what it logs at
+        /// `mark`'s position: sent with the settings, so that it takes the
+        /// snapshot the fetch reads.
+        static func historyRead(_ mark: CloudHistoryMark?) -> PostgresTransaction.FirstRead {
             var binds = PostgresBindings()
             binds.append(String(mark?.position ?? 0))
-            return PostgresQuery(unsafeSQL: "SELECT * FROM groupstore.history($1::bigint)", binds: binds)
+            return PostgresTransaction.FirstRead(function: "groupstore.history($1::bigint)", binds: binds, columns: 6)
         }
 
-        /// Keeps the answer of ``historyQuery(_:)``: after a write, the head it
+        /// Keeps the answer of ``historyRead(_:)`` or ``headQuery``: after a write, the head it
         /// leaves (a transaction's own mark is part of the history it wrote);
         /// after a read, whether ``mark`` is kept.
         func read(_ rows: [[String?]], afterWrite: Bool = false) throws {

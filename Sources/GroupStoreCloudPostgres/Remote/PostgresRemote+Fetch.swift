@@ -29,9 +29,11 @@
             return batch
         }
 
-        /// ``fetchChanges(in:since:limit:)`` with `groupstore.history` read first
-        /// in the same transaction (no round trip of its own); a token refused
-        /// as expired has the history read to tell a server replaced or restored.
+        /// ``fetchChanges(in:since:limit:)`` with `groupstore.history` read in
+        /// the transaction's first statement, which takes the snapshot the page
+        /// is read from (the statement setting the settings: no round trip of
+        /// its own); a token refused as expired has the history read to tell a
+        /// server replaced or restored.
         public func fetchChanges(
             in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
         ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
@@ -103,10 +105,10 @@
                 let isFeed: Bool
                 if case .position = start { isFeed = true } else { isFeed = false }
                 let catalog = try await tables([], session)
-                return try await session.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readsInKeyOrder: !isFeed) {
-                    transaction in
-                    // First: the transaction's snapshot is taken by its first statement.
-                    let read = history.map { transaction.send(HistoryGuard.historyQuery($0.mark)) }
+                // The history read with the settings: the first statement, which takes the snapshot.
+                return try await session.transaction(
+                    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readsInKeyOrder: !isFeed, reading: history.map { HistoryGuard.historyRead($0.mark) }
+                ) { transaction in
                     let page: (CloudChangeBatch, Bool)
                     switch start {
                     case .none:
@@ -119,7 +121,7 @@
                     case .position(_, let tx, let seq):
                         page = try await feed(zone, epoch: epoch, tx: tx, seq: seq, limit: limit, transaction)
                     }
-                    if let read, let history { try history.read(try await PostgresRemote.cells(read)) }
+                    if let history { try history.read(try await transaction.firstRead()) }
                     return page
                 }
             }

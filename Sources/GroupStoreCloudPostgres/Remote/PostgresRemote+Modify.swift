@@ -4,8 +4,9 @@
     import PostgresNIO
 
     extension PostgresRemote {
-        /// Applies `changes` in one transaction, one statement a record
-        /// (pipelined), and says what happened to each, in order.
+        /// Applies `changes` in one transaction, one statement a record (or
+        /// one for a table's new records), queued at once, and says what
+        /// happened to each, in order.
         ///
         /// - A save with no base tag inserts the record unless one exists (then
         ///   a conflict with it); a save with a base tag updates only the given
@@ -24,10 +25,11 @@
             try await modify(changes, as: nil, origin: nil)
         }
 
-        /// ``modify(_:)`` in one flight with the check of `mark`
-        /// (`groupstore.require_history`, sent first: when the server's history
-        /// lacks the mark, the transaction aborts and nothing is written) and a
-        /// read of the log's head after the changes (sent before `COMMIT`).
+        /// ``modify(_:)`` in the same transaction as the check of `mark`
+        /// (`groupstore.require_history`, sent with the settings, before the
+        /// changes: when the server's history lacks the mark, the transaction
+        /// aborts and nothing is written) and a read of the log's head after
+        /// the changes (sent before `COMMIT`).
         public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
             try await modify(changes, keeping: mark, as: nil, origin: nil)
         }
@@ -181,15 +183,16 @@
 
         func run(_ session: PostgresSession) async throws -> [CloudModifyResult] {
             let statements = Statements(plan: self)
-            // One flight: BEGIN, every statement and COMMIT are sent before the first answer is
-            // read. A statement that fails aborts the transaction, and the COMMIT rolls back.
-            let rows = try await session.transaction(settings: [(PostgresServerSchema.originSetting, session.origin)]) {
+            // BEGIN, the settings with the mark's check, every statement, the head and COMMIT are
+            // queued before the first answer is read. A statement that fails aborts the
+            // transaction, and the COMMIT rolls back.
+            let check = guarded?.check
+            let rows = try await session.transaction(settings: [(PostgresServerSchema.originSetting, session.origin)], reading: check) {
                 transaction in
-                let checked = guarded?.mark.map { transaction.send(HistoryGuard.check($0)) }
                 let sent = statements.send(transaction)
                 let head = guarded.map { _ in transaction.send(HistoryGuard.headQuery) }
                 transaction.sendCommit()
-                if let checked { _ = try await PostgresRemote.cells(checked) }
+                if check != nil { _ = try await transaction.firstRead() }
                 let rows = try await statements.rows(sent)
                 if let head, let guarded { try guarded.read(try await PostgresRemote.cells(head), afterWrite: true) }
                 return rows

@@ -13,7 +13,7 @@
     /// happens to the request, and a role the login may not become fails the
     /// transaction before any statement of the operation runs. A single
     /// statement outside ``PostgresTransaction`` goes in a transaction of its
-    /// own, sent in one flight (`BEGIN`, the role, the statement, `COMMIT`).
+    /// own, its statements queued at once (`BEGIN`, the role, the statement, `COMMIT`).
     struct PostgresSession: PostgresReader {
         let connection: PostgresConnection
         /// The role every statement acts as (`nil`: the login role).
@@ -36,12 +36,12 @@
             try await result(query).rows.map { row in try row.map { try $0.decode(String?.self) } }
         }
 
-        /// Runs `body` in a transaction (see ``PostgresTransaction/run(_:_:settings:readsInKeyOrder:_:)``).
+        /// Runs `body` in a transaction (see ``PostgresTransaction/run(_:_:settings:readsInKeyOrder:reading:_:)``).
         func transaction<T>(
             _ begin: String = "BEGIN", settings: [(String, String)] = [], readsInKeyOrder: Bool = false,
-            _ body: (PostgresTransaction) async throws -> T
+            reading read: PostgresTransaction.FirstRead? = nil, _ body: (PostgresTransaction) async throws -> T
         ) async throws -> T {
-            try await PostgresTransaction.run(self, begin, settings: settings, readsInKeyOrder: readsInKeyOrder, body)
+            try await PostgresTransaction.run(self, begin, settings: settings, readsInKeyOrder: readsInKeyOrder, reading: read, body)
         }
     }
 

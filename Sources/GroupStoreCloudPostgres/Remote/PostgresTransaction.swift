@@ -3,13 +3,18 @@
     import Logging
     import PostgresNIO
 
-    /// One transaction on a leased connection whose statements are pipelined:
-    /// `BEGIN`, the role and the planner settings go out with the first
-    /// statements, and ``sendCommit()`` puts `COMMIT` behind the last ones, so a
-    /// transaction costs as many round trips as it has statements that depend on
-    /// an earlier answer, not one per statement.
+    /// One transaction on a leased connection whose statements are queued at
+    /// once: `BEGIN`, the role and the planner settings go out with the first
+    /// statements, and ``sendCommit()`` puts `COMMIT` behind the last ones, so
+    /// the body waits only for answers it needs before it can send more.
     ///
-    /// Use it through ``run(_:_:settings:readsInKeyOrder:_:)``, which commits
+    /// The connection still runs them one after the other: postgres-nio sends a
+    /// statement when the server has answered the one before (it does not
+    /// pipeline), so each statement costs a round trip to the server. A read
+    /// that needs no earlier answer goes in the settings' statement instead
+    /// (``run(_:_:settings:readsInKeyOrder:reading:_:)``).
+    ///
+    /// Use it through ``run(_:_:settings:readsInKeyOrder:reading:_:)``, which commits
     /// after the body, or rolls back when the body throws, so a pooled
     /// connection never goes back to the pool inside a transaction.
     ///
@@ -24,15 +29,34 @@
         private let begun: EventLoopFuture<PostgresQueryResult>
         private let settingsSet: EventLoopFuture<PostgresQueryResult>
         private var committing: EventLoopFuture<PostgresQueryResult>?
+        /// The answer to the read sent with the settings, and how many of its
+        /// columns are the read's (the others set the settings).
+        private let first: (answer: EventLoopFuture<PostgresQueryResult>, columns: Int)?
 
-        private init(_ session: PostgresSession, begin: String, settings: [(String, String)]) {
+        /// A read that goes in the statement setting the settings, so that it
+        /// costs no round trip of its own: every row of `function` (a
+        /// set-returning function call whose parameters are `binds`, `$1` on),
+        /// read before the settings are set. It is the first statement after
+        /// `BEGIN`: in a repeatable-read transaction, it takes the snapshot.
+        struct FirstRead {
+            var function: String
+            var binds: PostgresBindings
+            /// The columns of `function`'s answer that ``firstRead()`` reads
+            /// (0 for a check, whose answer is only whether it raised).
+            var columns: Int
+        }
+
+        private init(_ session: PostgresSession, begin: String, settings: [(String, String)], reading read: FirstRead?) {
             connection = session.connection
             logger = session.logger
             role = session.role
             // The role first: a role the login may not become fails this statement, and so
             // every statement of the transaction, before any of them runs.
             let all = (session.role.map { [("role", $0)] } ?? []) + settings
-            var binds = PostgresBindings()
+            // Acting as another role, the read goes alone after the settings: the server checks
+            // who may call a function when it starts the statement, before the role is taken.
+            let merged = session.role == nil ? read : nil
+            var binds = merged?.binds ?? PostgresBindings()
             var setters: [String] = []
             for (name, value) in all {
                 binds.append(name)
@@ -40,8 +64,27 @@
                 setters.append("set_config($\(binds.count - 1), $\(binds.count), true)")
             }
             begun = connection.query(PostgresQuery(unsafeSQL: begin), logger: logger)
+            // The read's columns first (``firstRead()`` keeps those), its function called before the setters.
+            let columns = (merged == nil ? [] : ["r.*"]) + setters
+            let from = merged.map { " FROM \($0.function) AS r" } ?? ""
             settingsSet = connection.query(
-                PostgresQuery(unsafeSQL: "SELECT " + setters.joined(separator: ", "), binds: binds), logger: logger)
+                PostgresQuery(unsafeSQL: "SELECT " + columns.joined(separator: ", ") + from, binds: binds), logger: logger)
+            if let merged {
+                first = (settingsSet, merged.columns)
+            } else if let read {
+                first = (connection.query(PostgresQuery(unsafeSQL: "SELECT * FROM \(read.function)", binds: read.binds), logger: logger), read.columns)
+            } else {
+                first = nil
+            }
+        }
+
+        /// The rows of the read sent with the settings (see ``FirstRead``),
+        /// each cell as text; throws what the read raised.
+        func firstRead() async throws -> [[String?]] {
+            guard let first else { preconditionFailure("no read was sent with the settings") }
+            return try await PostgresRemote.bounded(first.answer).rows.map { row in
+                try row.prefix(first.columns).map { try $0.decode(String?.self) }
+            }
         }
 
         /// Runs `body` in a transaction opened with `begin` and committed after
@@ -54,9 +97,10 @@
         ///     neither a bitmap scan nor a sort either.
         /// - Throws: ``CloudSyncError/Code/unauthorized`` when the session
         ///   acts as a role the login role may not become (or that does not exist).
+        ///   - read: a read sent with the settings (``firstRead()`` answers it).
         static func run<T>(
             _ session: PostgresSession, _ begin: String = "BEGIN", settings: [(String, String)] = [], readsInKeyOrder: Bool = false,
-            _ body: (PostgresTransaction) async throws -> T
+            reading read: FirstRead? = nil, _ body: (PostgresTransaction) async throws -> T
         ) async throws -> T {
             // Every statement of the remote reads by key, in key order; a typed table filled
             // since its statistics were gathered looks tiny to the planner, whose scans of the
@@ -65,7 +109,7 @@
             // And no JIT: a plan made to avoid a scan costs 10^10, far above `jit_above_cost`,
             // and compiling it took 300 ms (measured) for statements that run in a millisecond.
             let planner = ["jit"] + (readsInKeyOrder ? ["enable_seqscan", "enable_bitmapscan", "enable_sort"] : ["enable_seqscan"])
-            let transaction = PostgresTransaction(session, begin: begin, settings: planner.map { ($0, "off") } + settings)
+            let transaction = PostgresTransaction(session, begin: begin, settings: planner.map { ($0, "off") } + settings, reading: read)
             do {
                 let value = try await body(transaction)
                 try await transaction.commit()
@@ -87,7 +131,7 @@
             try await PostgresRemote.cells(send(query))
         }
 
-        /// Sends `COMMIT` behind what was sent so far; ``run(_:_:settings:readsInKeyOrder:_:)``
+        /// Sends `COMMIT` behind what was sent so far; ``run(_:_:settings:readsInKeyOrder:reading:_:)``
         /// reads its answer after the body.
         func sendCommit() {
             guard committing == nil else { return }

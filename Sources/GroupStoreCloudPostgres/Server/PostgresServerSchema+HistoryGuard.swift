@@ -12,9 +12,9 @@
         ///   that ends before it, or another transaction logged at its position
         ///   (restored from a dump and written to since). A pruned position is
         ///   kept, as the bridge's ``CloudDatabase/history(keeping:)`` rules.
-        ///   Sent first in a `modify`'s transaction, it aborts the whole flight:
-        ///   nothing is written on top of tags the server may have issued again
-        ///   (the review's F2), and the check costs no round trip of its own.
+        ///   Called before the changes of a `modify`'s transaction, it aborts
+        ///   the transaction: nothing is written on top of tags the server may
+        ///   have issued again (the review's F2).
         /// - The schema owner's declaration of a public or shared type takes
         ///   back a private type of that name a user created that holds nothing
         ///   yet (no row, no tombstone: the review's F4, a name squatted before
