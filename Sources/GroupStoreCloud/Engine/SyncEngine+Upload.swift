@@ -71,7 +71,9 @@ extension SyncEngine {
         let (zone, codec) = (zone(of: table), applier.codec(table))
         let (offset, now) = (state.clockOffset, configuration.clock())
         let (store, takenIn, intake) = (self.store, historyTakenIn, self.intake)
-        let batch = try readDatabase { db in
+        // Read and recorded in one transaction: a sync runs only with keys pending, and a read
+        // transaction then a write one cost a second commit on the hop's path.
+        return try writeDatabase { db in
             // The commit time of a key's edit not taken in yet (not in its pending entry): from the history
             // after the intake; with the history pruned past it (unknown), now, as the apply dates an edit
             // it finds by value.
@@ -79,10 +81,10 @@ extension SyncEngine {
                 guard let edits = try Self.untakenEdits(of: table, intake: intake, store: store, after: takenIn, in: db) else { return { _ in now } }
                 return { edits[$0] }
             }
-            return try Self.readBatch(table, zone: zone, codec: codec, offset: offset, now: now, untaken: untaken, in: db)
+            let batch = try Self.readBatch(table, zone: zone, codec: codec, offset: offset, now: now, untaken: untaken, in: db)
+            if !batch.settled.isEmpty || !batch.uploads.isEmpty { try Self.record(batch, in: db) }
+            return batch
         }
-        if !batch.settled.isEmpty || !batch.uploads.isEmpty { try writeDatabase { db in try Self.record(batch, in: db) } }
-        return batch
     }
 
     /// The keys of `table` that local commits after `position`, not taken
