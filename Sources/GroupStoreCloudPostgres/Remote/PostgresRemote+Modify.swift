@@ -110,12 +110,16 @@
         private func deleteTimes(
             _ results: [CloudModifyResult], tables: [String: PostgresTypedTable], _ session: PostgresSession
         ) async throws -> [CloudModifyResult] {
+            // A tombstone's key: zone, table, name.
+            func key(_ id: CloudRecordID) -> [String]? {
+                PostgresTypedTable.named(id.type, in: tables).map { [id.zone.description, $0.name, id.name] }
+            }
             var keys: (zones: [String], types: [String], names: [String]) = ([], [], [])
             for case .conflict(let id, .none, _) in results {
-                guard let table = PostgresTypedTable.named(id.type, in: tables) else { continue }
-                keys.zones.append(id.zone.description)
-                keys.types.append(table.name)
-                keys.names.append(id.name)
+                guard let key = key(id) else { continue }
+                keys.zones.append(key[0])
+                keys.types.append(key[1])
+                keys.names.append(key[2])
             }
             guard !keys.zones.isEmpty else { return results }
             var binds = PostgresBindings()
@@ -134,10 +138,8 @@
                 times[[zone, type, name].joined(separator: "\u{0}")] = Date(timeIntervalSince1970: seconds)
             }
             return results.map { result in
-                guard case .conflict(let id, .none, _) = result, let table = PostgresTypedTable.named(id.type, in: tables) else {
-                    return result
-                }
-                return .conflict(id, server: nil, deletedAt: times[[id.zone.description, table.name, id.name].joined(separator: "\u{0}")])
+                guard case .conflict(let id, .none, _) = result, let key = key(id) else { return result }
+                return .conflict(id, server: nil, deletedAt: times[key.joined(separator: "\u{0}")])
             }
         }
     }
