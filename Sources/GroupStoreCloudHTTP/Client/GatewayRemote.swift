@@ -152,7 +152,9 @@
         /// that turns out to have no such route (it wrote nothing), has the
         /// history asked before and after (`/history`, `/modify`, `/history`).
         public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
-            let apart = { try await CloudHistoryChecked.apart(keeping: mark, writes: true, history: self.history(keeping:)) { try await self.modify(changes) } }
+            let apart = {
+                try await CloudHistoryChecked.apart(keeping: mark, writes: true, history: self.history(keeping:)) { try await self.modify(changes) }
+            }
             guard checksHistory.withLock({ $0 }) == true else { return try await apart() }
             let answer: GatewayWire.ModifyAnswer
             do {

@@ -95,9 +95,9 @@
         ///     planner's (sent as parameters).
         ///   - readsInKeyOrder: a reader in key order (a listing page) wants
         ///     neither a bitmap scan nor a sort either.
+        ///   - read: a read sent with the settings (``firstRead()`` answers it).
         /// - Throws: ``CloudSyncError/Code/unauthorized`` when the session
         ///   acts as a role the login role may not become (or that does not exist).
-        ///   - read: a read sent with the settings (``firstRead()`` answers it).
         static func run<T>(
             _ session: PostgresSession, _ begin: String = "BEGIN", settings: [(String, String)] = [], readsInKeyOrder: Bool = false,
             reading read: FirstRead? = nil, _ body: (PostgresTransaction) async throws -> T
