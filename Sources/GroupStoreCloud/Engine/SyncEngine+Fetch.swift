@@ -64,15 +64,12 @@ extension SyncEngine {
             do {
                 let since = token
                 tracer.mark(.fetchSent)
-                let (seen, clock) = (try remoteSeen(), configuration.clock)
-                // Each attempt timed on its own (the remote's clock is measured by the one answered).
-                let (answer, asked) = try await Retry.run(configuration, "fetch \(zone) from \(remote.displayName)") {
-                    let asked = clock()
-                    return (try await self.remote.fetchChanges(in: zone, since: since, limit: Self.fetchPageSize, keeping: seen), asked)
+                let (answer, reset) = try await callKeepingMark("fetch \(zone) from \(remote.displayName)", history: \.history) {
+                    try await self.remote.fetchChanges(in: zone, since: since, limit: Self.fetchPageSize, keeping: $0)
                 }
                 // A remote replaced or restored is found before anything of it is applied: the listing
                 // then brings back what it forgot instead of taking its older versions.
-                if try take(answer.history, askedAt: asked) { throw RemoteFoundReset() }
+                if reset { throw RemoteFoundReset() }
                 guard let page = answer.value else {
                     throw CloudSyncError(.badRemote, "\(remote.displayName) answered a fetch of \(zone) with no page, and a history that keeps this group's mark")
                 }

@@ -18,12 +18,26 @@ extension SyncEngine {
     /// - Returns: whether the remote was found replaced or restored.
     @discardableResult
     func checkRemoteHistory() async throws -> Bool {
+        try await callKeepingMark("read the history of \(remote.displayName)", history: { $0 }) {
+            try await self.remote.history(keeping: $0)
+        }.reset
+    }
+
+    /// `call` made with the mark of the latest change this group saw
+    /// (``remoteSeen()``), retried as ``Retry`` does, each attempt timed on
+    /// its own; then what its answer says of the remote's history taken
+    /// (``take(_:askedAt:)``: the remote's clock is measured by the attempt
+    /// answered). Returns the answer, and whether the remote was found
+    /// replaced or restored.
+    func callKeepingMark<Answer>(
+        _ what: String, history: (Answer) -> CloudRemoteHistory, _ call: (CloudHistoryMark?) async throws -> Answer
+    ) async throws -> (answer: Answer, reset: Bool) {
         let (seen, clock) = (try remoteSeen(), configuration.clock)
-        let (history, asked) = try await Retry.run(configuration, "read the history of \(remote.displayName)") {
+        let (answer, asked) = try await Retry.run(configuration, what) {
             let asked = clock()
-            return (try await self.remote.history(keeping: seen), asked)
+            return (try await call(seen), asked)
         }
-        return try take(history, askedAt: asked)
+        return (answer, try take(history(answer), askedAt: asked))
     }
 
     /// A round trip short enough for its answer to measure the remote's

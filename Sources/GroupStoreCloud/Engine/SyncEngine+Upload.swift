@@ -204,15 +204,12 @@ extension SyncEngine {
     /// first part may be), and whether the remote was found reset.
     private func send(_ changes: [CloudRecordChange]) async throws -> (results: [CloudModifyResult], reset: Bool) {
         do {
-            let (seen, clock) = (try remoteSeen(), configuration.clock)
-            let (answer, asked) = try await Retry.run(configuration, "upload to \(remote.displayName)") {
-                let asked = clock()
-                return (try await self.remote.modify(changes, keeping: seen), asked)
-            }
             // Found reset before the changes (none applied), or, by a remote that cannot check in the
             // same transaction, after them: their conflicts and refusals are no edit to settle against,
             // nor a reason to park.
-            let reset = try take(answer.history, askedAt: asked)
+            let (answer, reset) = try await callKeepingMark("upload to \(remote.displayName)", history: \.history) {
+                try await self.remote.modify(changes, keeping: $0)
+            }
             guard answer.value != nil || reset else {
                 throw CloudSyncError(.badRemote, "\(remote.displayName) applied no change of an upload, and its history keeps this group's mark")
             }

@@ -47,8 +47,9 @@ extension CloudHistoryChecked {
 }
 
 extension CloudDatabase {
-    /// Checks `mark` with ``history(keeping:)``, then fetches: two calls, for
-    /// a remote that cannot do both in one.
+    /// Fetches, then checks `mark` with ``history(keeping:)`` (the page
+    /// dropped if it is not kept): two calls, for a remote that cannot do
+    /// both in one.
     public func fetchChanges(
         in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
     ) async throws -> CloudHistoryChecked<CloudChangeBatch> {

@@ -55,11 +55,7 @@
         func call<Answer: Decodable>(
             _ method: HTTPMethod, _ path: String, json body: (some Encodable)?, as answer: Answer.Type, doing what: String
         ) async throws -> Answer {
-            do {
-                return try await callIfRouted(method, path, json: body, as: answer, doing: what)
-            } catch let missing as RouteMissing {
-                throw missing.error
-            }
+            try await routed { try await callIfRouted(method, path, json: body, as: answer, doing: what) }
         }
 
         /// ``call(_:_:json:as:doing:)``; throws ``RouteMissing`` when the
@@ -81,8 +77,13 @@
         /// The bytes `method path` answered; after a 401 with a token file, the
         /// file is read again and, if it changed, the request is sent once more.
         func send(_ method: HTTPMethod, _ path: String, body: [UInt8]?, contentType: String, doing what: String) async throws -> [UInt8] {
+            try await routed { try await sendIfRouted(method, path, body: body, contentType: contentType, doing: what) }
+        }
+
+        /// `request`'s answer; a route the gateway lacks is the error it stands for.
+        private func routed<T>(_ request: () async throws -> T) async throws -> T {
             do {
-                return try await sendIfRouted(method, path, body: body, contentType: contentType, doing: what)
+                return try await request()
             } catch let missing as RouteMissing {
                 throw missing.error
             }

@@ -37,7 +37,7 @@
         var check: PostgresTransaction.FirstRead? { mark.map(Self.check) }
 
         /// The log's head as the transaction sees it (its own changes included).
-        static let headQuery = PostgresQuery(unsafeSQL: "SELECT * FROM groupstore.history(0)")
+        static let headQuery = historyRead(nil).query
 
         /// The history as a fetch's transaction sees it, and what it logs at
         /// `mark`'s position: sent with the settings, so that it takes the

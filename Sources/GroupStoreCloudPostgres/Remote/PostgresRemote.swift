@@ -192,8 +192,7 @@
 
         func history(keeping mark: CloudHistoryMark?, as role: String?) async throws -> CloudRemoteHistory {
             try await perform("read the history", as: role) { session in
-                let read = HistoryGuard.historyRead(mark)
-                let rows = try await session.cells(PostgresQuery(unsafeSQL: "SELECT * FROM \(read.function)", binds: read.binds))
+                let rows = try await session.cells(HistoryGuard.historyRead(mark).query)
                 let history = try Self.history(rows.first, keeping: mark, display: displayName)
                 noteEpoch(history.head.epoch)
                 return history

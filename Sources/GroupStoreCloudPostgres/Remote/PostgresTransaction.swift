@@ -44,6 +44,9 @@
             /// The columns of `function`'s answer that ``firstRead()`` reads
             /// (0 for a check, whose answer is only whether it raised).
             var columns: Int
+
+            /// The read as a statement of its own.
+            var query: PostgresQuery { PostgresQuery(unsafeSQL: "SELECT * FROM \(function)", binds: binds) }
         }
 
         private init(_ session: PostgresSession, begin: String, settings: [(String, String)], reading read: FirstRead?) {
@@ -72,7 +75,7 @@
             if let merged {
                 first = (settingsSet, merged.columns)
             } else if let read {
-                first = (connection.query(PostgresQuery(unsafeSQL: "SELECT * FROM \(read.function)", binds: read.binds), logger: logger), read.columns)
+                first = (connection.query(read.query, logger: logger), read.columns)
             } else {
                 first = nil
             }

@@ -67,8 +67,9 @@ extension GatewayRoleDatabase {
         try await .apart(keeping: mark, writes: true, history: history(keeping:)) { try await modify(changes) }
     }
 
-    /// The history checked first, then the page read: for a backend that
-    /// cannot do both in one transaction.
+    /// The page read, then the history checked, and the page dropped if the
+    /// mark is not kept (``CloudHistoryChecked/apart(keeping:writes:history:_:)``):
+    /// for a backend that cannot do both in one transaction.
     public func fetchChanges(
         in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
     ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool) {
