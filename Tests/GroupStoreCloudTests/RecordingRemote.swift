@@ -29,7 +29,7 @@ final class RecordingRemote: ForwardingRemote {
 extension CloudRecordChange {
     /// The fields a save carried (empty for a delete).
     var sentFields: CloudFields {
-        if case .save(_, _, let fields, _) = self { return fields }
+        if case .save(_, _, let fields, _, _) = self { return fields }
         return [:]
     }
 }

@@ -131,6 +131,37 @@ class RemoteContractTests: CloudTestCase {
         XCTAssertEqual(unknown, .conflict(note("never"), server: nil, deletedAt: nil), "no delete, no time")
     }
 
+    func testAVersionBroughtBack_isNotCreatedOverALaterDelete_butOverAnEarlierOne_andANewRecordIsOverAny() async throws {
+        let remote = try await remote()
+        let now = Date()
+        var ids: [CloudRecordID] = []
+        for name in ["n1", "n2", "n3"] {
+            let id = note(name)
+            let created = try await remote.modify([.save(id: id, baseTag: nil, fields: ["title": .text("one")], editedAt: now.addingTimeInterval(-60))])
+            guard case .saved(let record) = created.first else { return XCTFail("expected \(id) saved, got \(created)") }
+            let deleted = try await remote.modify([.delete(id: id, baseTag: record.tag, editedAt: now.addingTimeInterval(-30))])
+            XCTAssertEqual(deleted, [.deleted(id)])
+            ids.append(id)
+        }
+        let results = try await remote.modify([
+            .save(id: ids[0], baseTag: nil, fields: ["title": .text("back")], editedAt: now.addingTimeInterval(-45), bringsBack: true),
+            .save(id: ids[1], baseTag: nil, fields: ["title": .text("back")], editedAt: now.addingTimeInterval(-20), bringsBack: true),
+            .save(id: ids[2], baseTag: nil, fields: ["title": .text("new")], editedAt: now.addingTimeInterval(-45)),
+            .save(id: note("n4"), baseTag: nil, fields: ["title": .text("back")], editedAt: now.addingTimeInterval(-45), bringsBack: true),
+        ])
+        guard results.count == 4 else { return XCTFail("expected four results, got \(results)") }
+        guard case .conflict(ids[0], .none, let deletedAt) = results[0] else {
+            return XCTFail("a version brought back, edited before the delete: expected a conflict with nothing, got \(results[0])")
+        }
+        XCTAssertEqual(deletedAt?.timeIntervalSince1970 ?? 0, now.timeIntervalSince1970 - 30, accuracy: 0.001, "the delete's own time")
+        for (index, title) in [(1, "back"), (2, "new"), (3, "back")] {
+            guard case .saved(let record) = results[index] else { return XCTFail("change \(index): expected saved, got \(results[index])") }
+            XCTAssertEqual(record.fields["title"], .text(title))
+        }
+        let page = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 100)
+        XCTAssertEqual(Set(page.changed.map(\.id.name)), ["n2", "n3", "n4"], "n1 stays deleted")
+    }
+
     func testSaveOrDeleteWithoutTagOfALiveRecordConflicts() async throws {
         let remote = try await remote()
         let id = note("n1")

@@ -305,6 +305,23 @@ final class RemoteResetTests: CloudTestCase {
         try await assertEveryoneHolds([], a, b)
     }
 
+    /// The remote is replaced by an empty one. b lists it and brings n1 back
+    /// as a new record, but before its upload a brings n1 back first and then
+    /// deletes it: b's save, sent without a tag, meets a's tombstone, edited
+    /// after the version b brings back. The remote answers it as a conflict
+    /// with the delete's time, and the delete wins (without it the remote
+    /// created n1 again over the tombstone: the replaced trial 57 of seed
+    /// 1795847270792, `k005` and `k046`).
+    func testAReplacedRemote_aDeleteMadeAfterTheVersionAnotherGroupBringsBackAsANewRecord_winsOverIt() async throws {
+        let (a, b) = try await twoGroupsInSync()
+        try await write(a, "UPDATE note SET body = 'v2' WHERE id = 'n1'")
+        try await syncInTurn("a", "b")
+        memoryServer.replace()
+        try await syncB(through: remote(), whileABringsN1BackAndDeletesIt: a)
+        try await syncInTurn("a", "b", "a", "b")
+        try await assertEveryoneHolds([], a, b)
+    }
+
     /// The remote is replaced; a deletes n1 before its bridge brought it
     /// back, and its delete goes up first: the new remote lacks n1, so it
     /// deletes nothing and keeps no tombstone. Then b brings back n1, the

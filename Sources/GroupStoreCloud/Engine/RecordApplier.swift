@@ -131,10 +131,8 @@ struct RecordApplier: Sendable {
         return time
     }
 
-    /// Edit times closer than this are one version's, carried through
-    /// another remote (each version of a record is raised at least 1 ms
-    /// above the one it edited; a time travels with microseconds).
-    static let sameVersion: TimeInterval = 0.0005
+    /// Edit times closer than this are one version's (``CloudRecordChange/sameVersion``).
+    static let sameVersion = CloudRecordChange.sameVersion
 
     /// Whether a row's fields equal `other` on the row's columns (a column
     /// the other side does not have counts as equal when the row holds NULL);
@@ -371,7 +369,7 @@ struct RecordApplier: Sendable {
         var deleteWins = false
         if server == nil, pending?.restores != nil, client != nil {
             let held = Self.editTime(pending, nil, offset: outcome.clockOffset, now: clock())
-            if let deletedAt, deletedAt.timeIntervalSince(held) > Self.sameVersion {
+            if CloudRecordChange.deleteIsLater(deletedAt, than: held) {
                 deleteWins = true
             } else {
                 if state != nil { try SyncState.forgetTag(db, entity: table.name, name: name) }

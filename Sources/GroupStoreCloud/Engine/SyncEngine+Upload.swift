@@ -159,7 +159,9 @@ extension SyncEngine {
                     fields = fields.filter { (ancestor[$0.key] ?? .null) != $0.value }
                 }
                 for case .asset(let asset) in fields.values { batch.assets[asset] = row.assets[asset.hash] }
-                change = .save(id: id, baseTag: state?.tag, fields: fields, editedAt: editedAt)
+                // A version brought back as a new record is created only where no delete was edited after it.
+                change = .save(
+                    id: id, baseTag: state?.tag, fields: fields, editedAt: editedAt, bringsBack: state == nil && entry.restores != nil)
             }
             if !batch.uploads.isEmpty && bytes + change.batchSize > maxBatchBytes {
                 batch.more = true

@@ -136,20 +136,41 @@ public struct CloudRecord: Hashable, Sendable, Codable {
 public enum CloudRecordChange: Hashable, Sendable {
     /// Saves `fields` (only those that changed) onto the record whose current
     /// tag is `baseTag` (`nil`: the record is new to this client).
-    case save(id: CloudRecordID, baseTag: String?, fields: CloudFields, editedAt: Date)
+    ///
+    /// `bringsBack`: the save brings back a version the remote forgot (it was
+    /// replaced, or restored from an older copy). With no base tag such a save
+    /// creates the record only where no delete was edited after `editedAt`
+    /// (by more than ``sameVersion``): a later delete is answered as a
+    /// conflict with `nil` and the delete's time, as a stale edit of a
+    /// deleted record is, so the version brought back cannot undo a delete
+    /// made since. An ordinary new record is created over any tombstone.
+    case save(id: CloudRecordID, baseTag: String?, fields: CloudFields, editedAt: Date, bringsBack: Bool = false)
     /// Deletes the record whose current tag is `baseTag`.
     case delete(id: CloudRecordID, baseTag: String?, editedAt: Date)
 
     public var id: CloudRecordID {
         switch self {
-        case .save(let id, _, _, _), .delete(let id, _, _): return id
+        case .save(let id, _, _, _, _), .delete(let id, _, _): return id
         }
+    }
+
+    /// Edit times closer than this are one version's, carried through
+    /// another remote (each version of a record is raised at least 1 ms above
+    /// the one it edited; a time travels with microseconds).
+    public static let sameVersion: TimeInterval = 0.0005
+
+    /// Whether a save bringing a version back with no base tag (edited at
+    /// `editedAt`) meets a delete edited after it, which a remote answers
+    /// as a conflict (see ``save(id:baseTag:fields:editedAt:bringsBack:)``).
+    public static func deleteIsLater(_ deletedAt: Date?, than editedAt: Date) -> Bool {
+        guard let deletedAt else { return false }
+        return deletedAt.timeIntervalSince(editedAt) > sameVersion
     }
 
     /// An estimate of the bytes this change adds to a batch.
     package var batchSize: Int {
         switch self {
-        case .save(let id, _, let fields, _):
+        case .save(let id, _, let fields, _, _):
             return fields.reduce(id.name.utf8.count + 64) { $0 + $1.key.utf8.count + $1.value.batchSize }
         case .delete(let id, _, _): return id.name.utf8.count + 64
         }

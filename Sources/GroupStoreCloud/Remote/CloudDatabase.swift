@@ -28,7 +28,8 @@ import ServiceLifecycle
 /// rules, checked by one conformance suite: tags change with every accepted save; a save or
 /// delete whose base tag is stale is a conflict that returns the server's
 /// record; deletes leave a tombstone so a stale edit of a deleted record is a
-/// conflict too; a private zone is visible to its owner only; a public
+/// conflict too (with the delete's edit time where it is kept), as is a
+/// version brought back without a tag over a later delete; a private zone is visible to its owner only; a public
 /// record is written by its creator only; a shared zone is read by its owner
 /// and the users it is shared with, and written by its owner and those it is
 /// shared with read-write.

@@ -51,9 +51,14 @@ struct MemoryRemoteStore: Sendable {
             return .refused(id, reason: "\(id) was created by another user; only its creator may change it")
         }
         switch change {
-        case .save(_, let baseTag, let fields, let editedAt):
+        case .save(_, let baseTag, let fields, let editedAt, let bringsBack):
             guard let baseTag else {
                 if let live { return .conflict(id, server: live) }
+                // A version brought back does not undo a delete made since.
+                let deletedAt = Self.deleteTime(stored)
+                if bringsBack, CloudRecordChange.deleteIsLater(deletedAt, than: editedAt) {
+                    return .conflict(id, server: nil, deletedAt: deletedAt)
+                }
                 let record = CloudRecord(
                     id: id, tag: "", fields: fields, owner: user, editedAt: Self.editedTime(editedAt, base: nil, now: now), editedBy: user)
                 return .saved(write(record, deleted: false))

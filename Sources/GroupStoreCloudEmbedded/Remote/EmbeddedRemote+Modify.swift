@@ -96,8 +96,10 @@ private struct ModifyContext: Sendable {
                 return .refused(id, reason: "\(id) was created by another user; only its creator may change it")
             }
             switch change {
-            case .save(_, let baseTag, let fields, let editedAt):
-                return try save(id, baseTag: baseTag, fields: fields, editedAt: editedAt, live: live, deletedAt: deletedAt, now: now, db)
+            case .save(_, let baseTag, let fields, let editedAt, let bringsBack):
+                return try save(
+                    id, baseTag: baseTag, fields: fields, editedAt: editedAt, bringsBack: bringsBack, live: live, deletedAt: deletedAt,
+                    now: now, db)
             case .delete(_, let baseTag, let editedAt):
                 return try delete(id, baseTag: baseTag, editedAt: editedAt, live: live, deletedAt: deletedAt, now: now, db)
             }
@@ -126,11 +128,15 @@ private struct ModifyContext: Sendable {
     }
 
     private func save(
-        _ id: CloudRecordID, baseTag: String?, fields: CloudFields, editedAt: Date, live: CloudRecord?, deletedAt: Date?, now: Double,
-        _ db: Database
+        _ id: CloudRecordID, baseTag: String?, fields: CloudFields, editedAt: Date, bringsBack: Bool, live: CloudRecord?, deletedAt: Date?,
+        now: Double, _ db: Database
     ) throws -> CloudModifyResult {
         guard let baseTag else {
             if let live { return .conflict(id, server: live) }
+            // A version brought back does not undo a delete made since.
+            if bringsBack, CloudRecordChange.deleteIsLater(deletedAt, than: editedAt) {
+                return .conflict(id, server: nil, deletedAt: deletedAt)
+            }
             let record = CloudRecord(
                 id: id, tag: "", fields: fields, owner: user, editedAt: editedTime(editedAt, base: nil, now: now), editedBy: user)
             return .saved(try write(record, deleted: false, db))

@@ -72,29 +72,36 @@ package enum GatewayWire {
         package var fields: CloudFields?
         /// Seconds since the reference date (`Date`'s own value, exactly).
         package var editedAt: Double
+        /// A save bringing back a version the remote forgot; sent only when
+        /// true. A gateway of an older build ignores it (and creates the
+        /// record over a later delete, as before).
+        package var bringsBack: Bool?
 
         package init(_ change: CloudRecordChange) {
             switch change {
-            case .save(let id, let baseTag, let fields, let editedAt):
-                self.init(delete: false, id: id, baseTag: baseTag, fields: fields, editedAt: editedAt.timeIntervalSinceReferenceDate)
+            case .save(let id, let baseTag, let fields, let editedAt, let bringsBack):
+                self.init(
+                    delete: false, id: id, baseTag: baseTag, fields: fields, editedAt: editedAt.timeIntervalSinceReferenceDate,
+                    bringsBack: bringsBack ? true : nil)
             case .delete(let id, let baseTag, let editedAt):
-                self.init(delete: true, id: id, baseTag: baseTag, fields: nil, editedAt: editedAt.timeIntervalSinceReferenceDate)
+                self.init(delete: true, id: id, baseTag: baseTag, fields: nil, editedAt: editedAt.timeIntervalSinceReferenceDate, bringsBack: nil)
             }
         }
 
-        private init(delete: Bool, id: CloudRecordID, baseTag: String?, fields: CloudFields?, editedAt: Double) {
+        private init(delete: Bool, id: CloudRecordID, baseTag: String?, fields: CloudFields?, editedAt: Double, bringsBack: Bool?) {
             self.delete = delete
             self.id = id
             self.baseTag = baseTag
             self.fields = fields
             self.editedAt = editedAt
+            self.bringsBack = bringsBack
         }
 
         package var change: CloudRecordChange {
             let date = Date(timeIntervalSinceReferenceDate: editedAt)
             return delete
                 ? .delete(id: id, baseTag: baseTag, editedAt: date)
-                : .save(id: id, baseTag: baseTag, fields: fields ?? [:], editedAt: date)
+                : .save(id: id, baseTag: baseTag, fields: fields ?? [:], editedAt: date, bringsBack: bringsBack ?? false)
         }
     }
 

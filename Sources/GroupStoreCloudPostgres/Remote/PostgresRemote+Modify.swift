@@ -9,7 +9,8 @@
         /// happened to each, in order.
         ///
         /// - A save with no base tag inserts the record unless one exists (then
-        ///   a conflict with it); a save with a base tag updates only the given
+        ///   a conflict with it), and one bringing a version back also unless
+        ///   its tombstone holds a delete edited after it; a save with a base tag updates only the given
         ///   fields where the row's tag is still that tag; a delete likewise.
         ///   A statement that matched nothing is followed by a read of the row:
         ///   none (deleted: a conflict with `nil`), another user's (refused), or
@@ -148,7 +149,7 @@
         /// What the change adds to a batch, roughly (as the embedded remote counts it).
         var estimatedSize: Int {
             switch self {
-            case .save(let id, _, let fields, _):
+            case .save(let id, _, let fields, _, _):
                 return fields.reduce(id.name.utf8.count + 64) { total, field in
                     switch field.value {
                     case .text(let text): total + field.key.utf8.count + text.utf8.count + 4
@@ -285,8 +286,9 @@
                 switch change {
                 case .delete(_, let baseTag, _): return baseTag == nil ? .deleted(id) : .conflict(id, server: nil)
                 case .save:
-                    // Deleted on the server (a tagged save), or a create that met a row committed
-                    // after the statement's snapshot: a conflict with nothing; another round settles it.
+                    // Deleted on the server (a tagged save, or a version brought back that met a later delete),
+                    // or a create that met a row committed after the statement's snapshot: a conflict with
+                    // nothing; another round settles it.
                     return .conflict(id, server: nil)
                 }
             }
@@ -334,7 +336,7 @@
                 return .refused("record name \(id.name) cannot name a row of \(id.type) (\(table.keyColumns.count) key columns)")
             }
             switch change {
-            case .save(_, let baseTag, let fields, let editedAt):
+            case .save(_, let baseTag, let fields, let editedAt, let bringsBack):
                 var values = Values(table: table, zone: id.zone.description, name: id.name)
                 let seconds = editedAt.timeIntervalSince1970.isFinite ? editedAt.timeIntervalSince1970 : Date().timeIntervalSince1970
                 if let baseTag {
@@ -350,6 +352,8 @@
                     }
                 }
                 for (column, value) in fields { values.set(column, value) }
+                // A version brought back is created only where no delete was edited after it: a statement of its own.
+                if bringsBack { return .write(values.insert(editedAt: seconds, unlessDeletedAfter: true), table) }
                 return .insert(values, editedAt: seconds, table)
             case .delete(_, let baseTag, let editedAt):
                 // Without a tag only a read: a live record is a conflict, none is deleted already.
@@ -427,16 +431,31 @@
             PostgresBulkInsert.Row(name: name, texts: texts, extra: extraJSON, editedAt: editedAt)
         }
 
-        mutating func insert(editedAt: Double) -> PostgresQuery {
+        /// The insert of this new record. `unlessDeletedAfter`: not where the
+        /// record's tombstone holds a delete edited after `editedAt` (by more
+        /// than ``CloudRecordChange/sameVersion``; see
+        /// ``CloudRecordChange/save(id:baseTag:fields:editedAt:bringsBack:)``),
+        /// which the statement then answers with no row, as a deleted record.
+        mutating func insert(editedAt: Double, unlessDeletedAfter: Bool = false) -> PostgresQuery {
             binds.append(extraJSON)
             let extraIndex = binds.count
             binds.append(String(editedAt))
+            let editedIndex = binds.count
             let names = ["gs_zone", "gs_name"] + columns.map { PostgresTypedTable.quote($0.name) } + ["gs_extra", "gs_edited_at"]
-            let values = ["$1", "$2"] + columns.map(\.sql) + ["$\(extraIndex)::jsonb", "to_timestamp($\(binds.count)::float8)"]
+            let values = ["$1", "$2"] + columns.map(\.sql) + ["$\(extraIndex)::jsonb", "to_timestamp($\(editedIndex)::float8)"]
+            var source = "VALUES (\(values.joined(separator: ", ")))"
+            if unlessDeletedAfter {
+                binds.append(table.name)
+                source = """
+                    SELECT \(values.joined(separator: ", ")) WHERE NOT EXISTS (
+                    SELECT 1 FROM groupstore.tombstones AS t WHERE t.zone = $1 AND t.type = $\(binds.count) AND t.name = $2
+                    AND t.edited_at > to_timestamp($\(editedIndex)::float8) + make_interval(secs => \(CloudRecordChange.sameVersion)))
+                    """
+            }
             return PostgresQuery(
                 unsafeSQL: ModifyPlan.writeOrRead(
                     """
-                    INSERT INTO \(table.quoted) (\(names.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))
+                    INSERT INTO \(table.quoted) (\(names.joined(separator: ", "))) \(source)
                     ON CONFLICT (gs_zone, gs_name) DO NOTHING
                     """, table),
                 binds: binds)

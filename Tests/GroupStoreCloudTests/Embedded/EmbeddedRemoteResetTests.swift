@@ -44,4 +44,26 @@ final class EmbeddedRemoteResetTests: CloudTestCase {
         let live = try await embeddedRemote().fetchChanges(in: .private("alice"), since: nil, limit: 1000).changed
         XCTAssertEqual(live.map(\.id.name), [], "the remote's live records")
     }
+
+    /// The file is moved away and a new, empty remote takes its place. b
+    /// lists it and brings n1 back as a new record, but before its upload a
+    /// brings n1 back first and then deletes it: b's save, sent without a
+    /// tag, meets the tombstone of a delete edited after it, and the file
+    /// answers it as a conflict with the delete's time instead of creating
+    /// n1 again (the replaced trial 57 of seed 1795847270792).
+    func testAReplacedRemote_aDeleteMadeAfterTheVersionAnotherGroupBringsBackAsANewRecord_winsOverIt() async throws {
+        let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, body TEXT)"
+        let (a, b) = (try open("a", schema: schema), try open("b", schema: schema))
+        try await a.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'v1')") }
+        for name in ["a", "b"] { try await sync(name, tables: ["note"]) }
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.moveItem(atPath: remotePath + suffix, toPath: root + "/moved" + suffix)
+        }
+        try await syncB(through: try embeddedRemote(), whileABringsN1BackAndDeletesIt: a)
+        for name in ["a", "b", "a", "b"] { try await sync(name, tables: ["note"]) }
+        XCTAssertEqual(try notes(a), [])
+        XCTAssertEqual(try notes(b), [])
+        let live = try await embeddedRemote().fetchChanges(in: .private("alice"), since: nil, limit: 1000).changed
+        XCTAssertEqual(live.map(\.id.name), [], "the remote's live records")
+    }
 }
