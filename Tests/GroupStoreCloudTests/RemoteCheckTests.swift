@@ -65,7 +65,7 @@ final class RemoteCheckTests: CloudTestCase {
     /// stays as the quick answer before the first sync measured it, so n2
     /// goes up with the time of its commit, not an hour earlier.
     func testTheRemotesClock_isMeasuredByQuickAnswers_notBySlowOnes() async throws {
-        let slow = SlowFetchRemote(base: try remote())
+        let slow = SlowFetchRemote(base: remote())
         let (app, _, engine) = try await firstSync(through: slow)
         _ = await engine.sync(complete: false, fetch: true)
         let editedAt = try await uploadN2(app, engine)
@@ -77,7 +77,7 @@ final class RemoteCheckTests: CloudTestCase {
     /// quickest. Every call here takes 40 ms; after the first sync the
     /// remote's clock falls an hour behind, and n2 goes up on that clock.
     func testAFarRemotesClock_isMeasuredByItsOrdinaryAnswers() async throws {
-        let far = FarRemote(base: try remote())
+        let far = FarRemote(base: remote())
         let (app, _, engine) = try await firstSync(through: far)
         far.skew.withLock { $0 = -3600 }
         _ = await engine.sync(complete: false, fetch: true)

@@ -322,6 +322,58 @@ final class RemoteResetTests: CloudTestCase {
         try await assertEveryoneHolds([], a, b)
     }
 
+    /// The remote is replaced; a holds an edit of n1 not synced yet, and b
+    /// brings n1 back first. a's running bridge puts its version on top of
+    /// b's; while that upload is out, a deletes n1, and while the delete is
+    /// out, a creates n1 again. Each upload is acknowledged with a later
+    /// edit taken in meanwhile: the row created again after a's own delete
+    /// is a new record, not a version brought back, and goes up as one —
+    /// not as a save that the remote refuses over a's delete when the two
+    /// commits are closer than the clocks' error (the replaced trial 84 of
+    /// seed 1795878728099, `k029`: the writer's last row deleted).
+    func testAReplacedRemote_aRowCreatedAgainAfterItsDeleteWentUp_isANewRecord_notAVersionBroughtBack() async throws {
+        let (a, b) = try await twoGroupsInSync()
+        memoryServer.replace()
+        try await write(a, "UPDATE note SET body = 'v2' WHERE id = 'n1'")
+        try await syncInTurn("b")
+        // The next local edit of n1, made while a's upload of n1 is out, and taken in by a's running bridge before it returns.
+        let edits = Mutex(["DELETE FROM note WHERE id = 'n1'", "INSERT INTO note VALUES ('n1', 'v3')"])
+        let hooked = HookedRemote(base: remote()) { changes in
+            guard changes.contains(where: { $0.id.name == "n1" }), let sql = edits.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { return }
+            let version = { try a.pool.read { db in try Int64.fetchOne(db, sql: "SELECT version FROM groupstore_cloud_pending WHERE name = 'n1'") } }
+            let before = try version()
+            try await a.write { db in try db.execute(sql: sql) }
+            let deadline = Date().addingTimeInterval(30)
+            while try version() == before {
+                guard Date() < deadline else { throw CloudSyncError(.transient, "a's bridge did not take in \(sql) within 30 s") }
+                try await Task.sleep(nanoseconds: 1_000_000)
+            }
+        }
+        let recording = RecordingRemote(hooked)
+        let bridge = CloudSync(try configuration("a", tables: ["note"], remote: recording))
+        let events = bridge.events()
+        let run = Task { try await bridge.run() }
+        defer { run.cancel() }
+        _ = try await deadline(30, "a's bridge to upload both edits and settle") {
+            for await event in events {
+                if case .finished(let summary) = event, summary.error == nil, summary.pending == 0, edits.withLock({ $0.isEmpty }) {
+                    return true
+                }
+            }
+            return nil
+        }
+        let saves = recording.changes.filter { $0.id.name == "n1" }
+        guard case .save(_, nil, let fields, _, let bringsBack)? = saves.last else {
+            return XCTFail("a's last upload of n1: expected a new record, got \(saves)")
+        }
+        XCTAssertEqual(fields["body"], .text("v3"))
+        XCTAssertFalse(bringsBack, "created again after a's delete went up: a new record")
+        run.cancel()
+        _ = await run.result
+        try await syncInTurn("b", "a")
+        try await assertEveryoneHolds(["n1:v3"], a, b)
+    }
+
     /// The remote is replaced; a deletes n1 before its bridge brought it
     /// back, and its delete goes up first: the new remote lacks n1, so it
     /// deletes nothing and keeps no tombstone. Then b brings back n1, the

@@ -238,16 +238,21 @@ enum SyncState {
             restores: (row[5] as Double?).map(Date.init(timeIntervalSince1970:)))
     }
 
-    /// Clears a pending key unless it changed again since `version` was read.
-    /// Clears a pending key unless it changed again since `entry` was read
-    /// (then only what was in flight is forgotten: it was answered).
+    /// Clears a pending key unless it changed again since `entry` was read.
+    /// Then only what was in flight is forgotten (it was answered), and what
+    /// the key brought back (``Pending/restores``): the version read was
+    /// settled (acknowledged, or found to be the remote's), so what stays
+    /// pending is a later local edit on top of what the remote holds — a
+    /// row created again after this group's delete went up is a new record,
+    /// not a version brought back.
     static func clearPending(_ db: Database, _ entry: Pending) throws {
         try db.cachedStatement(sql: "DELETE FROM \(pending) WHERE entity = ? AND name = ? AND version = ?")
             .execute(arguments: [entry.entity, entry.name, entry.version])
         if db.changesCount > 0 {
             try releaseParkedUpload(db, entity: entry.entity, name: entry.name)
         } else {
-            try clearSent(db, entity: entry.entity, name: entry.name)
+            try db.cachedStatement(sql: "UPDATE \(pending) SET sent = NULL, sent_before = NULL, restores = NULL WHERE entity = ? AND name = ?")
+                .execute(arguments: [entry.entity, entry.name])
         }
     }
 
