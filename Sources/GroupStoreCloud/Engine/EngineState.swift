@@ -77,6 +77,11 @@ struct EngineState {
     var remoteSeenLoaded = false
     /// Whether ``remoteSeen`` moved since it was last stored.
     var remoteSeenUnsaved = false
+    /// When the remote was last found replaced or restored (`nil`: never),
+    /// and whether it was read from the sync state (the engine is its only
+    /// writer, ``SyncEngine/reset(_:seen:now:)``).
+    var remoteResetAt: Date?
+    var remoteResetLoaded = false
     /// The remote's clock less this host's, as measured by the last quick
     /// answer that gave it (``SyncEngine/take(_:askedAt:)``): local edit times
     /// are moved onto the remote's clock by it.

@@ -462,6 +462,7 @@ struct RecordApplier: Sendable {
                     guard try derivedChange(table, name, applied, in: db, outcome: &outcome) else { continue }
                 }
                 try SyncState.addPending(db, entity: table.name, name: name, editedAt: now)
+                outcome.markedKeys = true
             }
         }
     }

@@ -128,13 +128,14 @@ extension SyncEngine {
     private func versionsForgotten(
         in records: [CloudRecord], listing: Bool, heldBeforeListing: Bool
     ) async throws -> Set<RecordApplier.RecordKey> {
-        guard !records.isEmpty else { return [] }
+        // Only a record deleted here before the remote was last found reset can come back as a copy
+        // older than the delete: after that, a record listed under another tag was made again since.
+        // Never found reset, a fetch that lists nothing reads nothing.
+        let resetAt = try lastRemoteReset()
+        guard !records.isEmpty, listing || resetAt != nil else { return [] }
         let applier = self.applier
         let held = try readDatabase { db -> [CloudRecordID: String] in
             var held: [CloudRecordID: String] = [:]
-            // Only a record deleted here before the remote was last found reset can come back as a copy
-            // older than the delete: after that, a record listed under another tag was made again since.
-            let resetAt = try SyncState.remoteReset(db)?.at
             let tombstones = try resetAt != nil && SyncState.hasTombstones(db)
             // Nothing held and nothing deleted here (a first download): nothing the remote can have forgotten.
             guard tombstones || (listing && heldBeforeListing) else { return held }
@@ -306,7 +307,9 @@ extension SyncEngine {
         if let saveToken { state.tokens.known[zone] = saveToken }
         if dropToken { state.tokens.known[zone] = .some(nil) }
         state.orphansMayExist = outcome.mayHaveOrphans
-        if outcome.markedKeys || outcome.applied > 0 || !outcome.conflicts.isEmpty { state.reasons.insert(.keysMarked) }
+        // An apply that marked nothing pending (remote changes written, nothing of this group's on top)
+        // leaves nothing to upload: no upload pass, and no write transaction to find that out.
+        if outcome.markedKeys || !outcome.conflicts.isEmpty { state.reasons.insert(.keysMarked) }
         return (outcome, left)
     }
 

@@ -55,6 +55,15 @@ extension SyncEngine {
         return state.remoteSeen
     }
 
+    /// When the remote was last found replaced or restored (`nil`: never).
+    func lastRemoteReset() throws -> Date? {
+        if !state.remoteResetLoaded {
+            state.remoteResetAt = try readDatabase { try SyncState.remoteReset($0)?.at }
+            state.remoteResetLoaded = true
+        }
+        return state.remoteResetAt
+    }
+
     /// Takes what a remote's answer, asked at `asked`, says of its history:
     /// its clock (``EngineState/clockOffset``), its head (the mark the next
     /// call asks about), and whether the mark asked about is still part of it
@@ -113,6 +122,7 @@ extension SyncEngine {
             try SyncState.setRemoteSeen(db, now)
         }
         state.remoteSeenUnsaved = false
+        (state.remoteResetAt, state.remoteResetLoaded) = (reset.at, true)
         // Another remote may keep another clock, and be farther.
         state.shortestRoundTrip = .infinity
         forgetCachedState()
