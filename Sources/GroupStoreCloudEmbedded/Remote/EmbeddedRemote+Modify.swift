@@ -8,7 +8,9 @@ extension EmbeddedRemote {
     /// what happened to each, in order.
     ///
     /// - A save with no base tag creates the record (owned by ``user``) unless
-    ///   a live one exists: then a conflict with it.
+    ///   a live one exists: then a conflict with it. One that brings a version
+    ///   back (`bringsBack`) is also a conflict, with `nil` and the delete's
+    ///   time, where the tombstone holds a delete edited after it.
     /// - A save with the record's current tag merges the given fields onto the
     ///   stored ones (fields not given are kept) under a new tag; a stale tag
     ///   is a conflict with the server's record, or with `nil` when it was
