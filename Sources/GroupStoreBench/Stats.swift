@@ -31,7 +31,7 @@ enum ProcessFacts {
             + Double(usage.ru_stime.tv_usec) / 1e6
     }
 
-    /// A `/proc/self/status` field in kB (`VmRSS`, `VmHWM`).
+    /// A `/proc/self/status` field in kB (`VmRSS`, `VmHWM`, `RssAnon`).
     static func memoryKB(_ field: String) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
         for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {

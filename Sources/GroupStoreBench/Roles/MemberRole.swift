@@ -9,7 +9,7 @@ import Synchronization
 /// A group member that reports each delivered save:
 /// `R <seq> <receivedAt µs> <committedAt µs> <inserted keys, comma-separated>`, then
 /// `D <count> <first delivery µs> <last delivery µs> <VmHWM kB> <VmRSS kB> <CPU s since ready>` once
-/// it has `--expect` saves, and `M <count> <VmRSS kB>` every 100,000. With
+/// it has `--expect` saves, and `M <count> <VmRSS kB> <RssAnon kB>` every 100,000. With
 /// `--trace`, at the end, one line per merged save:
 /// `T <seq> <wake> <woke µs> <merge start µs> <history read µs> <observers notified µs> <handed over µs>`.
 struct MemberRole: AsyncParsableCommand {
@@ -129,7 +129,7 @@ struct MemberRole: AsyncParsableCommand {
                 count += 1
                 if count == 1 { first = received }
                 if printEach { inHand.append((save, received)) }
-                if count % 100_000 == 0 { emit("M \(count) \(ProcessFacts.memoryKB("VmRSS"))") }
+                if count % 100_000 == 0 { emit("M \(count) \(ProcessFacts.memoryKB("VmRSS")) \(ProcessFacts.memoryKB("RssAnon"))") }
                 let highest = save.change(of: "items")?.inserted.compactMap(\.integerValue).max()
                 let reached = progress.withLock { progress -> Bool in
                     if let highest { progress.highest = max(progress.highest, highest) }
