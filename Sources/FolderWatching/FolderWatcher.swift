@@ -29,7 +29,7 @@ import Synchronization
 /// watch it again once it exists. After ``Event/Kind/overflow``, rescan.
 ///
 /// One inotify instance is used per watcher; the kernel allows 128 per user by
-/// default, so a process should keep one.
+/// default, so a process should keep few (a started `GroupStore` uses one).
 ///
 public final class FolderWatcher: Sendable {
     /// Receives each batch of events, on the watcher's queue.

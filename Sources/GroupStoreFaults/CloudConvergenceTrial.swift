@@ -209,8 +209,9 @@ final class StopFlag: @unchecked Sendable {
 /// One group's writer in the convergence trial: random transactions of
 /// inserts, updates and deletes over parents and children, on its own thread.
 ///
-/// `@unchecked Sendable`: `counts` and `failure` are written by the writer's
-/// thread only, and read after `finished` is signalled.
+/// `@unchecked Sendable`: `random`, `counts` and `failure` are written by
+/// the writer's thread only, and `counts` and `failure` read after
+/// `finished` is signalled.
 final class RandomTreeWriter: @unchecked Sendable {
     struct Counts {
         var transactions = 0

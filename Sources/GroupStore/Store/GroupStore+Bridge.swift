@@ -36,11 +36,13 @@ package struct HistoryIntakePage: Sendable {
 }
 
 extension GroupStore {
-    /// For the cloud bridge's one-shot sync (same package), whose store is
-    /// never started and so delivers nothing: closed transactions after
-    /// `seq`, whoever wrote them, as the saves a running member would be
-    /// delivered, read in a transaction of the caller's. A running bridge
-    /// takes its member's delivered saves in instead.
+    /// For the cloud bridge (same package): closed transactions after `seq`,
+    /// whoever wrote them, as the saves a running member would be
+    /// delivered, read in a transaction of the caller's. Its one-shot sync,
+    /// whose store is never started and so delivers nothing, takes these in;
+    /// a running bridge takes its member's delivered saves in, and reads
+    /// here only to date edits committed after what it took in when an
+    /// upload runs ahead of delivery.
     package func historyIntake(_ db: Database, after seq: Int64, limit: Int) throws -> HistoryIntakePage {
         var batch = HistoryBatch()
         _ = try bridgeRegistry { names in batch = try HistoryReader.read(db, after: seq, limit: limit, names: &names) }

@@ -2,11 +2,13 @@ import Foundation
 import GRDB
 import GroupStore
 
-/// The history after the intake position, read as ``Save``s for a one-shot
-/// sync (`groupstore cloud sync`): its store is never started, so nothing
-/// is delivered to it, and it reads the history itself, a page at a time.
-/// A running bridge never reads it: its member's saves stream delivers the
-/// same saves. A history pruned past the position reads as a resync.
+/// The history after the intake position, read as ``Save``s: by a one-shot
+/// sync (`groupstore cloud sync`), whose store is never started, so nothing
+/// is delivered to it, a page at a time; and by an upload that finds local
+/// commits its intake has not taken in yet (delivery is behind the upload),
+/// only to date their edits. A running bridge otherwise takes in what its
+/// member's saves stream delivers. A history pruned past the position reads
+/// as a resync.
 struct HistoryBacklog: Sendable {
     let store: GroupStore
     /// Transactions read per page.
