@@ -306,7 +306,7 @@ final class Delivery: @unchecked Sendable {
                 // A writer outside the library changed the schema: track it
                 // (new tables from their first row) before reading on.
                 tracked = true
-                merger.trackSchemaChange()
+                merger.trackSchemaChange(rewritten: outcome.schemaRewritten)
             case .closeOutsideChanges:
                 // Once per merge: a writer that goes on committing is closed
                 // again by the next wake-up.

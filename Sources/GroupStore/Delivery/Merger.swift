@@ -89,6 +89,7 @@ struct Merger {
         }
         if group.schemaChanged && !schemaTracked {
             outcome.next = .trackSchema
+            outcome.schemaRewritten = group.schemaRewritten
             return outcome
         }
         if batch.prunedThrough > cursor {
@@ -130,6 +131,8 @@ struct Merger {
         /// The schema changed since the library last tracked it, or its
         /// triggers are of an older format than this code's.
         var schemaChanged: Bool
+        /// It changed as `VACUUM` changes it (``SchemaTracker/wasRewritten(_:)``).
+        var schemaRewritten: Bool
     }
 
     /// Everything the merge needs to know of the group (one statement and a
@@ -141,9 +144,13 @@ struct Merger {
         // A member of older code that tracked a schema change put its own
         // triggers back: put this code's back in turn.
         let olderTriggers = SchemaTracker.triggersAreOlder(recordedFormat: row.int64OrNil(6))
+        let schemaChanged = schemaVersion != (row.int64OrNil(2) ?? -1)
+        // Judged in this snapshot: by the time the schema is tracked, under the write
+        // lock, an outside writer may have changed it again and hidden a `VACUUM`.
+        let rewritten = try schemaChanged && SchemaTracker.wasRewritten(db)
         let group = GroupState(
             head: row.int64(0), epoch: row.text(1) ?? "", schemaVersion: schemaVersion,
-            schemaChanged: schemaVersion != (row.int64OrNil(2) ?? -1) || olderTriggers)
+            schemaChanged: schemaChanged || olderTriggers, schemaRewritten: rewritten)
         let known = HistoryReader.Known(prunedThrough: row.int64(3), newestChange: row.int64(4), registryVersion: row.int64(5))
         let batch = try HistoryReader.read(
             db, after: cursor, limit: settings.batchSize, names: &names, known: known, skippingAuthor: settings.member.rawValue)
@@ -181,14 +188,16 @@ struct Merger {
     }
 
     /// Tracks what a writer outside the library did to the schema, and closes
-    /// that writer's transaction with what tracking recorded.
-    func trackSchemaChange() {
+    /// that writer's transaction with what tracking recorded. `rewritten`:
+    /// the read that found the change found it to be a `VACUUM`'s
+    /// (``MergeOutcome/schemaRewritten``).
+    func trackSchemaChange(rewritten: Bool = false) {
         do {
             let report = try pool.write { db -> SchemaTracker.Report in
                 guard try SchemaTracker.needsRefreshOrTriggerUpgrade(db) else { return SchemaTracker.Report() }
                 // What tracking records joins that writer's open changes: its
                 // transaction changed the schema.
-                let report = try tracker.refresh(db)
+                let report = try tracker.refresh(db, rewrittenBefore: rewritten)
                 try HistorySchema.closeOpenTransaction(db)
                 return report
             }

@@ -63,13 +63,19 @@ struct SchemaTracker: Sendable {
 
     /// Brings triggers, registry and recorded schema up to date.
     ///
-    /// - Parameter adopt: the history is new: start tracking existing tables
-    ///   without recording their rows.
+    /// - Parameters:
+    ///   - adopt: the history is new: start tracking existing tables
+    ///     without recording their rows.
+    ///   - rewrittenBefore: a read before this transaction found the schema
+    ///     rewritten (``wasRewritten(_:)``): a merge reads the history in one
+    ///     snapshot and tracks the schema in a write transaction after it,
+    ///     and a schema change committed between the two would hide the
+    ///     `VACUUM` from this transaction's own judgement.
     @discardableResult
-    func refresh(_ db: Database, adopt: Bool = false) throws -> Report {
+    func refresh(_ db: Database, adopt: Bool = false, rewrittenBefore: Bool = false) throws -> Report {
         var report = Report()
         // Judged before this refresh changes the schema itself.
-        let rewritten = try schemaWasRewritten(db)
+        let rewritten = try rewrittenBefore || Self.wasRewritten(db)
         let tables = try TrackedTable.all(in: db).filter { tracked.includes($0.name) }
         var tableByName: [String: TrackedTable] = [:]
         for table in tables { tableByName[EntityName.key(table.name)] = table }
@@ -170,7 +176,7 @@ struct SchemaTracker: Sendable {
             try db.execute(sql: "UPDATE \(HistorySchema.metaTable) SET value = value + 1 WHERE key = 'registry_version'")
         }
         try HistorySchema.setMeta(db, "schema_version", try HistorySchema.schemaVersion(db))
-        try HistorySchema.setMeta(db, "schema_text", try schemaText(db))
+        try HistorySchema.setMeta(db, "schema_text", try Self.schemaText(db))
         try HistorySchema.setMeta(db, "trigger_format", TriggerSQL.format)
         if !report.untrackable.isEmpty {
             logger.info(
@@ -205,7 +211,7 @@ struct SchemaTracker: Sendable {
     /// `VACUUM` moves it: by one, leaving no free page. (GRDB, opening a pool
     /// with no `-wal` file, creates and drops a table: two, and a free page.)
     /// `VACUUM` may renumber the rows of tables keyed by an implicit rowid.
-    private func schemaWasRewritten(_ db: Database) throws -> Bool {
+    static func wasRewritten(_ db: Database) throws -> Bool {
         guard case .string(let recorded) = try HistorySchema.meta(db, "schema_text").storage, recorded == (try schemaText(db)),
             let recordedVersion = try HistorySchema.meta(db, "schema_version").storage.int64
         else { return false }
@@ -228,7 +234,7 @@ struct SchemaTracker: Sendable {
     /// tables, their named index and its triggers. Anything else counts, whoever
     /// creates it (the cloud bridge's `groupstore_cloud_*` tables included):
     /// creating a table is not a rewrite.
-    private func schemaText(_ db: Database) throws -> String {
+    private static func schemaText(_ db: Database) throws -> String {
         let own = HistorySchema.ownObjects.map { "'\($0)'" }.joined(separator: ", ")
         return try String.fetchAll(
             db,
