@@ -10,7 +10,7 @@ import Logging
 /// own writes, nor takes SQLite's write lock. The merger takes that lock only when the history needs
 /// writing for everyone: a writer outside the library left changes that no
 /// transaction closes (``closeOutsideChanges()``), or changed the schema
-/// (``trackSchemaChange()``).
+/// (``trackSchemaChange(rewritten:)``).
 ///
 /// Payload files are only wake-ups: what is delivered always comes from the
 /// history, so a lost, garbage or hostile payload can delay a change but never
@@ -191,7 +191,7 @@ struct Merger {
     /// that writer's transaction with what tracking recorded. `rewritten`:
     /// the read that found the change found it to be a `VACUUM`'s
     /// (``MergeOutcome/schemaRewritten``).
-    func trackSchemaChange(rewritten: Bool = false) {
+    func trackSchemaChange(rewritten: Bool) {
         do {
             let report = try pool.write { db -> SchemaTracker.Report in
                 guard try SchemaTracker.needsRefreshOrTriggerUpgrade(db) else { return SchemaTracker.Report() }

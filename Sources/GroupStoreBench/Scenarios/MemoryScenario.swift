@@ -17,8 +17,9 @@ struct MemoryScenario {
         let writer = try bench.spawn("writer", ["--group", group, "--count", "\(count)"])
         try bench.finish(writer, timeout: 600)
         try bench.finish(member, timeout: 300)
-        let samples = Bench.fields(member.output, "M").compactMap { fields in Double(fields[1]).map { $0 / 1024 } }
-        let anonymous = Bench.fields(member.output, "M").compactMap { fields in fields.count > 2 ? Double(fields[2]).map { $0 / 1024 } : nil }
+        let lines = Bench.fields(member.output, "M")
+        let samples = lines.compactMap { fields in Double(fields[1]).map { $0 / 1024 } }
+        let anonymous = lines.compactMap { fields in fields.count > 2 ? Double(fields[2]).map { $0 / 1024 } : nil }
         guard let first = samples.first, let last = samples.last,
             let done = Bench.fields(member.output, "D").first, let peak = Double(done[3])
         else { throw BenchFailure("the member did not report memory") }

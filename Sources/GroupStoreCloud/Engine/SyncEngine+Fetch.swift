@@ -128,11 +128,12 @@ extension SyncEngine {
     private func versionsForgotten(
         in records: [CloudRecord], listing: Bool, heldBeforeListing: Bool
     ) async throws -> Set<RecordApplier.RecordKey> {
+        guard !records.isEmpty else { return [] }
         // Only a record deleted here before the remote was last found reset can come back as a copy
         // older than the delete: after that, a record listed under another tag was made again since.
         // Never found reset, a fetch that lists nothing reads nothing.
         let resetAt = try lastRemoteReset()
-        guard !records.isEmpty, listing || resetAt != nil else { return [] }
+        guard listing || resetAt != nil else { return [] }
         let applier = self.applier
         let held = try readDatabase { db -> [CloudRecordID: String] in
             var held: [CloudRecordID: String] = [:]
