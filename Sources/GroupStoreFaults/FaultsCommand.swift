@@ -21,7 +21,7 @@ struct FaultsCommand: ParsableCommand {
     @Option(help: "Soak duration in seconds (0: no soak).") var soak = 0
     @Option(help: "Only these sections (comma-separated: capture,crash,overload,garbage,hostile,access,cloud,soak).") var only: String?
     @Option(help: "Leave out these sections (comma-separated).") var skip: String?
-    @Option(help: "Transactions of random SQL in the capture trial (default 5,000; 700 with --ci).") var steps: Int?
+    @Option(help: "Transactions of random SQL in the capture trial (default 5,000; 1,000 with --ci).") var steps: Int?
     @Option(help: "Seed of the capture trial's random SQL.") var seed: UInt64 = 0x6361_7074_7572_65
     @Option(help: "Cloud kill trials (default 100; 10 with --ci).") var cloudTrials: Int?
     @Option(help: "Seconds the three groups of each cloud convergence trial write (default 60; 30 with --ci).") var cloudSeconds: Int?
@@ -48,7 +48,7 @@ struct FaultsCommand: ParsableCommand {
             FileHandle.standardError.write(
                 Data(String(format: "faults: %@ done in %.1f s\n", name, Date().timeIntervalSince(started)).utf8))
         }
-        section("capture") { try CaptureTrial(suite: suite).run(steps: steps ?? (ci ? 700 : 5_000), seed: seed) }
+        section("capture") { try CaptureTrial(suite: suite).run(steps: steps ?? (ci ? 1_000 : 5_000), seed: seed) }
         section("crash") { try CrashTrials(suite: suite).run(trials: trials ?? (ci ? 50 : 500)) }
         section("overload") { try OverloadTrial(suite: suite).run(transactions: ci ? 50_000 : 200_000) }
         section("garbage") { try GarbageTrial(suite: suite).run(files: ci ? 2_000 : 20_000) }

@@ -22,8 +22,10 @@ enum DaemonMode {
     ///   its own graceful shutdown, reporting each committed one.
     /// - Parameter observeOnMain: also observe `.groupStoreDidSave` on the
     ///   main queue (the CDShare habit), from this async top level.
+    /// - Parameter handling: what the app does with each save after printing it.
     static func run(
-        store: GroupStore, order: Order, runStore: Bool = true, writes: Bool = false, observeOnMain: Bool = false, logger: Logger
+        store: GroupStore, order: Order, runStore: Bool = true, writes: Bool = false, observeOnMain: Bool = false,
+        handling: Handling = Handling(), logger: Logger
     ) async throws {
         // The main queue runs while this top-level code is suspended in `group.run()` below.
         let observer =
@@ -32,17 +34,43 @@ enum DaemonMode {
                 if let save = note.userInfo?[GroupStore.saveUserInfoKey] as? Save { PeerCommand.report("main observer seq \(save.seq)") }
             } : nil
         defer { observer.map(NotificationCenter.default.removeObserver) }
-        let app = AppService(store: store, writes: writes)
+        let app = AppService(store: store, writes: writes, handling: handling)
         let services: [any Service] = !runStore ? [app] : order == .storeFirst ? [store, app] : [app, store]
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         PeerCommand.report("stopped cursor=\(store.cursor)")
+        // As the README's daemon ends: its store is a top-level constant,
+        // never released (its deinit would close it and write the cursor).
+        exit(0)
+    }
+
+    /// The app's work on each save: it takes `milliseconds` (reported on
+    /// stderr when it begins and ends), and fails for saves by
+    /// `failingAuthor`, handled as the README's pattern for a save whose
+    /// handling throws (logged, not rethrown).
+    struct Handling: Sendable {
+        var milliseconds = 0
+        var failingAuthor: String?
+
+        func handle(_ save: Save) async throws {
+            guard milliseconds > 0 || failingAuthor != nil else { return }
+            PeerCommand.report("handling seq \(save.seq)")
+            if save.author == failingAuthor { throw PoisonSave(seq: save.seq) }
+            try? await Task.sleep(for: .milliseconds(milliseconds))
+            PeerCommand.report("handled seq \(save.seq)")
+        }
+    }
+
+    struct PoisonSave: Error, CustomStringConvertible {
+        let seq: Int64
+        var description: String { "save \(seq) cannot be handled" }
     }
 
     struct AppService: Service {
         let store: GroupStore
         let writes: Bool
+        let handling: Handling
 
         func run() async throws {
             let rows = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM items") ?? 0 }
@@ -52,6 +80,12 @@ enum DaemonMode {
             async let written: Int = writes ? Self.writeUntilShutdown(store) : 0
             for await save in store.saves() {
                 FileHandle.standardOutput.write(Data((save.jsonLine(receivedAt: Date()) + "\n").utf8))
+                do {
+                    try await handling.handle(save)
+                } catch {
+                    // Not rethrown: the daemon would stop, and each restart would get this save again.
+                    PeerCommand.report("save \(save.seq) not handled: \(error)")
+                }
             }
             let count = try await written
             if writes { PeerCommand.report("daemon wrote \(count)") }

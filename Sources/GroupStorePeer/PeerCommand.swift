@@ -43,6 +43,16 @@ struct PeerCommand: AsyncParsableCommand {
     var storeNotRun = false
     @Flag(help: "As a daemon, also observe .groupStoreDidSave on the main queue (reported on stderr).")
     var observeOnMain = false
+    @Option(help: "As a daemon, the app works this many milliseconds on each save (reported on stderr).")
+    var handlerMs = 0
+    @Option(help: "As a daemon, the app's handling throws for saves by this author (logged, not rethrown).")
+    var failingAuthor: String?
+    @Option(
+        help: """
+            Only observe .groupStoreDidSave on the main queue (reported on stderr), the store never-started, \
+            started with the main thread asleep (main-blocked), or started.
+            """)
+    var observeOnly: ObserverMode.Setup?
 
     func run() async throws {
         LoggingSystem.bootstrap { label in
@@ -64,7 +74,11 @@ struct PeerCommand: AsyncParsableCommand {
         if let serviceOrder {
             try await DaemonMode.run(
                 store: store, order: serviceOrder, runStore: !storeNotRun, writes: daemonWrites, observeOnMain: observeOnMain,
-                logger: configuration.logger)
+                handling: .init(milliseconds: handlerMs, failingAuthor: failingAuthor), logger: configuration.logger)
+            return
+        }
+        if let observeOnly {
+            try await ObserverMode.run(store: store, setup: observeOnly)
             return
         }
         let saves = store.saves()

@@ -89,21 +89,6 @@ final class LifecycleProcessTests: ProcessTestCase {
         try checkWritingDaemonStops(order: "store-first")
     }
 
-    /// The store left out of the `ServiceGroup`: the app's subscription starts
-    /// it, so saves arrive anyway.
-    func testADaemonThatNeverRunsItsStore_getsSavesAnyway() throws {
-        try exec("writer", "CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, author TEXT NOT NULL, n INTEGER NOT NULL)")
-        let daemon = try spawn(
-            "groupstore-peer", ["--group", group, "--member", "daemon", "--service-order", "app-first", "--store-not-run"],
-            name: "daemon without its store")
-        try daemon.waitForStderr("peer: daemon ready")
-        for n in 1...3 { try exec("writer", "INSERT INTO items(author, n) VALUES ('writer', \(n))") }
-        let received = try saves(daemon.waitForLines(3, timeout: 20)).flatMap { $0.inserted["items"] ?? [] }
-        XCTAssertEqual(received, [1, 2, 3])
-        XCTAssertTrue(daemon.errors.contains { $0.contains("a saves() subscriber started delivery") }, "\(daemon.errors.suffix(5))")
-        _ = try stop(daemon)
-    }
-
     /// A `.groupStoreDidSave` observer on the main queue, registered by a
     /// daemon whose async top level awaits its `ServiceGroup`, gets every save.
     func testAMainQueueObserver_inADaemonWithAnAsyncTopLevel_getsEverySave() throws {

@@ -153,6 +153,39 @@ final class LifecycleTests: StoreTestCase {
         XCTAssertEqual(cursor.split(separator: " ").first.map(String.init), "\(received[0].seq)")
     }
 
+    /// The README's order, the store last: the store's service stops while
+    /// the app's loop holds a save; the loop finishes it, asks for the next
+    /// one, and the cursor on disk then covers it, with the store still open
+    /// (a daemon's top-level store is never released to write it at close).
+    func testASaveFinishedAfterTheStoreStopped_isRecordedInTheCursor_beforeTheLoopGoesOn() async throws {
+        let writer = try open("writer")
+        try await makeTable(writer)
+        let reader = try open("reader")
+        try await reader.start()
+        try await insert(writer, 1...2)
+        // This loop stops with save 2 in hand, and its stream is dropped.
+        let seqs = try await first(2, of: reader.saves()).map(\.seq)
+        try await testGracefulShutdown { trigger in
+            let running = Task { try await reader.run() }
+            trigger.triggerGracefulShutdown()
+            try await running.value
+        }
+        // A new loop starts at the save left in hand, and finishes it.
+        let cursorFile = group + "/members/reader/cursor"
+        let before = try String(contentsOfFile: cursorFile, encoding: .utf8)
+        XCTAssertEqual(before.split(separator: " ").first.map(String.init), "\(seqs[0])", "the save in hand is not past the cursor")
+        let loop = Task {
+            var iterator = reader.saves().makeAsyncIterator()
+            let inHand = await iterator.next()
+            _ = await iterator.next()  // processes it, then waits: no more saves
+            return inHand?.seq
+        }
+        try await waitForCursorFile(of: "reader", at: seqs[1])
+        loop.cancel()
+        let handled = await loop.value
+        XCTAssertEqual(handled, seqs[1])
+    }
+
     func testAMemberThatOnlyWrites_keepsNoCursor_andHoldsBackNothing() async throws {
         let writer = try open("writer") { $0.writesOnly = true }
         try await makeTable(writer)

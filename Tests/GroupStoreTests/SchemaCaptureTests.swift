@@ -148,13 +148,90 @@ final class SchemaCaptureTests: CaptureTestCase {
         XCTAssertEqual(rowids, [1, 2], "VACUUM renumbered the rows")
     }
 
+    /// What an outside writer does while no member looks, then a member joins
+    /// and a write marks the end: the saves from the first mark on, and the
+    /// rowids of `n` before and after.
+    private func afterOutsideWork(_ work: [String]) async throws -> (saves: [Save], before: [Int64], after: [Int64]) {
+        let writer = try open("writer")
+        try await writer.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE n(v); CREATE TABLE big(v);
+                    INSERT INTO n VALUES ('a'), ('b'), ('c'); DELETE FROM n WHERE v = 'a';
+                    WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 2000) INSERT INTO big SELECT randomblob(100) FROM k;
+                    """)
+        }
+        let (first, firstSaves) = try reader()
+        try await writer.write { db in try db.execute(sql: "INSERT INTO mark VALUES (1)") }
+        _ = try await self.saves(until: 1, in: "mark", of: firstSaves)
+        await first.close()
+        let rowids = { try await writer.pool.read { db in try Int64.fetchAll(db, sql: "SELECT rowid FROM n ORDER BY rowid") } }
+        let before = try await rowids()
+        for sql in work { try shell(sql, transaction: false) }
+        let (_, saves) = try reader()
+        try await writer.write { db in try db.execute(sql: "INSERT INTO mark VALUES (2)") }
+        return (try await self.saves(until: 2, in: "mark", of: saves), before, try await rowids())
+    }
+
+    /// The capture fault trial's case: a `VACUUM` whose only trace, the schema
+    /// version, is followed by an outside writer's schema change before any
+    /// member looked (once missed: the schema's text had changed).
+    func testAVacuumFollowedByAnOutsideSchemaChange_isAnnouncedAsAReset() async throws {
+        let (saves, before, after) = try await afterOutsideWork(["VACUUM", "CREATE TABLE other(x)"])
+        XCTAssertEqual([before, after], [[2, 3], [1, 2]], "VACUUM renumbered the rows")
+        XCTAssertTrue(folded(saves, "n").reset, "no reset of n: \(saves)")
+    }
+
+    /// Two `VACUUM`s and then freed pages move the version by two and leave a
+    /// free page, as GRDB's WAL set-up does (once taken for it, and missed).
+    func testTwoVacuumsThenFreedPages_areAnnouncedAsAReset() async throws {
+        let (saves, before, after) = try await afterOutsideWork(["VACUUM", "VACUUM", "DELETE FROM big"])
+        XCTAssertEqual([before, after], [[2, 3], [1, 2]], "VACUUM renumbered the rows")
+        XCTAssertTrue(folded(saves, "n").reset, "no reset of n: \(saves)")
+    }
+
+    /// The price of never missing one: an outside writer's schema change,
+    /// `VACUUM` or not, resets the tables keyed by an implicit rowid.
+    func testAnOutsideSchemaChange_resetsTheTablesKeyedByAnImplicitRowid() async throws {
+        let (saves, before, after) = try await afterOutsideWork(["CREATE TABLE other(x)"])
+        XCTAssertEqual(before, after)
+        XCTAssertTrue(folded(saves, "n").reset, "no reset of n: \(saves)")
+        XCTAssertFalse(folded(saves, "mark").reset, "mark has a key of its own: \(saves)")
+    }
+
+    /// A schema change made in a library write, and a member opening the
+    /// database after every process closed it (GRDB would create and drop a
+    /// table to make its WAL file), reset nothing else.
+    func testALibraryWritesSchemaChange_andAReopenedDatabase_resetNoOtherTable() async throws {
+        let writer = try open("writer")
+        try await writer.write { db in
+            try db.execute(sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE n(v); INSERT INTO n VALUES ('a')")
+        }
+        let (first, firstSaves) = try reader()
+        try await writer.write { db in try db.execute(sql: "INSERT INTO mark VALUES (1)") }
+        _ = try await self.saves(until: 1, in: "mark", of: firstSaves)
+        await first.close()
+        await writer.close()
+        // As after every process closed it: no WAL file, or an empty one.
+        try shell("PRAGMA wal_checkpoint(TRUNCATE)", transaction: false)
+        let size = (try? FileManager.default.attributesOfItem(atPath: database + "-wal"))?[.size] as? Int ?? 0
+        XCTAssertEqual(size, 0, "GRDB would make the WAL file again")
+        let again = try open("writer")
+        try await again.write { db in try db.execute(sql: "CREATE TABLE other(x); INSERT INTO mark VALUES (2)") }
+        let (_, saves) = try reader()
+        let received = try await self.saves(until: 2, in: "mark", of: saves)
+        XCTAssertFalse(folded(received, "n").reset, "a reset of n: \(received)")
+        XCTAssertTrue(folded(received, "other").reset, "a new table is announced")
+    }
+
     func testATableCreatedUnderTheLibrarysPrefix_isNotTakenForAVacuum() async throws {
-        // The cloud bridge keeps its state in groupstore_cloud_* tables: creating them
-        // moves the schema version by one, as VACUUM does, but it is not a rewrite.
+        // The cloud bridge keeps its state in groupstore_cloud_* tables, which it
+        // creates in a library write: that moves the schema version by one, as
+        // VACUUM does, but it is not a rewrite.
         let writer = try open("writer")
         try await writer.write { db in try db.execute(sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE n(v); INSERT INTO n VALUES ('a')") }
         let (_, saves) = try reader()
-        try shell("CREATE TABLE groupstore_cloud_example(key TEXT PRIMARY KEY) WITHOUT ROWID", transaction: false)
+        try await writer.write { db in try db.execute(sql: "CREATE TABLE groupstore_cloud_example(key TEXT PRIMARY KEY) WITHOUT ROWID") }
         try shell("INSERT INTO mark VALUES (1)")
         let received = try await self.saves(until: 1, in: "mark", of: saves)
         XCTAssertFalse(received.contains { $0.change(of: "n")?.reset == true }, "no reset of n: \(received)")

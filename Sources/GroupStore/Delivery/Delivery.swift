@@ -48,7 +48,10 @@ final class Delivery: @unchecked Sendable {
     /// them itself.
     static let closeFallbackDelay: TimeInterval = 0.002
 
-    private enum Phase { case idle, running, stopped }
+    /// `stopped`: no more merging, but the member's lock is held, so the
+    /// cursor may still be written (``flushCursorAfterStop()``); `closed`:
+    /// nothing is written any more.
+    private enum Phase { case idle, running, stopped, closed }
 
     let queue: DispatchQueue
     private let onQueueKey = DispatchSpecificKey<Bool>()
@@ -66,6 +69,7 @@ final class Delivery: @unchecked Sendable {
     private var keeper: CursorKeeper
     private var observers: ObserverRefresh
     private var rechecks = RecheckSchedule()
+    private var health = DeliveryHealth()
     private var phase = Phase.idle
     private var safetyTimer: (any DispatchSourceTimer)?
     private var cursorFlushScheduled = false
@@ -141,7 +145,26 @@ final class Delivery: @unchecked Sendable {
 
     /// Stops watching and merging, and writes the cursor. Idempotent.
     func stop() {
-        onQueue { halt() }
+        onQueue {
+            guard phase != .closed else { return }
+            halt()
+        }
+    }
+
+    /// ``stop()``, and writes nothing after (the member's lock is released next).
+    func close() {
+        onQueue {
+            if phase != .closed { halt() }
+            phase = .closed
+        }
+    }
+
+    /// Writes the cursor if subscribers processed more since delivery stopped.
+    func flushCursorAfterStop() {
+        onQueue {
+            guard phase == .stopped else { return }
+            writeCursor()
+        }
     }
 
     /// Why this member left the group, if it did.
@@ -189,7 +212,7 @@ final class Delivery: @unchecked Sendable {
     /// Stopped, with no timer left to fire. On `queue` (for tests).
     var isStopped: Bool {
         dispatchPrecondition(condition: .onQueue(queue))
-        return phase == .stopped && safetyTimer == nil
+        return (phase == .stopped || phase == .closed) && safetyTimer == nil
     }
 
     /// The merger as it stands (a copy). On `queue` (for tests).
@@ -235,6 +258,19 @@ final class Delivery: @unchecked Sendable {
         watch.rearmWALIfLost()
         _ = merge(wake: .timer)
         if !cursorFlushScheduled { writeCursor() }
+        let processing = feed.hasHadSubscriber || notifier.countsAsProcessing || settings.synchronousDelivery != nil
+        for warning in health.look(now: .now(), notifier: notifier.activity, processing: processing) {
+            switch warning {
+            case .postStalled(let seconds):
+                logger.info(
+                    "a .groupStoreDidSave observer has not returned for \(seconds) s, and later saves wait for it: an observer on a queue whose thread is blocked (.main while the main thread sleeps or waits synchronously) never runs; await instead, or observe on nil or a queue of your own",
+                    metadata: ["member": "\(member)"])
+            case .postsNotProcessed:
+                logger.info(
+                    "member '\(member)' posts .groupStoreDidSave, but nothing processes the saves (no saves() loop, and notificationsCountAsProcessed is off): its cursor stays at \(feed.safeCursor()), so they are posted again after a restart and the history is kept for it; a member that only observes sets notificationsCountAsProcessed",
+                    metadata: ["member": "\(member)"])
+            }
+        }
     }
 
     /// Plans recheck `stage`, and after it, if it finds nothing, the next
@@ -306,7 +342,7 @@ final class Delivery: @unchecked Sendable {
                 // A writer outside the library changed the schema: track it
                 // (new tables from their first row) before reading on.
                 tracked = true
-                merger.trackSchemaChange(rewritten: outcome.schemaRewritten)
+                merger.trackSchemaChange()
             case .closeOutsideChanges:
                 // Once per merge: a writer that goes on committing is closed
                 // again by the next wake-up.
@@ -446,6 +482,7 @@ final class Delivery: @unchecked Sendable {
         guard first else { return }
         logger.info("left the group: \(error.message)")
         halt()
+        phase = .closed
         notifier.close()
         feed.finish()
     }

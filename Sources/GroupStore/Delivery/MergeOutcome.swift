@@ -33,11 +33,6 @@ struct MergeOutcome: Sendable {
     var head: Int64 = 0
     /// `PRAGMA schema_version` when it was read.
     var schemaVersion: Int64 = 0
-    /// With ``Next/trackSchema``: the schema changed as `VACUUM` changes it
-    /// (its text unchanged), as this read saw it. Tracking, which comes
-    /// after, resets the tables `VACUUM` may renumber even if the schema has
-    /// changed again by then.
-    var schemaRewritten = false
     /// When the read ended (for the trace; 0 when not traced).
     var readAt: Double = 0
     var next: Next = .done

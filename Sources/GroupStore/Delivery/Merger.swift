@@ -10,7 +10,7 @@ import Logging
 /// own writes, nor takes SQLite's write lock. The merger takes that lock only when the history needs
 /// writing for everyone: a writer outside the library left changes that no
 /// transaction closes (``closeOutsideChanges()``), or changed the schema
-/// (``trackSchemaChange(rewritten:)``).
+/// (``trackSchemaChange()``).
 ///
 /// Payload files are only wake-ups: what is delivered always comes from the
 /// history, so a lost, garbage or hostile payload can delay a change but never
@@ -89,7 +89,6 @@ struct Merger {
         }
         if group.schemaChanged && !schemaTracked {
             outcome.next = .trackSchema
-            outcome.schemaRewritten = group.schemaRewritten
             return outcome
         }
         if batch.prunedThrough > cursor {
@@ -131,8 +130,6 @@ struct Merger {
         /// The schema changed since the library last tracked it, or its
         /// triggers are of an older format than this code's.
         var schemaChanged: Bool
-        /// It changed as `VACUUM` changes it (``SchemaTracker/wasRewritten(_:)``).
-        var schemaRewritten: Bool
     }
 
     /// Everything the merge needs to know of the group (one statement and a
@@ -145,12 +142,8 @@ struct Merger {
         // triggers back: put this code's back in turn.
         let olderTriggers = SchemaTracker.triggersAreOlder(recordedFormat: row.int64OrNil(6))
         let schemaChanged = schemaVersion != (row.int64OrNil(2) ?? -1)
-        // Judged in this snapshot: by the time the schema is tracked, under the write
-        // lock, an outside writer may have changed it again and hidden a `VACUUM`.
-        let rewritten = try schemaChanged && SchemaTracker.wasRewritten(db)
         let group = GroupState(
-            head: row.int64(0), epoch: row.text(1) ?? "", schemaVersion: schemaVersion,
-            schemaChanged: schemaChanged || olderTriggers, schemaRewritten: rewritten)
+            head: row.int64(0), epoch: row.text(1) ?? "", schemaVersion: schemaVersion, schemaChanged: schemaChanged || olderTriggers)
         let known = HistoryReader.Known(prunedThrough: row.int64(3), newestChange: row.int64(4), registryVersion: row.int64(5))
         let batch = try HistoryReader.read(
             db, after: cursor, limit: settings.batchSize, names: &names, known: known, skippingAuthor: settings.member.rawValue)
@@ -188,16 +181,16 @@ struct Merger {
     }
 
     /// Tracks what a writer outside the library did to the schema, and closes
-    /// that writer's transaction with what tracking recorded. `rewritten`:
-    /// the read that found the change found it to be a `VACUUM`'s
-    /// (``MergeOutcome/schemaRewritten``).
-    func trackSchemaChange(rewritten: Bool) {
+    /// that writer's transaction with what tracking recorded (a move of the
+    /// schema version found here is never this transaction's own: see
+    /// ``SchemaTracker/refresh(_:adopt:changedHere:)``).
+    func trackSchemaChange() {
         do {
             let report = try pool.write { db -> SchemaTracker.Report in
                 guard try SchemaTracker.needsRefreshOrTriggerUpgrade(db) else { return SchemaTracker.Report() }
                 // What tracking records joins that writer's open changes: its
                 // transaction changed the schema.
-                let report = try tracker.refresh(db, rewrittenBefore: rewritten)
+                let report = try tracker.refresh(db)
                 try HistorySchema.closeOpenTransaction(db)
                 return report
             }

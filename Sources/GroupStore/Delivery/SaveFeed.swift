@@ -27,6 +27,10 @@ import Synchronization
 ///   dropped (``held``): the cursor written at shutdown does not pass a save
 ///   that loop had not finished, and the next subscriber starts there. A
 ///   stream ended with ``SaveStream/cancel()`` lets go of its place.
+/// - Once delivery has stopped (the store's service was shut down before the
+///   subscriber's), a save a loop finishes still counts: the feed has the
+///   cursor written before the loop goes on (``recordAfterStop``), so a
+///   graceful stop is exactly once in either service order.
 final class SaveFeed: Sendable {
     /// Saves read from the history for a subscriber behind the buffer.
     struct HistoryPage: Sendable {
@@ -66,6 +70,8 @@ final class SaveFeed: Sendable {
         var held: Int64?
         var nextID = 0
         var finished = false
+        /// Delivery stopped; the member's lock is still held.
+        var deliveryStopped = false
         /// Moves at each resync: work begun before it (a page read for a
         /// subscriber, a notification posted) no longer counts after it.
         var generation = 0
@@ -75,11 +81,25 @@ final class SaveFeed: Sendable {
     private let readHistory: HistoryRead
     /// Counts each read of the history for a subscriber behind the buffer.
     private let fellBack: @Sendable () -> Void
+    /// Writes the cursor as far as ``safeCursor()`` allows, after delivery
+    /// stopped (awaited by the subscriber that marked a save processed).
+    private let recordAfterStop: @Sendable () async -> Void
 
-    init(cursor: Int64, readHistory: @escaping HistoryRead, fellBack: @escaping @Sendable () -> Void = {}) {
+    init(
+        cursor: Int64, readHistory: @escaping HistoryRead, fellBack: @escaping @Sendable () -> Void = {},
+        recordAfterStop: @escaping @Sendable () async -> Void = {}
+    ) {
         state = Mutex(State(floor: cursor, merged: cursor, processed: cursor))
         self.readHistory = readHistory
         self.fellBack = fellBack
+        self.recordAfterStop = recordAfterStop
+    }
+
+    /// Delivery stopped while the store stays open (its service was shut
+    /// down gracefully): from now on, each save a subscriber finishes is
+    /// recorded before it is handed the next one.
+    func deliveryStopped() {
+        state.withLock { $0.deliveryStopped = true }
     }
 
     /// A new stream; see ``GroupStore/saves()``. `beforeFirst` runs when it
@@ -131,6 +151,9 @@ final class SaveFeed: Sendable {
         }
         for waiter in waiters { waiter.resume() }
     }
+
+    /// Whether any stream ever subscribed.
+    var hasHadSubscriber: Bool { state.withLock { $0.nextID > 0 } }
 
     /// How many resyncs the feed has had (see ``markProcessed(_:generation:)``).
     var generation: Int { state.withLock { $0.generation } }
@@ -216,6 +239,7 @@ final class SaveFeed: Sendable {
     /// The next save for subscriber `id`, after marking the one in its hand
     /// processed; `nil` once the stream ends.
     func next(_ id: Int) async -> Save? {
+        var recordNow = false
         while true {
             let step = state.withLock { state -> Step in
                 // Taken out of the dictionary while it changes, so its
@@ -230,6 +254,7 @@ final class SaveFeed: Sendable {
                     subscriber.position = seq
                     subscriber.inHand = nil
                     state.processed = max(state.processed, seq)
+                    recordNow = state.deliveryStopped && !state.finished
                 }
                 guard !subscriber.ended else { return .end }
                 // The store closed: its cursor is written; what is left
@@ -248,6 +273,10 @@ final class SaveFeed: Sendable {
                     return .deliver(save)
                 }
                 return state.finished ? .end : .wait
+            }
+            if recordNow {
+                recordNow = false
+                await recordAfterStop()
             }
             switch step {
             case .deliver(let save):

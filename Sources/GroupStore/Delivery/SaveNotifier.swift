@@ -8,9 +8,23 @@ import Synchronization
 /// wait for the delivery's queue — without a deadlock, and a slow observer delays only
 /// later notifications, never merging. The saves waiting for a slow observer
 /// are held in memory, without a bound (a stream's are bounded).
+///
+/// It also keeps what its owner's periodic look needs to tell when saves
+/// reach nobody (``activity``): a post that does not return (an observer on
+/// `.main` while the main thread is blocked never runs, and Foundation's
+/// `post` waits for it), and whether anything was posted at all.
 final class SaveNotifier: Sendable {
+    /// What the notifier has done so far.
+    struct Activity: Sendable {
+        /// Saves posted since the notifier was made (each counted when its post began).
+        var posts = 0
+        /// When the post in progress began, if one is.
+        var postingSince: DispatchTime?
+    }
+
     private let queue: DispatchQueue
     private let closed = Mutex(false)
+    private let progress = Mutex(Activity())
     private let object: @Sendable () -> AnyObject?
     private let posted: (@Sendable (_ seq: Int64, _ generation: Int) -> Void)?
     private let enabled: Bool
@@ -43,12 +57,23 @@ final class SaveNotifier: Sendable {
         queue.async { [self] in
             for save in saves {
                 if closed.withLock({ $0 }) { return }
+                progress.withLock {
+                    $0.posts += 1
+                    $0.postingSince = .now()
+                }
                 NotificationCenter.default.post(
                     name: .groupStoreDidSave, object: object(), userInfo: [GroupStore.saveUserInfoKey: save])
+                progress.withLock { $0.postingSince = nil }
                 posted?(save.seq, generation)
             }
         }
     }
+
+    /// What the notifier has done so far.
+    var activity: Activity { progress.withLock { $0 } }
+
+    /// Whether a posted save counts as processed (``GroupConfiguration/notificationsCountAsProcessed``).
+    var countsAsProcessing: Bool { posted != nil }
 
     /// Posts nothing more (does not wait for a notification being posted:
     /// the store may be closing from inside an observer).

@@ -19,9 +19,10 @@ import Logging
 ///   report it under the new name from then on);
 /// - a table whose `CREATE TABLE` text changed (columns added, renamed,
 ///   dropped): a reset;
-/// - the schema version moved with no change to the schema's text (`VACUUM`,
-///   which may renumber the rows of tables keyed by an implicit rowid): a reset
-///   of those tables.
+/// - the schema version moved other than by the library write this refresh
+///   runs in: a reset of every table keyed by an implicit rowid, because
+///   a `VACUUM` (which renumbers those rows and leaves no other trace than
+///   the version) cannot be ruled out (``refresh(_:adopt:changedHere:)``).
 struct SchemaTracker: Sendable {
     let tracked: TrackedTables
     var logger = Logger(label: "GroupStore")
@@ -63,19 +64,31 @@ struct SchemaTracker: Sendable {
 
     /// Brings triggers, registry and recorded schema up to date.
     ///
+    /// The one rule for `VACUUM`: it renumbers the rows of tables keyed by an
+    /// implicit rowid and leaves no trace but a move of the schema version,
+    /// and nothing tells it apart from another writer's schema change (a
+    /// heuristic once did, and missed a `VACUUM` hidden behind a later schema
+    /// change). So whenever the version moved since it was last recorded and
+    /// the move is not this transaction's own, those tables are reset. A move
+    /// is this transaction's own only in a library write that found the
+    /// schema tracked when it began (it holds the write lock throughout, and
+    /// `VACUUM` cannot run inside a transaction). Library processes open the
+    /// database without GRDB's schema-moving WAL set-up
+    /// (``GroupDirectory/openPool(configuration:)``), so only schema changes
+    /// made outside a library write, the app's migrations at open included,
+    /// cost the extra resets.
+    ///
     /// - Parameters:
     ///   - adopt: the history is new: start tracking existing tables
     ///     without recording their rows.
-    ///   - rewrittenBefore: a read before this transaction found the schema
-    ///     rewritten (``wasRewritten(_:)``): a merge reads the history in one
-    ///     snapshot and tracks the schema in a write transaction after it,
-    ///     and a schema change committed between the two would hide the
-    ///     `VACUUM` from this transaction's own judgement.
+    ///   - changedHere: the schema moved in this transaction only, by a
+    ///     library write that found it tracked when it began.
     @discardableResult
-    func refresh(_ db: Database, adopt: Bool = false, rewrittenBefore: Bool = false) throws -> Report {
+    func refresh(_ db: Database, adopt: Bool = false, changedHere: Bool = false) throws -> Report {
         var report = Report()
         // Judged before this refresh changes the schema itself.
-        let rewritten = try rewrittenBefore || Self.wasRewritten(db)
+        let recordedVersion = try HistorySchema.meta(db, "schema_version").storage.int64
+        let rewritable = try !adopt && !changedHere && recordedVersion != Int64(HistorySchema.schemaVersion(db))
         let tables = try TrackedTable.all(in: db).filter { tracked.includes($0.name) }
         var tableByName: [String: TrackedTable] = [:]
         for table in tables { tableByName[EntityName.key(table.name)] = table }
@@ -171,7 +184,7 @@ struct SchemaTracker: Sendable {
                 logger.info("cannot track table", metadata: ["table": "\(table.name)", "error": "\(error)"])
             }
         }
-        if rewritten { try resetImplicitRowidTables(db, tables: tables, claimed: claimed, report: &report) }
+        if rewritable { try resetImplicitRowidTables(db, tables: tables, claimed: claimed, report: &report) }
         if registryChanged {
             try db.execute(sql: "UPDATE \(HistorySchema.metaTable) SET value = value + 1 WHERE key = 'registry_version'")
         }
@@ -207,19 +220,6 @@ struct SchemaTracker: Sendable {
         report.reset.append(name)
     }
 
-    /// Whether the schema version moved with the schema's text unchanged as
-    /// `VACUUM` moves it: by one, leaving no free page. (GRDB, opening a pool
-    /// with no `-wal` file, creates and drops a table: two, and a free page.)
-    /// `VACUUM` may renumber the rows of tables keyed by an implicit rowid.
-    static func wasRewritten(_ db: Database) throws -> Bool {
-        guard case .string(let recorded) = try HistorySchema.meta(db, "schema_text").storage, recorded == (try schemaText(db)),
-            let recordedVersion = try HistorySchema.meta(db, "schema_version").storage.int64
-        else { return false }
-        let moved = Int64(try HistorySchema.schemaVersion(db)) - recordedVersion
-        let freePages = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
-        return moved != 0 && (moved % 2 != 0 || freePages == 0)
-    }
-
     private func resetImplicitRowidTables(
         _ db: Database, tables: [TrackedTable], claimed: [String: Int64], report: inout Report
     ) throws {
@@ -231,9 +231,9 @@ struct SchemaTracker: Sendable {
     }
 
     /// The schema's text, but for what the history itself creates: its
-    /// tables, their named index and its triggers. Anything else counts, whoever
-    /// creates it (the cloud bridge's `groupstore_cloud_*` tables included):
-    /// creating a table is not a rewrite.
+    /// tables, their named index and its triggers. Recorded (`schema_text`)
+    /// for members running older code in the same group, which judge a
+    /// `VACUUM` by it; this code does not read it.
     private static func schemaText(_ db: Database) throws -> String {
         let own = HistorySchema.ownObjects.map { "'\($0)'" }.joined(separator: ", ")
         return try String.fetchAll(

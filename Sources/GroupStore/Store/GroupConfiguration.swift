@@ -27,9 +27,10 @@ public struct GroupConfiguration: Sendable {
     /// For members that handle saves through `.groupStoreDidSave` observers
     /// (the CDShare habit) rather than ``GroupStore/saves()`` streams: a save
     /// counts as processed once its notification was posted (every observer
-    /// has run), so the durable cursor moves on without a stream. Leave it off
-    /// when a stream may subscribe late: the saves posted before it
-    /// subscribed would count as processed.
+    /// has run), so the durable cursor moves on without a stream. Off by
+    /// default, so a stream that subscribes late still gets every save (the
+    /// saves posted before it subscribed would count as processed); a member
+    /// that posts saves nothing processes says so in its log.
     public var notificationsCountAsProcessed = false
     /// Whether delivered saves are posted as `.groupStoreDidSave`. A member
     /// that handles saves through ``GroupStore/saves()`` streams (or
@@ -73,6 +74,10 @@ public struct GroupConfiguration: Sendable {
     public var prepareDatabase: (@Sendable (Database) throws -> Void)?
     /// Where the store logs (info level and below).
     public var logger: Logger
+    /// Says so in the log when the store has not started a few seconds after
+    /// it opened (its observers and subscribers would be deaf). Off for the
+    /// cloud bridge's one-shot sync, which reads the history itself.
+    package var warnsWhenNotStarted = true
 
     public init(directory: String, member: MemberName, logger: Logger = Logger(label: "GroupStore")) {
         self.directory = directory

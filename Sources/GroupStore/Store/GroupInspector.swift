@@ -26,9 +26,7 @@ public final class GroupInspector: Sendable {
         }
         do {
             pool = try directory.withSetupLock {
-                try DatabasePool(
-                    path: directory.databasePath,
-                    configuration: GroupConfiguration.sharedDatabaseConfiguration(label: "GroupInspector", busyTimeout: 10))
+                try directory.openPool(configuration: GroupConfiguration.sharedDatabaseConfiguration(label: "GroupInspector", busyTimeout: 10))
             }
             switch try pool.read({ db in try HistorySchema.status(db) }) {
             case .current: break

@@ -85,7 +85,7 @@ extension GroupStore {
         if after.schemaVersion != before.schemaVersion {
             // Schema changes are tracked in the same transaction: tables
             // created here from their first row, renames, drops, new columns.
-            try tracker.refresh(db)
+            try tracker.refresh(db, changedHere: true)
             after = try HistorySchema.state(db)
         } else {
             #if DEBUG

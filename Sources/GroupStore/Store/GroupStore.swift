@@ -13,7 +13,7 @@ import Synchronization
 /// let store = try await GroupStore.open(configuration)
 ///
 /// // A daemon: the store and the app's services in one ServiceGroup, any order.
-/// let group = ServiceGroup(configuration: .init(services: [store, app], gracefulShutdownSignals: [.sigterm], logger: logger))
+/// let group = ServiceGroup(configuration: .init(services: [store, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
 /// try await group.run()
 ///
 /// // Inside the app's service (subscribing late loses nothing):
@@ -57,6 +57,8 @@ public final class GroupStore: Sendable {
     private let pruner: Pruner
     private let folder: MemberFolder
     private let phase = Mutex(Phase.opened)
+    /// `run()` or `start()` was called (a first subscriber also starts the store).
+    private let runRequested = Atomic(false)
     private let pruneTimer = Mutex<TimerBox?>(nil)
     let logger: Logger
     let tracker: SchemaTracker
@@ -104,7 +106,7 @@ public final class GroupStore: Sendable {
         let (pool, start, sealed, schemaVersion) = try directory.withSetupLock {
             let pool: DatabasePool
             do {
-                pool = try DatabasePool(path: directory.databasePath, configuration: configuration.databaseConfiguration)
+                pool = try directory.openPool(configuration: configuration.databaseConfiguration)
             } catch {
                 throw GroupStoreError(.database, "cannot open database \(directory.databasePath): \(error)", path: directory.databasePath)
             }
@@ -118,10 +120,10 @@ public final class GroupStore: Sendable {
         let scope = configuration.inScopeEntityNames.map(EntityNameSet.init)
         let history = HistoryPageReader(pool: pool, member: member, scope: scope)
         let metrics = GroupMetrics(group: directory.path, member: member.rawValue)
+        let box = WeakStoreBox()
         let feed = SaveFeed(
             cursor: start.cursor.seq, readHistory: { after, through in await history.page(after: after, through: through) },
-            fellBack: { metrics.fellBackToHistory() })
-        let box = WeakStoreBox()
+            fellBack: { metrics.fellBackToHistory() }, recordAfterStop: { await box.store?.recordProcessedAfterStop() })
         var posted: (@Sendable (Int64, Int) -> Void)?
         if configuration.notificationsCountAsProcessed {
             posted = { seq, generation in feed.markProcessed(seq, generation: generation) }
@@ -158,6 +160,9 @@ public final class GroupStore: Sendable {
         self.tracker = tracker
         box.store = self
         if let sealed { committed(sealed) }
+        if !configuration.writesOnly && configuration.warnsWhenNotStarted {
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.notStartedGrace) { [weak self] in self?.warnIfNeverStarted() }
+        }
         logger.info(
             "joined group",
             metadata: ["group": "\(directory.path)", "member": "\(member)", "cursor": "\(start.cursor.seq)", "resync": "\(start.resync)"])
@@ -189,6 +194,12 @@ public final class GroupStore: Sendable {
 
     /// ``start()`` on the calling thread, which it blocks briefly (not from a task).
     public func startBlocking() throws {
+        runRequested.store(true, ordering: .relaxed)
+        try startDelivering()
+    }
+
+    /// Starts delivering, for ``startBlocking()`` or a first subscriber.
+    private func startDelivering() throws {
         switch phase.withLock({ $0 }) {
         case .started: return
         case .stopped, .closed: throw closedError
@@ -249,7 +260,7 @@ public final class GroupStore: Sendable {
         guard wasOpen else { return }
         pruneTimer.withLock { $0?.timer.cancel() }
         notifier.close()
-        delivery.stop()
+        delivery.close()
         publisher.flush()
         feed.finish()
         try? pool.close()
@@ -279,17 +290,40 @@ public final class GroupStore: Sendable {
 
     /// A subscriber asks for its first save: a store that was never run (left
     /// out of the `ServiceGroup`, or `start()` forgotten) starts delivering
-    /// now rather than leave the loop waiting for ever.
+    /// now rather than leave the loop waiting for ever. A `ServiceGroup`
+    /// starts its services together, so the store's `run()` may come just
+    /// after its subscriber: that is said only when nothing ran the store
+    /// within ``notRunGrace``.
     private func startForSubscriber() async {
         guard phase.withLock({ $0 == .opened }) else { return }
         do {
-            try await offThePool { try self.startBlocking() }
+            try await offThePool { try self.startDelivering() }
+        } catch {
+            logger.info("cannot start delivering for a saves() subscriber", metadata: ["member": "\(member)", "error": "\(error)"])
+            return
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.notRunGrace) { [weak self] in
+            guard let self, !runRequested.load(ordering: .relaxed), phase.withLock({ $0 == .started }) else { return }
             logger.info(
                 "a saves() subscriber started delivery: the store was not run (put it in the ServiceGroup, or call start())",
                 metadata: ["group": "\(directory.path)", "member": "\(member)"])
-        } catch {
-            logger.info("cannot start delivering for a saves() subscriber", metadata: ["member": "\(member)", "error": "\(error)"])
         }
+    }
+
+    /// How long a store started by a subscriber waits for its `run()` or
+    /// `start()` before saying it was not run.
+    static let notRunGrace: TimeInterval = 1
+    /// How long after opening a store that nothing started says so.
+    static let notStartedGrace: TimeInterval = 3
+
+    /// Says so when the store was opened ``notStartedGrace`` ago and still
+    /// delivers nothing: its `.groupStoreDidSave` observers and `saves()`
+    /// loops are deaf until it runs.
+    private func warnIfNeverStarted() {
+        guard phase.withLock({ $0 == .opened }) else { return }
+        logger.info(
+            "member '\(member)' has not started delivering \(Int(Self.notStartedGrace)) s after it opened: no .groupStoreDidSave is posted and no saves() loop gets a save until it runs (put it in the ServiceGroup, or call start(); a member that only writes sets writesOnly)",
+            metadata: ["group": "\(directory.path)", "member": "\(member)"])
     }
 
     /// Stops delivering and persists the cursor, and goes on taking writes
@@ -304,8 +338,18 @@ public final class GroupStore: Sendable {
         pruneTimer.withLock { $0?.timer.cancel() }
         notifier.close()
         await offThePool { self.delivery.stop() }
+        feed.deliveryStopped()
         await flushPublications()
         logger.info("stopped delivering; writes still commit", metadata: ["group": "\(directory.path)", "member": "\(member)"])
+    }
+
+    /// A subscriber finished a save after delivery stopped (its service is
+    /// shut down after the store's): the cursor is written now, while this
+    /// process still holds the member's lock, so the save is not delivered
+    /// again at the next start.
+    private func recordProcessedAfterStop() async {
+        guard phase.withLock({ $0 == .stopped }) else { return }
+        await offThePool { self.delivery.flushCursorAfterStop() }
     }
 
     /// Why this store left the group, if the group directory or its database

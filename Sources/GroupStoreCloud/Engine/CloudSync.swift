@@ -13,7 +13,7 @@ import Synchronization
 /// configuration.privateTables = ["note", "tag", "note_tag"]
 /// let sync = CloudSync(configuration)
 /// // The remote is a Service too: listed before the bridge, it stops after it.
-/// let group = ServiceGroup(configuration: .init(services: [store, remote, sync, app], gracefulShutdownSignals: [.sigterm], logger: logger))
+/// let group = ServiceGroup(configuration: .init(services: [store, remote, sync, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
 /// try await group.run()
 /// ```
 ///
@@ -77,6 +77,8 @@ public final class CloudSync: Service, Sendable {
     ///   failing remote is reported in the summary's ``CloudSyncSummary/error``.
     public func syncOnce(complete: Bool = false) async throws -> CloudSyncSummary {
         let store: GroupStore
+        var storeConfiguration = self.storeConfiguration
+        storeConfiguration.warnsWhenNotStarted = false
         do {
             store = try await GroupStore.open(storeConfiguration)
         } catch let error as GroupStoreError where error.code == .memberAlreadyLive {

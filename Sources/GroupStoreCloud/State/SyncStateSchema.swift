@@ -72,15 +72,12 @@ enum SyncStateSchema {
     /// Where the applied migrations are recorded.
     static let migrationsTable = "groupstore_cloud_migrations"
 
-    /// Creates or upgrades the tables of the pool's database, off the
-    /// Swift concurrency pool.
-    static func migrate(_ pool: DatabasePool) async throws {
-        try await offThePool {
-            try pool.write { db in
-                try adoptEarlierBuild(db)
-                try SchemaMigration.migrate(migrations, in: db, recordingIn: migrationsTable)
-            }
-        }
+    /// Creates or upgrades the tables, inside a `GroupStore.write` (a schema
+    /// change made in a library write is its own, not a possible `VACUUM`
+    /// that would reset the app's tables keyed by an implicit rowid).
+    static func migrate(_ db: Database) throws {
+        try adoptEarlierBuild(db)
+        try SchemaMigration.migrate(migrations, in: db, recordingIn: migrationsTable)
     }
 
     /// Records as applied what a state made before migrations were kept

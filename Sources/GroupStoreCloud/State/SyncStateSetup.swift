@@ -22,12 +22,12 @@ struct SyncStateSetup {
 
     /// Prepares the state of `store`'s database; returns the intake position.
     func prepare(_ store: GroupStore) async throws -> Int64 {
-        try await SyncStateSchema.migrate(store.pool)
         let tables = self.tables
         let entries = tables.map(entry)
         let zones = tables.map(zone)
         let configured = entries.sorted().joined(separator: "\n")
         return try await store.write { db -> Int64 in
+            try SyncStateSchema.migrate(db)
             let known = String.fromDatabaseValue(try SyncState.value(db, "tables"))
             let previous = Set((known ?? "").split(separator: "\n").map(String.init))
             let previousTables = Set(previous.map { $0.split(separator: "\t").prefix(2).joined(separator: "\t") })

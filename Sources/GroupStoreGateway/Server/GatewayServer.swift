@@ -32,7 +32,7 @@
     /// let backend = try PostgresGatewayBackend(url: "postgres://authenticator@db/app", poolSize: 10, logger: logger)
     /// let gateway = GatewayServer(
     ///     configuration: GatewayConfiguration(host: "0.0.0.0", port: 8443, keys: keys), backend: backend, logger: logger)
-    /// try await ServiceGroup(services: [gateway], gracefulShutdownSignals: [.sigterm], logger: logger).run()
+    /// try await ServiceGroup(services: [gateway], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger).run()
     /// ```
     ///
     /// Endpoints beside the remote's (``GatewayWire``): `GET /health` (200 while

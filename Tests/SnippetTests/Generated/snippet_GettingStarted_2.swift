@@ -1,6 +1,7 @@
 // Generated from Sources/GroupStore/Documentation.docc/GettingStarted.md, snippet 2, by SnippetTests: do not edit.
 // After changing the snippet there: GROUPSTORE_WRITE_SNIPPETS=1 swift test --filter SnippetTests
 
+import Foundation
 import GroupStore
 import Logging
 import ServiceLifecycle
@@ -10,8 +11,8 @@ func snippet_GettingStarted_2(configuration: GroupConfiguration, logger: Logger)
     struct App: Service {
         let store: GroupStore
 
-        func run() async throws {
-            // Ends when this service is shut down (SIGTERM), whatever the order of the services.
+        func run() async {
+            // Ends when this service is shut down (SIGTERM, SIGINT), whatever the order of the services.
             for await save in store.saves() {
                 if save.kind == .resync { print("refetch everything"); continue }
                 for change in save.changes {
@@ -22,8 +23,14 @@ func snippet_GettingStarted_2(configuration: GroupConfiguration, logger: Logger)
         }
     }
 
-    let store = try await GroupStore.open(configuration)
+    let store: GroupStore
+    do {
+        store = try await GroupStore.open(configuration)
+    } catch {
+        FileHandle.standardError.write(Data("app: \(error)\n".utf8))   // one line, naming the path, member or migration
+        exit(1)
+    }
     let group = ServiceGroup(
-        configuration: .init(services: [store, App(store: store)], gracefulShutdownSignals: [.sigterm], logger: logger))
+        configuration: .init(services: [store, App(store: store)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
     try await group.run()
 }

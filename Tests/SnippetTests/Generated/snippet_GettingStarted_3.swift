@@ -5,7 +5,9 @@ import GroupStore
 
 func snippet_GettingStarted_3(configuration: GroupConfiguration) async throws {
     let store = try await GroupStore.open(configuration)
-    for await save in store.saves() {
+    let saves = store.saves()
+    try await store.start()
+    for await save in saves {
         print(save.seq, save.author)
         if save.author == "producer" { break }
     }

@@ -3,9 +3,21 @@
 
 import GRDB
 import GroupStore
+import Logging
 
-func snippet_GettingStarted_4(store: GroupStore) async throws {
-    try await store.write { db in
-        try db.execute(sql: "INSERT INTO sample(value) VALUES (?)", arguments: [42])
+func snippet_GettingStarted_4(store: GroupStore, logger: Logger, handle: @Sendable (Save) async throws -> Void) async throws {
+    for await save in store.saves() {
+        for attempt in 1...3 {
+            do {
+                try await handle(save)
+                break
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && attempt < 3 {
+                try? await Task.sleep(for: .milliseconds(100 * attempt))   // transient: try again
+            } catch {
+                // Not rethrown: the save counts as processed once the loop asks for the next one.
+                logger.error("save \(save.seq) not handled: \(error)")
+                break
+            }
+        }
     }
 }

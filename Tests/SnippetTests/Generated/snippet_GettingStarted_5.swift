@@ -5,6 +5,7 @@ import GRDB
 import GroupStore
 
 func snippet_GettingStarted_5(store: GroupStore) async throws {
-    let count = ValueObservation.tracking { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sample") }
-    for try await value in count.values(in: store.pool) { print(value ?? 0) }
+    try await store.write { db in
+        try db.execute(sql: "INSERT INTO sample(value) VALUES (?)", arguments: [42])
+    }
 }

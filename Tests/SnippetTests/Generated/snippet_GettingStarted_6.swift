@@ -4,10 +4,7 @@
 import GRDB
 import GroupStore
 
-func snippet_GettingStarted_6(configuration: GroupConfiguration) async throws {
-    do {
-        let store = try await GroupStore.open(configuration)
-    } catch let error as GroupStoreError {
-        if let database = error.underlying as? DatabaseError { print(database.resultCode) }
-    }
+func snippet_GettingStarted_6(store: GroupStore) async throws {
+    let count = ValueObservation.tracking { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sample") }
+    for try await value in count.values(in: store.pool) { print(value ?? 0) }
 }

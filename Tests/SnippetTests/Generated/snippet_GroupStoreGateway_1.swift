@@ -14,6 +14,6 @@ func snippet_GroupStoreGateway_1(logger: Logger) async throws {
     configuration.tlsKeyFile = "/etc/groupstore/key.pem"
     let backend = try PostgresGatewayBackend(url: "postgres://authenticator@db.example.com/app", poolSize: 10, logger: logger)
     let gateway = GatewayServer(configuration: configuration, backend: backend, logger: logger)
-    try await ServiceGroup(services: [gateway], gracefulShutdownSignals: [.sigterm], logger: logger).run()
+    try await ServiceGroup(services: [gateway], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger).run()
 }
 #endif  // Gateway

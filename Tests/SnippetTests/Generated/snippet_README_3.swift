@@ -6,6 +6,7 @@ import GroupStoreCloud
 import GroupStoreCloudEmbedded
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 func snippet_README_3(store: GroupStore, logger: Logger) async throws {
     let remote = try EmbeddedRemote(path: "/srv/myapp/cloud.sqlite", user: "alice")
@@ -15,6 +16,7 @@ func snippet_README_3(store: GroupStore, logger: Logger) async throws {
     sync.policy = .fieldMerge                             // or .serverWins (default), .clientWins, .newerWins, .custom { … }
     let bridge = CloudSync(sync)                          // joins as the member "cloud"; a second process stands by
     let events = Task { for await event in bridge.events() { logger.info("\(event)") } }
-    try await ServiceGroup(services: [store, remote, bridge], logger: logger).run()
+    let services: [any Service] = [store, remote, bridge]
+    try await ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)).run()
     events.cancel()
 }

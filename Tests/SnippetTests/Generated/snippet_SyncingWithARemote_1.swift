@@ -35,6 +35,6 @@ func snippet_SyncingWithARemote_1(migrator: DatabaseMigrator) async throws {
     }
 
     let group = ServiceGroup(
-        configuration: .init(services: [store, remote, bridge], gracefulShutdownSignals: [.sigterm], logger: logger))
+        configuration: .init(services: [store, remote, bridge], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
     try await group.run()
 }
