@@ -19,6 +19,8 @@ struct CaptureTrial {
         let group = suite.newGroup("capture")
         var configuration = GroupConfiguration(directory: group, member: try MemberName("library"))
         configuration.pruneInterval = nil
+        // It only writes: the follower is the one that consumes.
+        configuration.writesOnly = true
         let store = try GroupStore(configuration)
         defer { store.closeBlocking() }
         try store.writeBlocking { db in try db.execute(sql: "CREATE TABLE mark(n INTEGER PRIMARY KEY)") }

@@ -34,7 +34,7 @@ final class QuietSyncTests: CloudTestCase {
             XCTAssertTrue(taken)
         }
         let reasons = await engine.state.reasons
-        XCTAssertEqual(reasons, [.savesTakenIn])
+        XCTAssertEqual(reasons, [.keysMarked])
         let woken = await engine.sync(complete: false, fetch: false)
         XCTAssertNil(woken.summary.error)
         XCTAssertEqual(woken.summary.uploaded, count, "the saves taken in are uploaded by a sync woken without a fetch")

@@ -7,7 +7,8 @@ import Foundation
 /// A member's durable cursor, in `members/<member>/cursor`, replaced
 /// atomically: one line `<seq> <epoch> <fingerprint>`.
 ///
-/// - `seq`: the last sequence number the member delivered.
+/// - `seq`: the member processed every save up to here (``CursorKeeper``
+///   has the rule).
 /// - `epoch`: the group's identity (`groupstore_meta.epoch`): a database
 ///   replaced by another group's, or a history recreated, has another.
 /// - `fingerprint`: the `committed_at` of transaction `seq` (`-` if unknown),

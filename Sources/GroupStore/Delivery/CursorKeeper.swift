@@ -2,14 +2,38 @@ import Foundation
 
 /// Everything about this member's durable cursor, in one place: where it
 /// stands on disk, how far it may move, and when it may not move at all.
+/// This is the one statement of the cursor rule; the articles link here.
 ///
-/// The cursor on disk says "every save up to here was processed". It may only
-/// move to a position that is (a) processed by every subscriber (the feed's
-/// safe cursor, handed in by the owner), (b) a position between two
-/// transactions whose commit time is known (its fingerprint, so a restored
-/// database is told apart), and (c) never below what was written already.
+/// **The rule.** The cursor on disk (``CursorFile``) says "every save up to
+/// here was processed". A save counts as processed when the loop it was
+/// handed to asks for the next one (a `for await` over ``GroupStore/saves()``),
+/// when the synchronous handler it was given returned
+/// (``GroupConfiguration/synchronousDelivery``), or, with
+/// ``GroupConfiguration/notificationsCountAsProcessed``, when its notification
+/// was posted; saves this member is not given (its own, out of scope) count
+/// as processed. The cursor moves only to a position that is
+/// (a) processed by every subscriber, and with no subscriber only once one
+/// has processed it (a stream left with a save in hand, or ended by a
+/// shutdown, holds its place after it is dropped; one ended with
+/// ``SaveStream/cancel()`` does not): ``SaveFeed/safeCursor()`` says how far
+/// that is, and the owner hands it in;
+/// (b) a position between two transactions whose commit time is known (its
+/// fingerprint, so a restored database is told apart);
+/// (c) never below what was written already.
 /// After a resync it waits until the resync itself is processed, so a
-/// restart delivers it again if it was not.
+/// restart delivers it again if it was not. It is written at most every
+/// ``GroupConfiguration/cursorFlushInterval`` while the store runs, when
+/// delivery stops, and after that each time a loop finishes the save in its
+/// hand (``SaveFeed``, `recordAfterStop`), until the store closes. So across
+/// graceful stops each save is processed once, and a save in hand when the
+/// process is killed comes again at the next start.
+///
+/// In memory, the positions that say where this member is are: how far the
+/// merger read (``Merger/cursor``, mirrored for lock-free reads in
+/// ``Delivery/publicCursor``), how far every subscriber processed (the feed's
+/// safe cursor, last seen in ``lastSafe``), and what is on disk
+/// (``persisted``); debug builds check at each change that none passes the
+/// one before it.
 ///
 /// A value owned by ``Delivery`` and touched on its queue only.
 struct CursorKeeper {
@@ -36,6 +60,10 @@ struct CursorKeeper {
     /// The commit time of merged transactions not yet written, by seq.
     private var fingerprints: [Int64: Double] = [:]
     private(set) var hold: Hold
+    /// How far every subscriber had processed at the last look (-1: not looked yet).
+    private(set) var lastSafe: Int64 = -1
+    /// The newest transaction merged (read, delivered or passed).
+    private var merged: Int64
 
     init(start: Merger.Start, persists: Bool) {
         self.persists = persists
@@ -43,12 +71,16 @@ struct CursorKeeper {
         floor = start.resync ? -1 : start.cursor.seq
         base = start.cursor.seq
         hold = start.resync ? .untilResyncDelivered : .none
+        merged = start.cursor.seq
         if let fingerprint = start.cursor.fingerprint { fingerprints[start.cursor.seq] = fingerprint }
+        checkInvariants()
     }
 
     /// Transactions were merged (delivered, skipped, or this member's own).
     mutating func merged(seq: Int64, committedAt: Date) {
         fingerprints[seq] = committedAt.timeIntervalSince1970
+        merged = max(merged, seq)
+        checkInvariants()
     }
 
     /// A resync to `seq` was handed over: positions of the old history mean nothing.
@@ -57,7 +89,10 @@ struct CursorKeeper {
         base = seq
         floor = -1
         persisted = -1
+        lastSafe = -1
+        merged = seq
         hold = .untilProcessed(seq)
+        checkInvariants()
     }
 
     /// The member folder was re-created: the file must be written there again.
@@ -65,9 +100,19 @@ struct CursorKeeper {
         persisted = -1
     }
 
-    /// The position to write now, given how far every subscriber has
-    /// processed (`safe`); `nil` when nothing is to be written.
-    mutating func positionToWrite(safe: Int64) -> (seq: Int64, fingerprint: Double?)? {
+    /// What the owner does with the cursor, given how far every subscriber
+    /// has processed (`safe`, ``SaveFeed/safeCursor()``): the position to
+    /// write (`nil`: nothing to write), and whether to look again shortly
+    /// (subscribers are still working through merged saves, and made
+    /// progress since the last look; else the safety tick looks, once a second).
+    mutating func plan(safe: Int64) -> (write: (seq: Int64, fingerprint: Double?)?, again: Bool) {
+        let again = safe < merged && safe != lastSafe
+        lastSafe = safe
+        return (positionToWrite(safe: safe), again)
+    }
+
+    /// The position to write now; `nil` when nothing is to be written.
+    private mutating func positionToWrite(safe: Int64) -> (seq: Int64, fingerprint: Double?)? {
         guard persists else { return nil }
         switch hold {
         case .untilResyncDelivered: return nil
@@ -98,5 +143,14 @@ struct CursorKeeper {
         persisted = seq
         floor = seq
         fingerprints = fingerprints.filter { $0.key >= seq }
+        checkInvariants()
+    }
+
+    /// In debug builds: what is on disk never passes what was merged, and
+    /// what was written is never undercut by the floor.
+    private func checkInvariants() {
+        assert(persisted <= merged, "the cursor on disk (\(persisted)) passed what was merged (\(merged))")
+        assert(persisted < 0 || floor <= persisted, "the floor (\(floor)) passed the cursor on disk (\(persisted))")
+        assert(base <= merged, "the starting point (\(base)) passed what was merged (\(merged))")
     }
 }

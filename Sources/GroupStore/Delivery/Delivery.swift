@@ -73,17 +73,14 @@ final class Delivery: @unchecked Sendable {
     private var phase = Phase.idle
     private var safetyTimer: (any DispatchSourceTimer)?
     private var cursorFlushScheduled = false
-    /// What ``SaveFeed/safeCursor()`` said at the last flush.
-    private var lastSafeCursor: Int64 = -1
     /// The first wake-up since the last delivery: what woke this member for
     /// the saves the next delivery hands over (for the trace).
     private var firstWake: (kind: DeliveryTrace.Wake, at: Double)?
 
     /// The merger's cursor, readable from any thread without waiting.
     let publicCursor: Mutex<Int64>
-    /// This process's commits through the library not yet passed by the
-    /// merger (taken at its next merge), and the newest of them ever.
-    private let ownCommits = Mutex<(pending: [Payload], newest: Int64)>(([], 0))
+    /// This process's commits through the library (see ``OwnCommits`` for the rule).
+    private let ownCommits = OwnCommits()
     private let departure = Mutex<GroupStoreError?>(nil)
     /// Told when each save passed each stage (the benchmark's breakdown).
     let tracer = Mutex<(@Sendable (DeliveryTrace) -> Void)?>(nil)
@@ -175,32 +172,19 @@ final class Delivery: @unchecked Sendable {
     /// when nothing else was committed since this member's last read, its
     /// cursor moves past it without reading it back.
     func ownCommit(_ payload: Payload) {
-        ownCommits.withLock { commits in
-            // A backlog the merges have not taken is read instead.
-            if commits.pending.count < Self.maxPendingOwnCommits { commits.pending.append(payload) }
-            commits.newest = max(commits.newest, payload.seq)
-        }
+        ownCommits.note(payload)
     }
 
-    static let maxPendingOwnCommits = 1024
-
     /// Moves the cursor past this process's commits noted since the last
-    /// merge that follow it directly (in commit order; the others are read).
+    /// merge that follow it directly (``OwnCommits/pass(from:)``).
     private func passOwnCommits() {
-        let pending = ownCommits.withLock { commits in
-            defer { commits.pending = [] }
-            return commits.pending
-        }
-        guard !pending.isEmpty else { return }
-        var passed: Int64?
-        for payload in pending.sorted(by: { $0.seq < $1.seq })
-        where merger.skipOwnCommit(payload.seq, after: payload.previous) {
-            keeper.merged(seq: payload.seq, committedAt: payload.save.committedAt)
-            passed = payload.seq
-        }
-        guard let passed else { return }
-        publicCursor.withLock { $0 = passed }
-        feed.append([], merged: passed)
+        guard merger.passesOwnCommits else { return }
+        let passed = ownCommits.pass(from: merger.cursor)
+        guard let last = passed.last else { return }
+        for payload in passed { keeper.merged(seq: payload.seq, committedAt: payload.save.committedAt) }
+        merger.passedOwnCommits(through: last.seq)
+        publicCursor.withLock { $0 = last.seq }
+        feed.append([], merged: last.seq)
         scheduleCursorFlush()
     }
 
@@ -242,7 +226,7 @@ final class Delivery: @unchecked Sendable {
             // The commit that woke this member may not be visible yet; when
             // it is this process's own, already read, only a commit written
             // at the same moment by another process is left to catch.
-            let explained = run.head > 0 && run.head == ownCommits.withLock { $0.newest }
+            let explained = run.head > 0 && run.head == ownCommits.newest
             if explained {
                 scheduleRecheck(stage: RecheckSchedule.afterOwnCommit, through: RecheckSchedule.afterOwnCommit)
             } else {
@@ -372,7 +356,7 @@ final class Delivery: @unchecked Sendable {
         if let resync = outcome.resync {
             keeper.resynced(to: resync.seq)
             // Another history: this process's commits in it are not the ones noted.
-            ownCommits.withLock { $0 = ([], 0) }
+            ownCommits.forget()
             metrics.read(0, deliverable: 1, lag: 0)
             settings.synchronousDelivery?(resync)
             // The handler may have closed the store.
@@ -439,13 +423,11 @@ final class Delivery: @unchecked Sendable {
         }
     }
 
+    /// Writes the cursor as far as the rule allows (``CursorKeeper``).
     private func writeCursor() {
-        let safe = feed.safeCursor()
-        // Subscribers still working through the saves: again shortly, as
-        // long as they make progress (else the safety tick looks, once a second).
-        if safe < merger.cursor && phase == .running && safe != lastSafeCursor { scheduleCursorFlush() }
-        lastSafeCursor = safe
-        guard let position = keeper.positionToWrite(safe: safe) else { return }
+        let plan = keeper.plan(safe: feed.safeCursor())
+        if plan.again && phase == .running { scheduleCursorFlush() }
+        guard let position = plan.write else { return }
         do {
             try CursorFile(seq: position.seq, epoch: merger.epoch, fingerprint: position.fingerprint)
                 .write(member: member, in: folder.handle, staging: folder.directory.staging)

@@ -103,13 +103,15 @@ struct Merger {
         return outcome
     }
 
-    /// This process committed transaction `seq`, right after `previous` (the
-    /// newest transaction when its write began): when the cursor is there,
-    /// it moves past it without reading. Returns whether it did.
-    mutating func skipOwnCommit(_ seq: Int64, after previous: Int64) -> Bool {
-        guard !resyncPending, cursor == previous else { return false }
+    /// Whether this process's commits may pass the cursor unread
+    /// (``OwnCommits``): not while a resync is due (the cursor is of another history).
+    var passesOwnCommits: Bool { !resyncPending }
+
+    /// This process's commits through `seq` followed the cursor directly
+    /// (``OwnCommits/pass(from:)``): the cursor moves past them unread.
+    mutating func passedOwnCommits(through seq: Int64) {
+        precondition(!resyncPending && seq > cursor, "own commits pass only a cursor of this history, forward")
         cursor = seq
-        return true
     }
 
     private mutating func resync(through seq: Int64, epoch: String, reason: String) -> Save {

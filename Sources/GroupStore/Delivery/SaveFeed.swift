@@ -18,19 +18,11 @@ import Synchronization
 ///   behind the buffer's floor, it reads the history instead, a page
 ///   (``HistoryPage``, up to ``HistoryPageReader/pageSize`` saves) at a time,
 ///   which it holds until it has taken them.
-/// - The durable cursor passes a save only once every subscriber has
-///   processed it (asked for the next one); with no subscriber, only once one
-///   has. Saves that are not deliverable (this member's own, out of scope)
-///   hold nothing back.
-/// - A stream whose loop ended because its task was cancelled or its service
-///   shut down, or was left with a save in hand, keeps its place after it is
-///   dropped (``held``): the cursor written at shutdown does not pass a save
-///   that loop had not finished, and the next subscriber starts there. A
-///   stream ended with ``SaveStream/cancel()`` lets go of its place.
-/// - Once delivery has stopped (the store's service was shut down before the
-///   subscriber's), a save a loop finishes still counts: the feed has the
-///   cursor written before the loop goes on (``recordAfterStop``), so a
-///   graceful stop is exactly once in either service order.
+/// - It says how far every subscriber has processed (``safeCursor()``), the
+///   first part of the cursor rule (``CursorKeeper`` states it whole): a
+///   stream left unfinished keeps its place after it is dropped (`held`),
+///   and once delivery has stopped, each save a loop finishes has the cursor
+///   written before the loop goes on (`recordAfterStop`).
 final class SaveFeed: Sendable {
     /// Saves read from the history for a subscriber behind the buffer.
     struct HistoryPage: Sendable {

@@ -5,9 +5,9 @@ import Synchronization
 /// ``GroupStore/GroupStore/saves()``.
 ///
 /// A save counts as processed when the loop asks for the next one, and the
-/// member's durable cursor never moves past a save that is not processed: if
-/// the process dies while handling a save, that save is delivered again on the
-/// next start (at least once across restarts; exactly once within a process).
+/// member's durable cursor never moves past a save that is not processed: a
+/// graceful stop is exactly once; if the process dies while handling a save,
+/// that save is delivered again on the next start.
 ///
 /// The loop ends when the store closes, when the task iterating is cancelled,
 /// or when it is told to shut down gracefully (it runs in a swift-service-

@@ -152,9 +152,10 @@ enum HistoryReader {
 
     private static let changeColumnsSQL = "SELECT id, entity, op, key, rid FROM \(HistorySchema.changeTable)"
 
-    /// The changes whose ids are in `(after, through]`, folded as one save.
-    static func folded(_ db: Database, after: Int64, through: Int64, names: TableNames) throws -> [EntityChange] {
-        try fold(db, after: after, through: through, names: names, expectedRows: Int(clamping: through - after)).changes
+    /// The changes whose ids are in `(after, through]`, folded as one save,
+    /// and how many rows they were.
+    static func folded(_ db: Database, after: Int64, through: Int64, names: TableNames) throws -> (changes: [EntityChange], rows: Int) {
+        try fold(db, after: after, through: through, names: names, expectedRows: Int(clamping: through - after))
     }
 
     /// Every row after `after` (the newest marker), folded as one save, up

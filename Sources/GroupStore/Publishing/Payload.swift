@@ -38,12 +38,14 @@ struct Payload: Sendable {
     ///   recorded (a hint for the fold's tables).
     /// - Returns: `nil` when no tracked row changed.
     static func seal(
-        _ db: Database, state: HistorySchema.State, author: MemberName, names: inout TableNames, expectedRows: Int = 0
+        _ db: Database, state: HistorySchema.State, author: MemberName, names: inout TableNames, expectedRows: Int = 0,
+        folded: OpenTransactionFold? = nil
     ) throws -> Payload? {
         names = try names.current(db, version: state.registryVersion)
         // One more row than a payload lists says it is truncated.
-        let tail = try HistoryReader.foldedTail(
-            db, after: state.sealedChange, limit: rowLimit, names: names, expectedRows: expectedRows)
+        let tail =
+            try folded?.reusable(for: state, rowLimit: rowLimit)
+            ?? HistoryReader.foldedTail(db, after: state.sealedChange, limit: rowLimit, names: names, expectedRows: expectedRows)
         guard tail.rows > 0 else { return nil }
         // The commit time, as late as the transaction allows: its last
         // statement (to the microsecond, as the marker keeps it).

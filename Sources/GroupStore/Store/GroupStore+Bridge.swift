@@ -5,11 +5,21 @@ extension GroupStore {
     /// For the cloud bridge (same package): what the open write transaction
     /// of ``write(_:)`` changed so far, folded as a ``Save`` folds it —
     /// including what the writes caused (foreign-key cascades, triggers).
+    ///
+    /// The fold is kept for the seal of the same transaction, which uses it
+    /// instead of folding the same rows again when nothing was written after
+    /// it (``OpenTransactionFold``).
     package func openTransactionChanges(_ db: Database) throws -> [EntityChange] {
         let state = try HistorySchema.state(db)
         guard state.unsealedChanges else { return [] }
         let names = try bridgeRegistry { names in names = try names.current(db, version: state.registryVersion) }
-        return try HistoryReader.folded(db, after: state.sealedChange, through: state.newestChange, names: names)
+        let fold = try HistoryReader.folded(db, after: state.sealedChange, through: state.newestChange, names: names)
+        openFold.withLock {
+            $0 = OpenTransactionFold(
+                after: state.sealedChange, through: state.newestChange, registryVersion: state.registryVersion, changes: fold.changes,
+                rows: fold.rows)
+        }
+        return fold.changes
     }
 
     /// The registry kept for the bridge's reads, after `update` brought it

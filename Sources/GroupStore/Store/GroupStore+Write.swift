@@ -69,6 +69,7 @@ extension GroupStore {
     ) throws -> (T, Payload?, HistorySchema.State, UInt32?, Int64) {
         let startVersion = KnownHistoryState.dataVersion(db)
         let changesAtStart = KnownHistoryState.totalChanges(db)
+        openFold.withLock { $0 = nil }
         var before = try knownState.withLock { $0.state(at: startVersion) } ?? HistorySchema.state(db)
         // A schema change made outside the library is tracked first, and with
         // the changes that writer committed it is a transaction of its own.
@@ -104,11 +105,15 @@ extension GroupStore {
                 }
             #endif
         }
+        let folded = openFold.withLock { fold in
+            defer { fold = nil }
+            return fold
+        }
         let payload = try tableNames.withLock { names in
             // The rows the connection changed hint at the rows recorded.
             try Payload.seal(
                 db, state: after, author: member, names: &names,
-                expectedRows: Int(clamping: KnownHistoryState.totalChanges(db) - changesAtStart))
+                expectedRows: Int(clamping: KnownHistoryState.totalChanges(db) - changesAtStart), folded: folded)
         }
         // What the next write finds if nothing else commits: this one's
         // marker is the newest row.

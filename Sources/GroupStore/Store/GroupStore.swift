@@ -71,6 +71,9 @@ public final class GroupStore: Sendable {
     /// The registry as the cloud bridge's reads of the history last read it
     /// (its intake and its apply run a read of the history each).
     let bridgeNames = Mutex(TableNames())
+    /// What the bridge folded of the write transaction in progress, for its
+    /// seal (used inside write transactions only, so never contended).
+    let openFold = Mutex<OpenTransactionFold?>(nil)
 
     /// Opens (creating if allowed) the group and joins it as `configuration.member`,
     /// blocking the calling thread while the database opens and migrations
@@ -278,10 +281,9 @@ public final class GroupStore: Sendable {
     /// Subscribing before or after ``start()`` makes no difference; each
     /// subscriber gets every save.
     ///
-    /// The member's durable cursor only moves past a save once every
-    /// subscriber has processed it (asked for the next one), so saves in hand
-    /// when the process dies come again. A slow subscriber holds at most a
-    /// bounded number of saves in memory; beyond, it reads the history.
+    /// A save counts as processed when the loop asks for the next one (see
+    /// ``SaveStream``). A slow subscriber holds at most a bounded number of
+    /// saves in memory; beyond, it reads the history.
     /// The stream ends when the store closes, its task is cancelled, or its
     /// service is shut down gracefully (see ``SaveStream``).
     public func saves() -> SaveStream {

@@ -137,8 +137,9 @@ public final class CloudSync: Service, Sendable {
         await store.close()
     }
 
-    /// Syncs with one engine until cancelled (returns `false`) or until the
-    /// engine asks to map the tables again (returns `true`).
+    /// Syncs with one engine until the first of its loops ends
+    /// (``SessionLoopEnd``, logged unless the session was shut down); returns
+    /// whether the engine asks to map the tables again.
     /// - Throws: the store's departure (the group was removed or replaced).
     private func session(store: GroupStore, engine: SyncEngine) async throws -> Bool {
         let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -150,7 +151,7 @@ public final class CloudSync: Service, Sendable {
         // The loops run on the engine's queue, as the engine does: waking one
         // from another is a job on that queue, not a thread hand-off.
         let queue = engine.executor
-        let remap = try await withThrowingTaskGroup(of: Bool.self) { group in
+        let ended = try await withThrowingTaskGroup(of: SessionLoopEnd.self) { group in
             // Local saves: each is taken in (its keys durably pending) before the loop asks
             // for the next one, so the member's cursor never passes a save not taken in; then
             // a sync is woken to upload it. The saves that came meanwhile are taken in together,
@@ -160,24 +161,24 @@ public final class CloudSync: Service, Sendable {
                 let saves = store.saves()
                 while let batch = await saves.nextBatch(limit: Self.intakeBatchLimit) {
                     tracer.mark(.saveSeen)
-                    guard await engine.takeIn(delivered: batch) else { break }
+                    guard await engine.takeIn(delivered: batch) else { return .intakeStopped }
                     wake.yield()
                 }
-                return false
+                return .savesEnded
             }
             group.addTask(executorPreference: queue) { [self] in
                 for await _ in remote.pushHints() {
                     tracer.mark(.hintSeen)
                     wakeToFetch(wake)
                 }
-                return false
+                return .pushHintsEnded
             }
             group.addTask(executorPreference: queue) { [self] in
                 while !Task.isCancelled {
-                    do { try await Task.sleep(nanoseconds: UInt64(interval * 1e9)) } catch { return false }
+                    do { try await Task.sleep(nanoseconds: UInt64(interval * 1e9)) } catch { return .cancelled }
                     wakeToFetch(wake)
                 }
-                return false
+                return .cancelled
             }
             group.addTask(executorPreference: queue) { [self] in
                 var failures = 0
@@ -191,28 +192,31 @@ public final class CloudSync: Service, Sendable {
                         return value
                     }
                     let result = await engine.sync(complete: complete, fetch: fetch)
-                    if Task.isCancelled { return false }
-                    if result.tablesChanged { return true }
+                    if Task.isCancelled { return .cancelled }
+                    if result.tablesChanged { return .tablesChanged }
                     if result.summary.error != nil {
                         failures += 1
                         // A failed sync (the remote down, say) is tried again after a growing wait.
                         let delay = Retry.delay(afterFailure: failures + 1, configuration)
-                        do { try await Task.sleep(nanoseconds: UInt64(delay * 1e9)) } catch { return false }
+                        do { try await Task.sleep(nanoseconds: UInt64(delay * 1e9)) } catch { return .cancelled }
                         wakeToFetch(wake)
                     } else {
                         failures = 0
                     }
                 }
-                return false
+                return .cancelled
             }
-            let first = try await group.next() ?? false
+            let first = try await group.next() ?? .cancelled
             group.cancelAll()
             return first
+        }
+        if ended != .cancelled && ended != .tablesChanged {
+            configuration.logger.info("a loop of the bridge ended: \(ended.sentence)", metadata: ["group": "\(configuration.group)"])
         }
         if let departed = store.groupReplacedError {
             throw CloudSyncError(.store, "stopped syncing: \(departed.message)", underlying: departed)
         }
-        return remap
+        return ended == .tablesChanged
     }
 
     /// The most saves taken in in one transaction.

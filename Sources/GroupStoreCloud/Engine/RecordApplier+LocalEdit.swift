@@ -32,8 +32,7 @@ extension RecordApplier {
         case (.some, nil), (nil, .some): edited = true
         }
         guard edited else { return nil }
-        try SyncState.addPending(db, entity: table.name, name: name, editedAt: clock())
-        outcome.markedKeys = true
+        try outcome.work.markPending(db, entity: table.name, name: name, editedAt: clock())
         return try SyncState.pendingEntry(db, entity: table.name, name: name)
     }
 

@@ -41,15 +41,16 @@ extension RecordApplier {
     /// version's edit time, ``SyncState/Pending/restores``), or one kept from
     /// a zone left, which goes up as a new record. A record with no state
     /// here goes up as new either way.
-    func uploadAgain(_ id: CloudRecordID, keepingItsPlace: Bool, clockOffset: TimeInterval, now: Date, in db: Database) throws {
+    func uploadAgain(
+        _ id: CloudRecordID, keepingItsPlace: Bool, clockOffset: TimeInterval, now: Date, in db: Database, work: inout UploadWork
+    ) throws {
         if keepingItsPlace, let table = table(named: id.type), let held = try SyncState.recordState(db, entity: id.type, name: id.name) {
             let restores = Self.restoredTime(of: try codec(table).read(id.name, in: db), over: held)
             try SyncState.forgetTag(db, entity: id.type, name: id.name)
-            try SyncState.addPending(
-                db, entity: id.type, name: id.name, editedAt: restores.addingTimeInterval(-clockOffset), restores: restores)
+            try work.markPending(db, entity: id.type, name: id.name, editedAt: restores.addingTimeInterval(-clockOffset), restores: restores)
         } else {
             try SyncState.removeRecord(db, entity: id.type, name: id.name)
-            try SyncState.addPending(db, entity: id.type, name: id.name, editedAt: now)
+            try work.markPending(db, entity: id.type, name: id.name, editedAt: now)
         }
     }
 
@@ -59,10 +60,9 @@ extension RecordApplier {
     /// reported as a conflict this group's version won.
     func keepAlive(_ table: MappedTable, _ name: String, in db: Database, outcome: inout Outcome) throws {
         try SyncState.removeRecord(db, entity: table.name, name: name)
-        try SyncState.addPending(db, entity: table.name, name: name, editedAt: clock())
+        try outcome.work.markPending(db, entity: table.name, name: name, editedAt: clock())
         try SyncState.unpark(db, entity: table.name, name: name, direction: "down")
         try count(.client, table, name, in: db, outcome: &outcome)
-        outcome.markedKeys = true
     }
 
     /// Notes the fields of `record` for columns the table here lacks (a

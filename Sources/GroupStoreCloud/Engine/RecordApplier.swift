@@ -26,9 +26,10 @@ struct RecordApplier: Sendable {
         var refetch = false
         /// Records are parked as orphans (so an applied one may have been one).
         var mayHaveOrphans = true
-        /// Keys became pending (local edits found by value, records the
-        /// remote forgot, what the transaction caused).
-        var markedKeys = false
+        /// What the transaction gave the upload (local edits found by value,
+        /// records the remote forgot, conflicts this group's version won,
+        /// what the transaction caused).
+        var work = UploadWork()
         /// Local commits may exist that the intake has not taken in yet: a
         /// record without a pending entry is compared by value too (see
         /// ``localEdit(_:_:row:state:in:outcome:)``). When the history
@@ -161,7 +162,7 @@ struct RecordApplier: Sendable {
         let codec = codec(table)
         let mayBeEdited =
             try outcome.editsUntaken
-            || ((outcome.pendingKept || outcome.markedKeys) && SyncState.pendingEntry(db, entity: table.name, name: name) != nil)
+            || ((outcome.pendingKept || outcome.work.keys > 0) && SyncState.pendingEntry(db, entity: table.name, name: name) != nil)
         let client = mayBeEdited ? try codec.read(name, in: db) : nil
         if mayBeEdited, let pending = try localEdit(table, name, row: client, state: state, in: db, outcome: &outcome) {
             let own = try SyncState.inFlight(db, entity: table.name, name: name).contains { sent in
@@ -246,9 +247,8 @@ struct RecordApplier: Sendable {
             restores = deletedAt ?? record.editedAt.addingTimeInterval(0.001)
         }
         try SyncState.setRecord(db, entity: table.name, name: name, record: record)
-        try SyncState.addPending(
+        try outcome.work.markPending(
             db, entity: table.name, name: name, editedAt: restores.addingTimeInterval(-outcome.clockOffset), restores: restores)
-        outcome.markedKeys = true
         return true
     }
 
@@ -318,7 +318,7 @@ struct RecordApplier: Sendable {
                 outcome.written = attempt.written
                 outcome.appliedFields = attempt.appliedFields
                 outcome.drifts = attempt.drifts
-                outcome.markedKeys = attempt.markedKeys
+                outcome.work = attempt.work
                 if attempt.applied > before { progress = true }
             }
         }
@@ -349,7 +349,7 @@ struct RecordApplier: Sendable {
         // pending, to go up on top of it (reported as a conflict this group's version won).
         if let server, let state, server.tag != state.tag, Self.same(server.fields, state.ancestor), Self.same(state.ancestor, server.fields) {
             try SyncState.setRecord(db, entity: table.name, name: name, record: server)
-            if pending == nil { try SyncState.addPending(db, entity: table.name, name: name, editedAt: clock()) }
+            if pending == nil { try outcome.work.markPending(db, entity: table.name, name: name, editedAt: clock()) }
             try keptHere(table, name, in: db, outcome: &outcome)
             return
         }
@@ -422,7 +422,7 @@ struct RecordApplier: Sendable {
     /// pending, to go up on top of the remote's.
     private func keptHere(_ table: MappedTable, _ name: String, in db: Database, outcome: inout Outcome) throws {
         try count(.client, table, name, in: db, outcome: &outcome)
-        outcome.markedKeys = true
+        outcome.work.owePending()
     }
 
     func park(
@@ -461,8 +461,7 @@ struct RecordApplier: Sendable {
                     // An app trigger may have changed the applied row: a loop between groups is stopped.
                     guard try derivedChange(table, name, applied, in: db, outcome: &outcome) else { continue }
                 }
-                try SyncState.addPending(db, entity: table.name, name: name, editedAt: now)
-                outcome.markedKeys = true
+                try outcome.work.markPending(db, entity: table.name, name: name, editedAt: now)
             }
         }
     }

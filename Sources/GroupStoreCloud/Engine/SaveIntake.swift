@@ -30,12 +30,10 @@ struct SaveIntake: Sendable {
     struct Outcome: Sendable {
         /// The intake position after them.
         var position: Int64
-        /// Keys became pending.
-        var markedKeys = false
+        /// Keys made pending, tables marked for a diff (a reset, or a resync).
+        var work = UploadWork()
         /// A synced table's schema changed (it was marked for a diff).
         var sawReset = false
-        /// Tables were marked for a diff (a reset, or a resync).
-        var markedForDiff = false
     }
 
     /// Takes `saves` (in sequence order) in after `position`, in the
@@ -47,8 +45,7 @@ struct SaveIntake: Sendable {
         for save in saves {
             if save.kind == .resync {
                 logger.info("the history was replaced or pruned past the bridge: diffing", metadata: ["through": "\(save.seq)"])
-                for table in tables { try SyncState.markForDiff(db, entity: table.name) }
-                outcome.markedForDiff = true
+                for table in tables { try outcome.work.markForDiff(db, entity: table.name) }
                 outcome.position = save.seq
                 continue
             }
@@ -58,9 +55,8 @@ struct SaveIntake: Sendable {
             for change in save.changes {
                 guard let table = applier.table(named: change.entity) else { continue }
                 if change.reset {
-                    try SyncState.markForDiff(db, entity: table.name)
+                    try outcome.work.markForDiff(db, entity: table.name)
                     outcome.sawReset = true
-                    outcome.markedForDiff = true
                 }
                 for key in change.inserted + change.updated + change.deleted {
                     guard let name = RecordName.name(of: key, shape: table.key) else {
@@ -69,8 +65,7 @@ struct SaveIntake: Sendable {
                             metadata: ["table": "\(table.name)", "key": "\(key.json)"])
                         continue
                     }
-                    try SyncState.addPending(db, entity: table.name, name: name, editedAt: save.committedAt.addingTimeInterval(clockSkew))
-                    outcome.markedKeys = true
+                    try outcome.work.markPending(db, entity: table.name, name: name, editedAt: save.committedAt.addingTimeInterval(clockSkew))
                 }
             }
         }

@@ -6,6 +6,8 @@ import Logging
 extension SyncEngine {
     /// Fetches every zone; returns how many records were applied.
     func fetchAll(summary: inout CloudSyncSummary) async throws -> Int {
+        // What the fetch applies may change the rows a prepared batch read: it is read again.
+        state.prepared = nil
         var applied = 0
         // Shared zones this group synced before and no longer does (its shared zone was
         // changed): they come only from an earlier configuration, so once per engine.
@@ -47,11 +49,11 @@ extension SyncEngine {
     /// deleted remotely, and the token is saved with the last page only.
     private func fetch(_ zone: CloudZone, summary: inout CloudSyncSummary) async throws -> Int {
         var token: CloudChangeToken?
-        if let known = state.tokens.known[zone] {
+        if let known = state.tokens[zone]?.value {
             token = known
         } else {
             token = try readDatabase { try SyncState.token($0, zone: zone) }
-            state.tokens.known[zone] = token
+            state.tokens[zone] = .stored(token)
         }
         var listing = token == nil
         // Whether this group held records when the listing began: if not, none it lists can be
@@ -96,8 +98,7 @@ extension SyncEngine {
             {
                 // This group's own uploads coming back: nothing to write. The token moves on here
                 // and is stored with the next write of the sync state (a crash fetches them again).
-                state.tokens.known[zone] = batch.token
-                state.tokens.unsaved[zone] = batch.token
+                state.tokens[zone] = .moved(batch.token)
                 token = batch.token
                 if last { break } else { continue }
             }
@@ -249,7 +250,7 @@ extension SyncEngine {
         let assets = try await downloadAssets(for: batch.changed)
         let applier = self.applier
         let tables = self.tables
-        let unsaved = state.tokens.unsaved
+        let moved = state.moved
         let store = self.store
         let (offset, now) = (state.clockOffset, configuration.clock())
         let takenIn = historyTakenIn
@@ -281,9 +282,10 @@ extension SyncEngine {
             }
             let deleted = batch.deleted + gone
             // Forgotten by the remote, or kept from a zone left: uploaded again (nothing here is lost).
-            for id in forgotten { try applier.uploadAgain(id, keepingItsPlace: true, clockOffset: offset, now: now, in: db) }
-            for id in kept { try applier.uploadAgain(id, keepingItsPlace: false, clockOffset: offset, now: now, in: db) }
-            if !forgotten.isEmpty || !kept.isEmpty { outcome.markedKeys = true }
+            for id in forgotten {
+                try applier.uploadAgain(id, keepingItsPlace: true, clockOffset: offset, now: now, in: db, work: &outcome.work)
+            }
+            for id in kept { try applier.uploadAgain(id, keepingItsPlace: false, clockOffset: offset, now: now, in: db, work: &outcome.work) }
             let deletedByType = Dictionary(grouping: deleted) { $0.type.lowercased() }
             for table in tables.reversed() {
                 for id in deletedByType[table.name.lowercased()] ?? [] {
@@ -292,7 +294,7 @@ extension SyncEngine {
             }
             try applier.retryOrphans(assets: assets, in: db, outcome: &outcome)
             try applier.takeInConsequences(of: &outcome, store: store, in: db)
-            for (other, token) in unsaved { try SyncState.setToken(db, zone: other, token) }
+            try Self.store(moved, in: db)
             if let saveToken { try SyncState.setToken(db, zone: zone, saveToken) }
             if dropToken { try SyncState.dropToken(db, zone: zone) }
             if !leaving.isEmpty {
@@ -304,13 +306,14 @@ extension SyncEngine {
             return (outcome, leaving.count - kept.count, ownThrough)
         }
         if let ownThrough { state.ownThrough = (intakePosition, ownThrough) }
-        for (other, token) in unsaved where state.tokens.unsaved[other] == token { state.tokens.unsaved[other] = nil }
-        if let saveToken { state.tokens.known[zone] = saveToken }
-        if dropToken { state.tokens.known[zone] = .some(nil) }
+        state.stored(moved)
+        if let saveToken { state.tokens[zone] = .stored(saveToken) }
+        if dropToken { state.tokens[zone] = .stored(nil) }
         state.orphansMayExist = outcome.mayHaveOrphans
         // An apply that marked nothing pending (remote changes written, nothing of this group's on top)
         // leaves nothing to upload: no upload pass, and no write transaction to find that out.
-        if outcome.markedKeys || !outcome.conflicts.isEmpty { state.reasons.insert(.keysMarked) }
+        state.record(.gave(outcome.work))
+        if !outcome.conflicts.isEmpty { state.record(.settledConflicts) }
         return (outcome, left)
     }
 

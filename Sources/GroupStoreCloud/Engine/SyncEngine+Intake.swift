@@ -34,15 +34,33 @@ extension SyncEngine {
     var historyTakenIn: Int64 { max(store.processedThrough, state.checkedPosition) }
 
     /// Takes `saves` in, in one transaction of the bridge's bookkeeping, and
-    /// notes why the next sync has work.
+    /// notes why the next sync has work. While no sync runs, the same
+    /// transaction prepares the first upload batch the keys call for
+    /// (``EngineState/prepared``): the sync it wakes sends it as is, so a
+    /// synced change costs the uploading bridge two local write
+    /// transactions, this one and the acknowledgement.
     func takeIn(_ saves: [Save]) throws {
         let (intake, position) = (self.intake, state.intakePosition)
         // Saves taken in before (delivered again after a restart) write nothing.
         guard saves.contains(where: { $0.kind == .resync || $0.seq > position }) else { return }
-        let outcome = try writeDatabase { db in try intake.takeIn(saves, after: position, in: db) }
+        let tables = state.syncing || state.prepared != nil ? [] : self.tables
+        let preparation = self.preparation(takenIn: max(store.processedThrough, position))
+        let (outcome, prepared) = try writeDatabase { db -> (SaveIntake.Outcome, (String, Batch)?) in
+            let outcome = try intake.takeIn(saves, after: position, in: db)
+            guard outcome.work.keys > 0, outcome.work.tables == 0 else { return (outcome, nil) }
+            var preparation = preparation
+            preparation.takenIn = max(preparation.takenIn, outcome.position)
+            // Parents first, as the upload goes; a table whose keys all settled is passed.
+            for table in tables {
+                let batch = try Self.prepare(table, preparation, in: db)
+                if !batch.uploads.isEmpty { return (outcome, (table.name, batch)) }
+                if batch.more { break }
+            }
+            return (outcome, nil)
+        }
         state.intakePosition = outcome.position
-        if outcome.markedKeys { state.reasons.insert(.savesTakenIn) }
-        if outcome.markedForDiff { state.reasons.insert(.tablesToDiff) }
+        state.prepared = prepared.map { (table: $0.0, batch: $0.1) }
+        state.record(.gave(outcome.work))
         if outcome.sawReset { state.tablesChanged = true }
     }
 }

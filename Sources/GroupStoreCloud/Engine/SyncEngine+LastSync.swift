@@ -11,21 +11,24 @@ extension SyncEngine {
     func recordLastSync(_ summary: inout CloudSyncSummary, failed: Bool, idle: Bool) {
         let moved = summary.uploaded + summary.fetched + summary.conflicts + summary.parked > 0
         var pending: Int?
-        if state.lastSync.isDue(moved: moved, failed: failed, now: Date()) {
+        defer { state.lastSync.acknowledged = nil }
+        if !failed, let acknowledged = state.lastSync.acknowledged, Self.sameCounts(acknowledged, summary) {
+            // The sync's last acknowledgement wrote it, and nothing moved after.
+            pending = acknowledged.pending
+            state.lastSync.writtenAt = acknowledged.finishedAt
+            state.lastSync.failed = false
+        } else if state.lastSync.isDue(moved: moved, failed: failed, now: Date()) {
             let finished = summary
-            let unsaved = state.tokens.unsaved
-            let seen = state.remoteSeenUnsaved ? state.remoteSeen : nil
+            let moved = state.moved
             pending = try? writeDatabase { db -> Int in
                 var last = finished
                 last.pending = try SyncState.pendingCount(db)
                 try SyncState.setValue(db, "last_sync", last.stateJSON)
-                for (zone, token) in unsaved { try SyncState.setToken(db, zone: zone, token) }
-                if let seen { try SyncState.setRemoteSeen(db, seen) }
+                try Self.store(moved, in: db)
                 return last.pending
             }
             if pending != nil {
-                if seen != nil, state.remoteSeen == seen { state.remoteSeenUnsaved = false }
-                for (zone, token) in unsaved where state.tokens.unsaved[zone] == token { state.tokens.unsaved[zone] = nil }
+                state.stored(moved)
                 state.lastSync.writtenAt = Date()
                 state.lastSync.failed = failed
             }
@@ -39,6 +42,11 @@ extension SyncEngine {
         }
         if let pending { summary.pending = pending }
         state.lastSync.pending = failed ? nil : pending
-        if failed || pending != 0 { state.reasons.insert(.pendingLeft) } else { state.reasons.remove(.pendingLeft) }
+        state.record(.syncEnded(pending: pending, failed: failed))
+    }
+
+    /// Whether two summaries of one sync count the same work.
+    private static func sameCounts(_ a: CloudSyncSummary, _ b: CloudSyncSummary) -> Bool {
+        (a.uploaded, a.fetched, a.conflicts, a.parked) == (b.uploaded, b.fetched, b.conflicts, b.parked)
     }
 }

@@ -48,20 +48,18 @@ extension SyncEngine {
 
     /// The latest change of the remote's history this group saw (`nil`: none yet).
     func remoteSeen() throws -> CloudHistoryMark? {
-        if !state.remoteSeenLoaded {
-            state.remoteSeen = try readDatabase { try SyncState.remoteSeen($0) }
-            state.remoteSeenLoaded = true
-        }
-        return state.remoteSeen
+        if let seen = state.remoteSeen.value { return seen }
+        let seen = try readDatabase { try SyncState.remoteSeen($0) }
+        state.remoteSeen = .stored(seen)
+        return seen
     }
 
     /// When the remote was last found replaced or restored (`nil`: never).
     func lastRemoteReset() throws -> Date? {
-        if !state.remoteResetLoaded {
-            state.remoteResetAt = try readDatabase { try SyncState.remoteReset($0)?.at }
-            state.remoteResetLoaded = true
-        }
-        return state.remoteResetAt
+        if let at = state.remoteResetAt.value { return at }
+        let at = try readDatabase { try SyncState.remoteReset($0)?.at }
+        state.remoteResetAt = .stored(at)
+        return at
     }
 
     /// Takes what a remote's answer, asked at `asked`, says of its history:
@@ -80,10 +78,7 @@ extension SyncEngine {
         if roundTrip <= max(Self.clockRoundTrip, 2 * state.shortestRoundTrip) {
             state.clockOffset = history.now.timeIntervalSince(asked) - roundTrip / 2
         }
-        if history.head != seen {
-            state.remoteSeen = history.head
-            state.remoteSeenUnsaved = true
-        }
+        if history.head != seen { state.remoteSeen = .moved(history.head) }
         guard let seen else { return false }
         if seen.epoch != history.head.epoch {
             try reset(.replaced, seen: seen, now: history.head)
@@ -114,18 +109,17 @@ extension SyncEngine {
                 "the remote \(display) went back in time (its log ends at \(now.position) and lacks the change this group saw at \(seen.position)): restored from an older copy; it is listed again and what it lost is uploaded again"
         }
         let reset = CloudRemoteReset(kind: kind, remote: display, message: message, at: Date())
-        try writeDatabase { db in
+        try rewriteSyncState(throughStore: false) { db, _ in
             try db.execute(sql: "DELETE FROM \(SyncState.zone)")
             try db.execute(sql: "DELETE FROM \(SyncState.parked) WHERE direction = 'up'")
             try db.execute(sql: "UPDATE \(SyncState.pending) SET rounds = 0")
             try SyncState.setRemoteReset(db, reset)
             try SyncState.setRemoteSeen(db, now)
         }
-        state.remoteSeenUnsaved = false
-        (state.remoteResetAt, state.remoteResetLoaded) = (reset.at, true)
+        state.remoteSeen = .stored(now)
+        state.remoteResetAt = .stored(reset.at)
         // Another remote may keep another clock, and be farther.
         state.shortestRoundTrip = .infinity
-        forgetCachedState()
         state.echoes.forget()
         state.setupLeft.insert(.prepareRemote)
         logger.info("remote reset", metadata: ["kind": "\(kind.rawValue)", "remote": "\(display)", "detail": "\(message)"])

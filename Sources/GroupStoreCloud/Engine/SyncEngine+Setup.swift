@@ -60,30 +60,25 @@ extension SyncEngine {
         let tables = self.tables
         let accountChange = configuration.accountChange
         let group = configuration.group
-        let changed = try writeStore { db -> Bool in
-            let known = String.fromDatabaseValue(try SyncState.value(db, "account"))
-            if let known, known != account {
-                switch accountChange {
-                case .refuse:
-                    throw CloudSyncError(
-                        .accountChanged,
-                        "group \(group) syncs as \(known), not \(account): nothing was synced (choose purge or upload for a change of user)"
-                    )
-                case .purge:
+        let known = try readDatabase { db in String.fromDatabaseValue(try SyncState.value(db, "account")) }
+        if let known, known != account {
+            if accountChange == .refuse {
+                throw CloudSyncError(
+                    .accountChanged,
+                    "group \(group) syncs as \(known), not \(account): nothing was synced (choose purge or upload for a change of user)")
+            }
+            try rewriteSyncState(throughStore: true) { db, work in
+                if accountChange == .purge {
                     // The deletions are this member's own: they are not taken in, so not uploaded.
                     for table in tables.reversed() { try db.execute(sql: "DELETE FROM \(quote(table.name))") }
-                    try SyncState.forgetRecords(db)
-                case .upload:
-                    try SyncState.forgetRecords(db)
-                    for table in tables { try SyncState.markForDiff(db, entity: table.name) }
                 }
+                try SyncState.forgetRecords(db)
+                if accountChange == .upload { for table in tables { try work.markForDiff(db, entity: table.name) } }
+                try SyncState.setValue(db, "account", account)
             }
-            try SyncState.setValue(db, "account", account)
-            return known != nil && known != account
-        }
-        if changed {
             logger.info("account changed", metadata: ["account": "\(account)", "action": "\(accountChange.rawValue)"])
-            forgetCachedState()
+        } else if known == nil {
+            try writeDatabase { db in try SyncState.setValue(db, "account", account) }
         }
         state.account = account
     }
@@ -92,22 +87,12 @@ extension SyncEngine {
     /// its synced state, uploads parked on conflict given another chance.
     func startCompleteSync() throws {
         let tables = self.tables
-        try writeDatabase { db in
+        try rewriteSyncState(throughStore: false) { db, work in
             try db.execute(sql: "DELETE FROM \(SyncState.zone)")
-            for table in tables { try SyncState.markForDiff(db, entity: table.name) }
+            for table in tables { try work.markForDiff(db, entity: table.name) }
             try db.execute(sql: "DELETE FROM \(SyncState.parked) WHERE direction = 'up'")
             try db.execute(sql: "UPDATE \(SyncState.pending) SET rounds = 0")
         }
-        forgetCachedState()
-    }
-
-    /// After a transaction that rewrote the sync state's tables (a change
-    /// of account, a complete sync): what the engine kept of them is read
-    /// again, and every table is compared.
-    func forgetCachedState() {
-        state.reasons.formUnion([.tablesToDiff, .fetchAsked])
-        state.tokens = TokenCache()
-        state.orphansMayExist = true
     }
 
     /// Compares the tables marked for a diff with their last acknowledged
@@ -115,6 +100,7 @@ extension SyncEngine {
     func runDiffs() throws {
         guard state.reasons.contains(.tablesToDiff) else { return }
         let entities = try readDatabase { try String.fetchAll($0, sql: "SELECT entity FROM \(SyncState.diff)") }
+        var work = UploadWork()
         for entity in entities {
             let applier = self.applier
             try writeDatabase { db in
@@ -130,15 +116,15 @@ extension SyncEngine {
                     known.insert(name)
                     let ancestor = try? CloudFieldsJSON.decode(record[1])
                     if !RecordApplier.same(rows[name]?.fields, ancestor) {
-                        try SyncState.addPending(db, entity: table.name, name: name, editedAt: now)
+                        try work.markPending(db, entity: table.name, name: name, editedAt: now)
                     }
                 }
                 for name in rows.keys where !known.contains(name) {
-                    try SyncState.addPending(db, entity: table.name, name: name, editedAt: now)
+                    try work.markPending(db, entity: table.name, name: name, editedAt: now)
                 }
             }
         }
-        state.reasons.remove(.tablesToDiff)
-        if !entities.isEmpty { state.reasons.insert(.keysMarked) }
+        state.record(.diffed)
+        state.record(.gave(work))
     }
 }

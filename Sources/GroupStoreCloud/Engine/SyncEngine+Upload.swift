@@ -21,13 +21,13 @@ extension SyncEngine {
     func uploadAll(summary: inout CloudSyncSummary) async throws -> (accepted: Int, refetch: Bool, remoteReset: Bool) {
         // What marks keys pending from here on (a save taken in while this
         // upload waits for the remote) is a reason for the next one.
-        state.reasons.subtract([.savesTakenIn, .keysMarked, .pendingLeft])
+        state.record(.uploadBegan)
         var accepted = 0
         var refetch = false
         var reset = false
         tables: for table in tables {
             while true {
-                let batch = try prepareUploads(table)
+                let batch = try takePrepared(table) ?? prepareUploads(table)
                 if batch.uploads.isEmpty {
                     if batch.more && !batch.settled.isEmpty { continue } else { break }
                 }
@@ -36,7 +36,10 @@ extension SyncEngine {
                 let results: [CloudModifyResult]
                 (results, reset) = try await send(batch.uploads.map(\.change))
                 tracer.mark(.uploadAnswered)
-                let outcome = try acknowledge(batch.uploads, results, remoteReset: reset)
+                var soFar = summary
+                soFar.uploaded += accepted
+                let outcome = try acknowledge(batch.uploads, results, remoteReset: reset, soFar: soFar)
+                state.record(.gave(outcome.outcome.work))
                 report(outcome.outcome, into: &summary)
                 accepted += outcome.accepted
                 // Found reset: the rest waits for its listing.
@@ -64,27 +67,59 @@ extension SyncEngine {
         var more = false
     }
 
-    /// Reads a batch of pending keys of `table` and what to send for each;
-    /// keys whose row equals its last acknowledged version (echoes of
-    /// applied remote changes) or that never reached the remote are cleared.
+    /// What preparing a batch needs of the engine, read before its transaction.
+    struct Preparation: Sendable {
+        var zone: @Sendable (MappedTable) -> CloudZone
+        var codec: @Sendable (MappedTable) -> RowCodec
+        var offset: TimeInterval
+        var now: Date
+        var store: GroupStore
+        var intake: SaveIntake
+        /// Through here the history is taken in (see ``SyncEngine/historyTakenIn``).
+        var takenIn: Int64
+    }
+
+    func preparation(takenIn: Int64? = nil) -> Preparation {
+        let (applier, account, configuration) = (self.applier, state.account, self.configuration)
+        return Preparation(
+            zone: { Self.zone(of: $0, account: account, configuration) }, codec: { applier.codec($0) }, offset: state.clockOffset,
+            now: configuration.clock(), store: store, intake: intake, takenIn: takenIn ?? historyTakenIn)
+    }
+
+    /// The batch prepared when local saves were taken in, if it is of `table`.
+    private func takePrepared(_ table: MappedTable) -> Batch? {
+        guard let prepared = state.prepared, prepared.table == table.name else { return nil }
+        state.prepared = nil
+        return prepared.batch
+    }
+
+    /// Reads a batch of pending keys of `table` and what to send for each,
+    /// in one write transaction (a sync runs only with keys pending, and a
+    /// read transaction then a write one cost a second commit on the hop's
+    /// path); see ``prepare(_:_:in:)``.
     private func prepareUploads(_ table: MappedTable) throws -> Batch {
-        let (zone, codec) = (zone(of: table), applier.codec(table))
-        let (offset, now) = (state.clockOffset, configuration.clock())
-        let (store, takenIn, intake) = (self.store, historyTakenIn, self.intake)
-        // Read and recorded in one transaction: a sync runs only with keys pending, and a read
-        // transaction then a write one cost a second commit on the hop's path.
-        return try writeDatabase { db in
-            // The commit time of a key's edit not taken in yet (not in its pending entry): from the history
-            // after the intake; with the history pruned past it (unknown), now, as the apply dates an edit
-            // it finds by value.
-            let untaken = { () throws -> (String) -> Date? in
-                guard let edits = try Self.untakenEdits(of: table, intake: intake, store: store, after: takenIn, in: db) else { return { _ in now } }
-                return { edits[$0] }
-            }
-            let batch = try Self.readBatch(table, zone: zone, codec: codec, offset: offset, now: now, untaken: untaken, in: db)
-            if !batch.settled.isEmpty || !batch.uploads.isEmpty { try Self.record(batch, in: db) }
-            return batch
+        let preparation = self.preparation()
+        return try writeDatabase { db in try Self.prepare(table, preparation, in: db) }
+    }
+
+    /// Reads a batch of pending keys of `table` and what to send for each,
+    /// and records it (what goes up as sending); keys whose row equals its
+    /// last acknowledged version (echoes of applied remote changes) or that
+    /// never reached the remote are cleared. In the caller's write transaction.
+    static func prepare(_ table: MappedTable, _ preparation: Preparation, in db: Database) throws -> Batch {
+        let (store, intake, takenIn, now) = (preparation.store, preparation.intake, preparation.takenIn, preparation.now)
+        // The commit time of a key's edit not taken in yet (not in its pending entry): from the history
+        // after the intake; with the history pruned past it (unknown), now, as the apply dates an edit
+        // it finds by value.
+        let untaken = { () throws -> (String) -> Date? in
+            guard let edits = try Self.untakenEdits(of: table, intake: intake, store: store, after: takenIn, in: db) else { return { _ in now } }
+            return { edits[$0] }
         }
+        let batch = try Self.readBatch(
+            table, zone: preparation.zone(table), codec: preparation.codec(table), offset: preparation.offset, now: now, untaken: untaken,
+            in: db)
+        if !batch.settled.isEmpty || !batch.uploads.isEmpty { try Self.record(batch, in: db) }
+        return batch
     }
 
     /// The keys of `table` that local commits after `position`, not taken
@@ -228,14 +263,19 @@ extension SyncEngine {
         }
     }
 
-    /// Records what the remote did with each change, in one local transaction.
+    /// Records what the remote did with each change, in one local
+    /// transaction, and in it the sync so far as `last_sync` (with what moved
+    /// of the sync state): the sync's end then writes nothing more when
+    /// nothing moved after (``recordLastSync(_:failed:idle:)``).
+    /// - Parameter soFar: the sync's summary before this batch.
     private func acknowledge(
-        _ uploads: [Upload], _ results: [CloudModifyResult], remoteReset: Bool
+        _ uploads: [Upload], _ results: [CloudModifyResult], remoteReset: Bool, soFar: CloudSyncSummary
     ) throws -> (accepted: Int, outcome: RecordApplier.Outcome) {
         let applier = self.applier
         let maxRounds = configuration.maxConflictRounds
         let offset = state.clockOffset
-        return try writeStore { db in
+        let moved = state.moved
+        let (accepted, outcome, recorded) = try writeStore { db -> (Int, RecordApplier.Outcome, CloudSyncSummary) in
             var outcome = RecordApplier.Outcome()
             outcome.clockOffset = offset
             var accepted = 0
@@ -300,8 +340,19 @@ extension SyncEngine {
                 }
             }
             try applier.takeInConsequences(of: &outcome, store: store, in: db)
-            return (accepted, outcome)
+            var last = soFar
+            last.uploaded += accepted
+            last.conflicts += outcome.conflicts.count
+            last.parked += outcome.parked.count
+            last.finishedAt = Date()
+            last.pending = try SyncState.pendingCount(db)
+            try SyncState.setValue(db, "last_sync", last.stateJSON)
+            try Self.store(moved, in: db)
+            return (accepted, outcome, last)
         }
+        state.stored(moved)
+        state.lastSync.acknowledged = recorded
+        return (accepted, outcome)
     }
 
     /// Whether the remote's version is exactly what an earlier upload sent.

@@ -139,7 +139,9 @@ actor SyncEngine {
             return Result(summary: CloudSyncSummary(startedAt: Date(), finishedAt: Date()), tablesChanged: true)
         }
         tracer.mark(.syncStarted)
-        if fetch || complete { state.reasons.insert(.fetchAsked) }
+        state.syncing = true
+        defer { state.syncing = false }
+        state.record(.syncAsked(fetch: fetch || complete))
         var summary = CloudSyncSummary(startedAt: Date(), finishedAt: Date())
         events.emit(.started(complete: complete))
         var failure: CloudSyncError?
@@ -151,7 +153,7 @@ actor SyncEngine {
             while true {
                 if state.mustFetch {
                     summary.fetched += try await fetchAll(summary: &summary)
-                    state.reasons.subtract(EngineState.Reason.fetching)
+                    state.record(.fetched)
                 }
                 guard state.mustUpload else { break }
                 let (accepted, refetch, remoteReset) = try await uploadAll(summary: &summary)
@@ -160,17 +162,15 @@ actor SyncEngine {
                 if remoteReset {
                     // Found while uploading: prepared again and listed, as before any sync.
                     try await setUp()
-                    state.reasons.insert(.fetchAsked)
-                    state.reasons.insert(.pendingLeft)
+                    state.record(.uploadNeedsFetch)
                     guard passes <= configuration.maxConflictRounds else { break }
                     continue
                 }
-                guard refetch, passes <= configuration.maxConflictRounds else { break }
-                // A conflict needs the server's version: fetch, then upload again.
-                state.reasons.insert(.fetchAsked)
-                state.reasons.insert(.pendingLeft)
+                // The pass gave more work (a save taken in meanwhile, what an acknowledgement caused):
+                // another pass, as for a conflict that needs the server's version fetched first.
+                guard refetch || state.reasons.contains(.keysMarked), passes <= configuration.maxConflictRounds else { break }
+                if refetch { state.record(.uploadNeedsFetch) }
             }
-            state.reasons.remove(.firstSync)
         } catch let error as DatabaseError {
             // The group's own database failed, not the remote.
             failure = CloudSyncError(

@@ -103,11 +103,6 @@ enum SyncState {
         try db.cachedStatement(sql: "UPDATE \(record) SET tag = '' WHERE entity = ? AND name = ?").execute(arguments: [entity, name])
     }
 
-    /// Marks a table to be compared in full with its last synced state.
-    static func markForDiff(_ db: Database, entity: String) throws {
-        try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(diff)(entity) VALUES (?)").execute(arguments: [entity])
-    }
-
     /// Forgets a record, keeping its last tag and edit time as a tombstone (see ``tombstone(_:entity:name:)``).
     static func removeRecord(_ db: Database, entity: String, name: String) throws {
         try db.cachedStatement(
@@ -134,25 +129,6 @@ enum SyncState {
         /// group acknowledged: not an edit that beats this one, whatever the
         /// policy (see ``RecordApplier/settle``).
         var restores: Date?
-    }
-
-    /// Marks a key as changed locally (a newer edit time wins; the version
-    /// moves so an upload in flight does not clear it). `restores`: the key
-    /// brings back a version this group acknowledged (see ``Pending/restores``);
-    /// the latest such time is kept, also through later local edits.
-    static func addPending(_ db: Database, entity: String, name: String, editedAt: Date, restores: Date? = nil) throws {
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO \(pending)(entity, name, edited_at, restores) VALUES (?, ?, ?, ?)
-                ON CONFLICT (entity, name) DO UPDATE SET edited_at = max(edited_at, excluded.edited_at), version = version + 1, rounds = 0,
-                    restores = CASE WHEN excluded.restores IS NULL THEN restores WHEN restores IS NULL THEN excluded.restores
-                        ELSE max(restores, excluded.restores) END
-                """
-        ).execute(arguments: [entity, name, editedAt.timeIntervalSince1970, restores?.timeIntervalSince1970])
-        // A new edit gets another chance upstream.
-        try db.cachedStatement(sql: "DELETE FROM \(parked) WHERE entity = ? AND name = ? AND direction = 'up'").execute(arguments: [
-            entity, name,
-        ])
     }
 
     /// What is in flight for a key: written before an upload is sent, so a

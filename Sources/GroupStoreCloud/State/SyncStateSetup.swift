@@ -28,11 +28,13 @@ struct SyncStateSetup {
         let configured = entries.sorted().joined(separator: "\n")
         return try await store.write { db -> Int64 in
             try SyncStateSchema.migrate(db)
+            // A new engine compares the tables marked here at its first sync (``EngineState/reasons``).
+            var work = UploadWork()
             let known = String.fromDatabaseValue(try SyncState.value(db, "tables"))
             let previous = Set((known ?? "").split(separator: "\n").map(String.init))
             let previousTables = Set(previous.map { $0.split(separator: "\t").prefix(2).joined(separator: "\t") })
             for ((table, entry), tableZone) in zip(zip(tables, entries), zones) where !previous.contains(entry) {
-                try SyncState.markForDiff(db, entity: table.name)
+                try work.markForDiff(db, entity: table.name)
                 if known != nil, !previousTables.contains(entry.split(separator: "\t").prefix(2).joined(separator: "\t")) {
                     if table.scope == .private {
                         // The account is not known here: every private zone's (one, the account's).
