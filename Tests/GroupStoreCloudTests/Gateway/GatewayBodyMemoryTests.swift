@@ -1,11 +1,16 @@
 #if Gateway
     import Foundation
+    import GroupStoreCloud
     import XCTest
+
+    @testable import GroupStoreCloudHTTP
 
     /// Request bodies in memory are bounded across requests (issue 41,
     /// finding 5): concurrent uploads reserve their length before they are
     /// read, one that finds no room is answered 503 with `Retry-After` at
     /// once, and what a request reserved is given back once it is answered.
+    /// And a modify, far under the body limit, meets the PostgreSQL remote's
+    /// own caps, which its refusal names (finding 8).
     final class GatewayBodyMemoryTests: GatewayLimitsTestCase {
         static let size = 1 << 20
 
@@ -51,6 +56,27 @@
             try next.connection.send(next.rest)
             let served = try next.connection.readResponse(timeout: 30)
             XCTAssertNotEqual(served.status, 503, "the room of an answered request was given back: \(served.body)")
+        }
+
+        func testAModifyPastTheRemotesCap_isRefused413_namingTheCap() throws {
+            let gateway = try startGateway()
+            let changes = (0..<401).map { index in
+                GatewayWire.Change(
+                    .save(
+                        id: CloudRecordID(zone: .private("alice"), type: "notes", name: "n\(index)"), baseTag: nil, fields: [:],
+                        editedAt: Date()))
+            }
+            let body = try GatewayWire.encode(changes)
+            XCTAssertLessThan(body.count, 8 * 1024 * 1024, "far under --max-body")
+            let connection = try RawConnection(port: gateway.port)
+            try connection.send(
+                "POST /v1/modify HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: \(try bearer("alice")["Authorization"]!)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n")
+            try connection.send([UInt8](body))
+            let answer = try connection.readResponse(timeout: 30)
+            XCTAssertEqual(answer.status, 413, answer.body)
+            XCTAssertTrue(answer.message.contains("401 changes are more than"), answer.message)
+            XCTAssertTrue(answer.message.contains("(at most 400 changes in one modify)"), answer.message)
         }
     }
 #endif  // Gateway
