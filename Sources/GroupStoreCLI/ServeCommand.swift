@@ -25,6 +25,14 @@ struct ServeCommand: AsyncParsableCommand {
             while it runs, GET /ready 200 while the database answers. Exit status 0 on SIGINT or \
             SIGTERM. Several gateways may serve one database: they hold no session.
 
+            Limits, for a gateway that faces the network: connections open at once \
+            (--max-connections; at the cap, the one waiting longest without a request is closed), \
+            the time to a connection's first request head (--header-timeout), a request's body \
+            (--max-body) and all bodies in memory at once (--max-body-memory), requests and push \
+            subscriptions per role (--rate), push connections per role (--max-push-connections), \
+            and a request's time (--request-timeout: PostgreSQL aborts the statement, nothing of it \
+            commits, and the request is answered 503). docs/GATEWAY.md describes each.
+
             Example:
               groupstore serve --remote postgres://authenticator@db.example.com/app \\
                 --listen 0.0.0.0:8443 --jwt-secret-file /etc/groupstore/jwt.secret \\
@@ -63,6 +71,35 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The most bytes a request may have.", valueName: "bytes"))
     var maxBody: Int = 8 * 1024 * 1024
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The most bytes of request bodies held at once, all requests together (then 503, tried again); at least --max-body.",
+            valueName: "bytes"))
+    var maxBodyMemory: Int = 128 * 1024 * 1024
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Seconds a request may take: then PostgreSQL aborts its statement and it is answered 503 (tried again).", valueName: "seconds"))
+    var requestTimeout: Double = 30
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Seconds from a connection's accept (TLS included) to its first request's head; then it is closed.", valueName: "seconds"))
+    var headerTimeout: Double = 10
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The most connections open at once (at the cap, the one idle the longest is closed); never more than the open-file limit allows.",
+            valueName: "n"))
+    var maxConnections: Int = 10_000
+
+    @Option(name: .long, help: ArgumentHelp("The most push connections one role holds at once.", valueName: "n"))
+    var maxPushConnections: Int = 64
+
     @Option(name: .long, help: "Log level on stderr: trace, debug, info, notice, warning, error.")
     var logLevel: Logger.Level?
 
@@ -73,6 +110,13 @@ struct ServeCommand: AsyncParsableCommand {
         guard (tlsCert == nil) == (tlsKey == nil) else { throw ValidationError("TLS needs both --tls-cert and --tls-key") }
         guard (1...1000).contains(pool) else { throw ValidationError("--pool takes 1 to 1000 connections") }
         guard rate > 0, maxBody > 0 else { throw ValidationError("--rate and --max-body take numbers above 0") }
+        guard maxBodyMemory >= maxBody else { throw ValidationError("--max-body-memory takes at least --max-body (\(maxBody) bytes)") }
+        guard requestTimeout > 0, headerTimeout > 0 else {
+            throw ValidationError("--request-timeout and --header-timeout take seconds above 0")
+        }
+        guard maxConnections >= 1, maxPushConnections >= 1 else {
+            throw ValidationError("--max-connections and --max-push-connections take numbers of at least 1")
+        }
     }
 
     func run() async throws {
@@ -106,6 +150,11 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.requestsPerSecond = rate
             configuration.burst = rate * 2
             configuration.maxBodyBytes = maxBody
+            configuration.maxBodyMemoryBytes = maxBodyMemory
+            configuration.requestTimeout = requestTimeout
+            configuration.headerTimeout = headerTimeout
+            configuration.maxConnections = maxConnections
+            configuration.maxPushConnectionsPerIdentity = maxPushConnections
             let backend = try PostgresGatewayBackend(url: remote, poolSize: pool, logger: logger)
             let scheme = tlsCert == nil ? "http" : "https"
             let (display, pool) = (backend.displayName, self.pool)

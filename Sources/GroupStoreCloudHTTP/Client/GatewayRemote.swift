@@ -76,6 +76,10 @@
         let zonesChanged = Broadcast<Void>()
         /// Every message the push connection received (for tests: what the gateway subscribed, each hint).
         let pushMessages = Broadcast<GatewayWire.PushMessage>()
+        /// Each refusal of the push connection by the gateway (its close code
+        /// and sentence as a ``CloudSyncError``: ``CloudSyncError/Code/unauthorized``
+        /// for the token or the role, ``CloudSyncError/Code/rateLimited`` for too many).
+        let pushRefusals = Broadcast<CloudSyncError>()
         /// Fetches again shortly when the server held changes back (``FencePoll``).
         let poll = FencePoll()
 
@@ -115,6 +119,7 @@
             hints.finish()
             zonesChanged.finish()
             pushMessages.finish()
+            pushRefusals.finish()
         }
 
         public func pushHints() -> AsyncStream<Void> { hints.stream() }

@@ -5,6 +5,7 @@
     import HummingbirdWSClient
     import Logging
     import NIOCore
+    import NIOWebSocket
     import Synchronization
 
     /// The client's push connection: a WebSocket to the gateway in use,
@@ -15,6 +16,12 @@
     ///    ▲                                                                │
     ///    └──── backoff 50 ms … 2 s (next gateway) ◀── closed / failed ◀───┘
     /// ```
+    ///
+    /// A connection the gateway refuses is closed at once with a
+    /// ``PushCloseCode`` and the refusal's sentence (the token, the role, too
+    /// many connections): the sentence is logged (info) and published on
+    /// ``GatewayRemote/pushRefusals``, and the connection counts as failed
+    /// (the backoff grows).
     struct PushConnection {
         let remote: GatewayRemote
 
@@ -26,16 +33,25 @@
                 let url = remote.endpoints.pushURL
                 let base = remote.endpoints.base
                 let connected = Flag()
+                var refused = false
                 do {
                     var configuration = WebSocketClientConfiguration(
                         maxFrameSize: 1 << 16, closeTimeout: .seconds(5), autoPing: .enabled(timePeriod: .seconds(20)))
                     configuration.additionalHeaders[.authorization] = "Bearer " + remote.transport.bearer
                     if let origin = HTTPField.Name(GatewayWire.originHeader) { configuration.additionalHeaders[origin] = remote.origin }
-                    try await WebSocketClient.connect(
+                    let close = try await WebSocketClient.connect(
                         url: url, configuration: configuration, tlsConfiguration: remote.transport.tlsConfiguration, logger: quiet
                     ) { inbound, outbound, _ in
                         connected.set()
                         try await session(inbound: inbound, outbound: outbound)
+                    }
+                    if let close, case .unknown(let code) = close.closeCode,
+                        let refusal = PushCloseCode.error(code: code, reason: close.reason)
+                    {
+                        refused = true
+                        logger.info(
+                            "the gateway refused the push connection", metadata: ["gateway": "\(base)", "reason": "\(refusal.message)"])
+                        remote.pushRefusals.yield(refusal)
                     }
                 } catch {
                     if !Task.isCancelled {
@@ -45,7 +61,7 @@
                     }
                 }
                 if Task.isCancelled { break }
-                if connected.isSet {
+                if connected.isSet && !refused {
                     delay = 0.05
                 } else {
                     remote.endpoints.failed(base)

@@ -22,10 +22,13 @@ import GroupStoreCloud
 /// | `GET /v1/shares` | — | `[CloudShare]` |
 /// | `GET /v1/push` | WebSocket | ``PushMessage`` frames |
 ///
-/// A failure answers a status (400 invalid, 401 not authenticated, 403
-/// refused, 410 token expired, 413 too large, 422 refused for good, 429
-/// slow down with `Retry-After`, 503 for now, 502 the database failed) and
-/// an ``ErrorBody``.
+/// A failure answers a status (400 invalid, 401 not authenticated — a
+/// bearer token missing, expired or otherwise refused —, 403 refused, 410
+/// change token expired (the zone is listed again: never a bearer token's
+/// expiry), 413 too large, 422 refused for good, 429 slow down with
+/// `Retry-After`, 503 for now, 502 the database failed) and an ``ErrorBody``.
+/// A push connection the gateway refuses is accepted and closed at once
+/// with a ``PushCloseCode`` and the sentence as the close reason.
 package enum GatewayWire {
     package static let apiPrefix = "/v1"
     /// The header naming the client's origin (what its writes' notifications
@@ -277,6 +280,41 @@ package enum GatewayWire {
 
     package static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         try JSONDecoder().decode(type, from: data)
+    }
+}
+
+/// The close codes of a push connection that the gateway refuses or ends
+/// (WebSocket's private-use range), each with its sentence as the close
+/// reason, as the HTTP statuses they stand for.
+package enum PushCloseCode {
+    /// The token is missing or refused (expired, signed with another key, …): HTTP 401.
+    package static let unauthenticated: UInt16 = 4401
+    /// The token's role is one the gateway may not act as: HTTP 403.
+    package static let refused: UInt16 = 4403
+    /// Too many push connections for the role, or `subscribe` frames past its rate: HTTP 429.
+    package static let tooMany: UInt16 = 4429
+    /// The gateway cannot serve the connection now (its database): HTTP 503.
+    package static let unavailable: UInt16 = 4503
+
+    /// The error a close with `code` stands for (`nil`: not a refusal).
+    package static func error(code: UInt16, reason: String?) -> CloudSyncError? {
+        let sentence = reason.map { "the gateway closed the push connection: \($0)" } ?? "the gateway closed the push connection (\(code))"
+        switch code {
+        case unauthenticated, refused: return CloudSyncError(.unauthorized, sentence)
+        case tooMany: return CloudSyncError(.rateLimited, sentence)
+        case unavailable: return CloudSyncError(.transient, sentence)
+        default: return nil
+        }
+    }
+
+    /// `text` cut to what a close frame's reason holds (123 bytes of UTF-8), on a character's edge.
+    package static func reason(_ text: String) -> String {
+        var reason = ""
+        for character in text {
+            guard reason.utf8.count + String(character).utf8.count <= 123 else { break }
+            reason.append(character)
+        }
+        return reason
     }
 }
 

@@ -12,8 +12,11 @@
         ///
         /// - Parameter origin: what its writes' notifications carry (the
         ///   client's own origin), or `nil` for this remote's.
-        package func acting(as role: String, origin: String? = nil) -> PostgresRoleRemote {
-            PostgresRoleRemote(remote: self, role: role, origin: origin)
+        /// - Parameter deadline: when each operation must have ended (a
+        ///   gateway's request deadline): statements still running then are
+        ///   aborted by the server (``PostgresSession``).
+        package func acting(as role: String, origin: String? = nil, deadline: ContinuousClock.Instant? = nil) -> PostgresRoleRemote {
+            PostgresRoleRemote(remote: self, role: role, origin: origin, deadline: deadline)
         }
 
         /// The notifications on the channel, with their zone tags, while the
@@ -58,50 +61,66 @@
         package let remote: PostgresRemote
         package let role: String
         package let origin: String?
+        /// When each operation must have ended (``PostgresRemote/statementDeadline``), if ever.
+        package let deadline: ContinuousClock.Instant?
 
-        package func account() async throws -> String { try await remote.account(as: role) }
-        package func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory {
-            try await remote.history(keeping: mark, as: role)
+        /// `body` with the operation's deadline set for its transactions.
+        private func bounded<T>(_ body: () async throws -> T) async throws -> T {
+            guard let deadline else { return try await body() }
+            return try await PostgresRemote.$statementDeadline.withValue(deadline) { try await body() }
         }
-        package func prepare(_ types: [CloudRecordType]) async throws { try await remote.prepare(types, as: role) }
+
+        package func account() async throws -> String { try await bounded { try await remote.account(as: role) } }
+        package func history(keeping mark: CloudHistoryMark?) async throws -> CloudRemoteHistory {
+            try await bounded { try await remote.history(keeping: mark, as: role) }
+        }
+        package func prepare(_ types: [CloudRecordType]) async throws { try await bounded { try await remote.prepare(types, as: role) } }
         package func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
-            try await remote.modify(changes, as: role, origin: origin)
+            try await bounded { try await remote.modify(changes, as: role, origin: origin) }
         }
         /// A page of changes, and whether entries after it are held back by the
         /// transaction fence (fetch again shortly: their commit may send no notification).
         package func fetchChanges(
             in zone: CloudZone, since token: CloudChangeToken?, limit: Int
         ) async throws -> (CloudChangeBatch, heldBack: Bool) {
-            try await remote.fetchChanges(in: zone, since: token, limit: limit, as: role)
+            try await bounded { try await remote.fetchChanges(in: zone, since: token, limit: limit, as: role) }
         }
         /// `modify` on condition that `mark` is part of the history, checked in its transaction.
         package func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
-            try await remote.modify(changes, keeping: mark, as: role, origin: origin)
+            try await bounded { try await remote.modify(changes, keeping: mark, as: role, origin: origin) }
         }
         /// A page of changes on condition that `mark` is part of the history, read in its transaction.
         package func fetchChanges(
             in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
         ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool) {
-            try await remote.fetchChanges(in: zone, since: token, limit: limit, keeping: mark, as: role)
+            try await bounded { try await remote.fetchChanges(in: zone, since: token, limit: limit, keeping: mark, as: role) }
         }
         package func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {
-            try await remote.forgotten(records, as: role)
+            try await bounded { try await remote.forgotten(records, as: role) }
         }
-        package func missingAssets(_ hashes: [String]) async throws -> Set<String> { try await remote.missingAssets(hashes, as: role) }
+        package func missingAssets(_ hashes: [String]) async throws -> Set<String> {
+            try await bounded { try await remote.missingAssets(hashes, as: role) }
+        }
         package func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws {
-            try await remote.uploadAsset(asset, bytes: bytes, as: role)
+            try await bounded { try await remote.uploadAsset(asset, bytes: bytes, as: role) }
         }
-        package func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8] { try await remote.downloadAsset(asset, as: role) }
+        package func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8] {
+            try await bounded { try await remote.downloadAsset(asset, as: role) }
+        }
         package func share(_ zone: String, with user: String, access: CloudShareAccess?) async throws {
-            try await remote.share(zone, with: user, access: access, as: role)
+            try await bounded { try await remote.share(zone, with: user, access: access, as: role) }
         }
-        package func shares() async throws -> [CloudShare] { try await remote.shares(as: role) }
+        package func shares() async throws -> [CloudShare] { try await bounded { try await remote.shares(as: role) } }
 
         /// Of `zones`, those the role may read, by row-level security's own rule
         /// (`groupstore.may_read`).
         package func readable(_ zones: [CloudZone]) async throws -> Set<CloudZone> {
             guard !zones.isEmpty else { return [] }
-            return try await remote.perform("check zones", as: role) { session in
+            return try await bounded { try await readableNow(zones) }
+        }
+
+        private func readableNow(_ zones: [CloudZone]) async throws -> Set<CloudZone> {
+            try await remote.perform("check zones", as: role) { session in
                 var binds = PostgresBindings()
                 binds.append(zones.map(\.description))
                 let rows = try await session.cells(

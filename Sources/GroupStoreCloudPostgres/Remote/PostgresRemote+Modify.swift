@@ -61,13 +61,16 @@
         func modify(_ changes: [CloudRecordChange], as role: String?, origin: String?, guarded: HistoryGuard? = nil) async throws -> [CloudModifyResult] {
             guard changes.count <= Self.maxBatchRecords else {
                 throw CloudSyncError(
-                    .batchTooLarge, "\(changes.count) changes are more than \(displayName) takes at once (\(Self.maxBatchRecords))")
+                    .batchTooLarge,
+                    "\(changes.count) changes are more than \(displayName) takes at once "
+                        + "(at most \(Self.maxBatchRecords) changes in one modify)")
             }
             let bytes = changes.reduce(0) { $0 + $1.estimatedSize }
             guard bytes <= Self.maxBatchBytes else {
                 throw CloudSyncError(
                     .batchTooLarge,
-                    "\(changes.count) changes (\(bytes) bytes) are more than \(displayName) takes at once (\(Self.maxBatchBytes) bytes)")
+                    "\(changes.count) changes (\(bytes) bytes) are more than \(displayName) takes at once "
+                        + "(at most \(Self.maxBatchBytes) bytes of fields, estimated, in one modify)")
             }
             guard !changes.isEmpty else { return [] }
             return try await perform("save records", as: role, origin: origin) { session in

@@ -268,7 +268,8 @@
             defer { leases.subtract(1, ordering: .relaxed) }
             do {
                 return try await client.withConnection { connection in
-                    let session = PostgresSession(connection: connection, role: role, origin: origin ?? self.origin, logger: logger)
+                    let session = PostgresSession(
+                        connection: connection, role: role, origin: origin ?? self.origin, logger: logger, deadline: Self.statementDeadline)
                     return try await Self.$leased.withValue(connection) { try await body(session) }
                 }
             } catch {
@@ -285,6 +286,11 @@
 
         /// The connection the current ``perform(_:_:)`` leased.
         @TaskLocal static var leased: PostgresConnection?
+
+        /// When the operations run in this task must have ended (a gateway's
+        /// request deadline; see ``PostgresRoleRemote/deadline``): each of their
+        /// transactions sets `statement_timeout` to the time left (``PostgresSession``).
+        @TaskLocal static var statementDeadline: ContinuousClock.Instant?
 
         /// `future`'s value, or a transient error after ``statementTimeout``, or
         /// shortly after the leased connection closed.

@@ -14,6 +14,12 @@
     /// transaction before any statement of the operation runs. A single
     /// statement outside ``PostgresTransaction`` goes in a transaction of its
     /// own, its statements queued at once (`BEGIN`, the role, the statement, `COMMIT`).
+    ///
+    /// With a ``deadline`` (a gateway's request), each transaction also sets
+    /// `statement_timeout` to the time left until it, so that the server
+    /// aborts a statement still running then, and the transaction rolls back
+    /// and gives its connection back, rather than committing after the
+    /// request was answered "try again".
     struct PostgresSession: PostgresReader {
         let connection: PostgresConnection
         /// The role every statement acts as (`nil`: the login role).
@@ -21,6 +27,8 @@
         /// What this session's writes send with their notifications (see ``PushHints``).
         let origin: String
         let logger: Logger
+        /// When the operation must have ended (``PostgresRemote/statementDeadline``), if ever.
+        var deadline: ContinuousClock.Instant? = nil
 
         /// The answer to one statement.
         func result(_ query: PostgresQuery) async throws -> PostgresQueryResult {

@@ -112,7 +112,9 @@
             // And no JIT: a plan made to avoid a scan costs 10^10, far above `jit_above_cost`,
             // and compiling it took 300 ms (measured) for statements that run in a millisecond.
             let planner = ["jit"] + (readsInKeyOrder ? ["enable_seqscan", "enable_bitmapscan", "enable_sort"] : ["enable_seqscan"])
-            let transaction = PostgresTransaction(session, begin: begin, settings: planner.map { ($0, "off") } + settings, reading: read)
+            let timeout = try statementTimeout(session)
+            let transaction = PostgresTransaction(
+                session, begin: begin, settings: planner.map { ($0, "off") } + timeout + settings, reading: read)
             do {
                 let value = try await body(transaction)
                 try await transaction.commit()
@@ -122,6 +124,23 @@
                 await transaction.end()
                 throw refusal ?? error
             }
+        }
+
+        /// `statement_timeout` set to the milliseconds left until the session's
+        /// deadline (none without one): the server aborts a statement still
+        /// running then (SQLSTATE 57014, a transient error) and the transaction
+        /// rolls back. A deadline already past sends nothing.
+        /// - Throws: ``CloudSyncError/Code/transient`` when the deadline passed
+        ///   before the transaction began (waiting for a pooled connection).
+        private static func statementTimeout(_ session: PostgresSession) throws -> [(String, String)] {
+            guard let deadline = session.deadline else { return [] }
+            let left = ContinuousClock.now.duration(to: deadline)
+            // Rounded up: the server aborts at the deadline, not before it.
+            let milliseconds = left.components.seconds * 1000 + (left.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+            guard milliseconds > 0 else {
+                throw CloudSyncError(.transient, "the request's deadline passed before its transaction began; try again")
+            }
+            return [("statement_timeout", String(milliseconds))]
         }
 
         /// Sends `query` now; its answer is read later, in order with the others.

@@ -3,14 +3,20 @@
     import CryptoExtras
     import Foundation
 
-    /// Who a request comes from, as its token says: the database role it acts as.
+    /// Who a request comes from, as its verified token says: the database
+    /// role it acts as.
     public struct GatewayIdentity: Sendable, Hashable {
         /// The `role` claim: the database role every statement of the request runs as.
         public var role: String
         /// The `exp` claim, if any.
         public var expiresAt: Date?
-        /// What the rate limit counts by: the token's signature (one bucket per token).
-        var bucket: String
+
+        /// What the limits count by (the rate bucket, the push connections):
+        /// the verified identity, never the token's spelling, so that one
+        /// identity has one bucket however many tokens (or spellings of one
+        /// token) it presents. The role today; a `sub` claim, once the gateway
+        /// reads one, goes here too.
+        var key: String { "role:" + role }
     }
 
     /// Checks a bearer token as PostgREST does: a JWT (compact form) signed with
@@ -18,6 +24,14 @@
     /// secret, ES256 or RS256 for a public key: never `none`, never a public
     /// key used as a secret), not expired (`exp`) or not yet valid (`nbf`),
     /// with 30 s of leeway for clocks, and naming a `role`.
+    ///
+    /// Each part must be canonical base64url (RFC 7515: no padding, and no bits
+    /// set past the last byte), and a header that lists critical extensions
+    /// (`crit`) is refused: the gateway understands none (RFC 7515 §4.1.11).
+    /// An ES256 signature is taken in either of its two equivalent forms (low
+    /// or high S): common signers (BoringSSL, OpenSSL, Java) do not normalize
+    /// S, so refusing one form would refuse about half of their tokens, and the
+    /// limits count by identity, not by signature, so a second form gains nothing.
     ///
     /// Each refusal is a ``GatewayError/Code/unauthenticated`` error whose
     /// message says why in one line, never quoting the token.
@@ -33,9 +47,15 @@
             guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
                 let signature = Base64URL.decode(parts[2])
             else { throw refused("the token is not a JWT (three base64url parts separated by dots)") }
+            for (index, name) in ["header", "claims", "signature"].enumerated() where !Base64URL.isCanonical(parts[index]) {
+                throw refused("the token's \(name) is not canonical base64url (bits set past its last byte)")
+            }
             guard let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
                 let algorithm = header["alg"] as? String
             else { throw refused("the token's header is not JSON naming its algorithm (alg)") }
+            guard header["crit"] == nil else {
+                throw refused("the token's header lists critical extensions (crit), and this gateway understands none")
+            }
             let candidates = keys.keys.filter { $0.algorithm == algorithm }
             guard !candidates.isEmpty else {
                 let taken = Set(keys.keys.map(\.algorithm)).sorted().joined(separator: ", ")
@@ -77,7 +97,7 @@
             guard !role.isEmpty, role.utf8.count <= 63, !role.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "\u{7F}" }) else {
                 throw refused("the token's role claim is not a PostgreSQL role name (1 to 63 bytes, no control characters)")
             }
-            return GatewayIdentity(role: role, expiresAt: expiresAt, bucket: String(parts[2].suffix(43)))
+            return GatewayIdentity(role: role, expiresAt: expiresAt)
         }
 
         private func refused(_ reason: String) -> GatewayError {
@@ -116,6 +136,29 @@
             var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
             base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
             return Data(base64Encoded: base64).map { [UInt8]($0) }
+        }
+
+        /// Whether `text` is the one spelling of its bytes: its last
+        /// character sets no bits past the last byte (two characters hold one
+        /// byte and 4 spare bits, three hold two bytes and 2 spare bits).
+        static func isCanonical(_ text: Substring) -> Bool {
+            guard let last = text.utf8.last, let value = value(of: last) else { return text.isEmpty }
+            switch text.utf8.count % 4 {
+            case 2: return value & 0x0F == 0
+            case 3: return value & 0x03 == 0
+            default: return true
+            }
+        }
+
+        private static func value(of byte: UInt8) -> UInt8? {
+            switch byte {
+            case 0x41...0x5A: return byte - 0x41
+            case 0x61...0x7A: return byte - 0x61 + 26
+            case 0x30...0x39: return byte - 0x30 + 52
+            case 0x2D: return 62
+            case 0x5F: return 63
+            default: return nil
+            }
         }
 
         private static func isAlphabet(_ byte: UInt8) -> Bool {

@@ -16,6 +16,13 @@ public protocol GatewayBackend: Service {
     /// `origin` (the client's, or `nil`).
     func acting(as role: String, origin: String?) -> any GatewayRoleDatabase
 
+    /// ``acting(as:origin:)`` for a request that must have ended by
+    /// `deadline`: a backend that can stop its statements then does, so that a
+    /// request answered "try again" at its deadline commits nothing later and
+    /// holds no connection (``PostgresGatewayBackend``: `statement_timeout`).
+    /// The default ignores the deadline.
+    func acting(as role: String, origin: String?, deadline: ContinuousClock.Instant) -> any GatewayRoleDatabase
+
     /// The notices of changes, while the backend runs.
     func notices() -> AsyncStream<GatewayNotice>
 
@@ -58,6 +65,12 @@ public protocol GatewayRoleDatabase: Sendable {
     func shares() async throws -> [CloudShare]
     /// Of `zones`, those the role may read (the push subscription keeps those only).
     func readable(_ zones: [CloudZone]) async throws -> Set<CloudZone>
+}
+
+extension GatewayBackend {
+    public func acting(as role: String, origin: String?, deadline: ContinuousClock.Instant) -> any GatewayRoleDatabase {
+        acting(as: role, origin: origin)
+    }
 }
 
 extension GatewayRoleDatabase {

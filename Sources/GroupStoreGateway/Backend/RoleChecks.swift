@@ -8,14 +8,22 @@
     /// before its first request, and again once its check is `lifetime`
     /// seconds old, so that an operator's mistake (granting the authenticator
     /// a superuser role) never lets a request run past row-level security,
-    /// while a role's requests cost one check a minute, not one each.
+    /// while a busy role's requests cost one check every few seconds, not one each.
+    ///
+    /// The lifetime is the window of a change made to a role meanwhile: a role
+    /// made `BYPASSRLS` (or whose `groupstore_user` is revoked) is acted as
+    /// for at most ``defaultLifetime`` more seconds, by each gateway.
     final class RoleChecks: Sendable {
+        /// How long a passed check is trusted (5 s: a check is one short
+        /// transaction, and a mistake on a role is trusted no longer).
+        static let defaultLifetime: TimeInterval = 5
+
         private let lifetime: TimeInterval
         private let passed = Mutex<[String: Date]>([:])
         /// The most roles remembered (beyond it, the oldest half is forgotten).
         private let capacity = 100_000
 
-        init(lifetime: TimeInterval = 60) {
+        init(lifetime: TimeInterval = RoleChecks.defaultLifetime) {
             self.lifetime = lifetime
         }
 

@@ -1,13 +1,16 @@
 #if Gateway
     import Foundation
+    import GroupStoreCloud
+    import Hummingbird
     import Synchronization
 
     #if canImport(Glibc)
         import Glibc
     #endif
 
-    /// A token bucket per token: each request takes one; a bucket refills at
-    /// `rate` a second up to `burst`. Buckets unused for a minute are dropped.
+    /// A token bucket per identity (``GatewayIdentity/key``): each request (and
+    /// each push subscription) takes one; a bucket refills at `rate` a second
+    /// up to `burst`. Buckets unused for a minute are dropped.
     final class RateLimiter: Sendable {
         private struct Bucket {
             var level: Double
@@ -44,6 +47,35 @@
             var time = timespec()
             clock_gettime(CLOCK_MONOTONIC, &time)
             return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+        }
+    }
+
+    /// Takes one from the bucket of the request's verified identity
+    /// (``GatewayIdentity/key``, the role): past the rate, 429 with
+    /// `Retry-After`, which the bridge honours. A push connection's
+    /// `subscribe` frames take from the same bucket (``PushHub``).
+    struct RateLimitMiddleware: RouterMiddleware {
+        typealias Context = GatewayRequestContext
+        let limiter: RateLimiter
+        let metrics: GatewayMetrics
+
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+            guard let identity = context.identity else {
+                throw GatewayError(.unauthenticated, "no token: send Authorization: Bearer TOKEN")
+            }
+            if let refusal = Self.refusal(limiter.take(identity.key), identity: identity, what: "requests") {
+                metrics.refused("rate")
+                throw refusal
+            }
+            return try await next(request, context)
+        }
+
+        /// The error for a wait the limiter asked for (`nil`: none).
+        static func refusal(_ wait: Double?, identity: GatewayIdentity, what: String) -> CloudSyncError? {
+            guard let wait else { return nil }
+            return CloudSyncError(
+                .rateLimited, "too many \(what) for role \(String(reflecting: identity.role)): wait \(String(format: "%.2f", wait)) s",
+                retryAfter: wait)
         }
     }
 #endif  // Gateway

@@ -8,7 +8,8 @@
     /// subscriptions, and a reason to close it; its writer drains it on each wake.
     final class PushClient: Sendable {
         let id: UInt64
-        let role: String
+        let identity: GatewayIdentity
+        var role: String { identity.role }
         let origin: String
         let wakes: AsyncStream<Void>
         private let wake: AsyncStream<Void>.Continuation
@@ -17,12 +18,13 @@
         struct Outbox {
             var hint: Bool?
             var replies: [GatewayWire.PushMessage] = []
-            var closing: String?
+            /// The close code (``PushCloseCode``, or 1000) and reason.
+            var closing: (code: UInt16, reason: String)?
         }
 
-        init(id: UInt64, role: String, origin: String) {
+        init(id: UInt64, identity: GatewayIdentity, origin: String) {
             self.id = id
-            self.role = role
+            self.identity = identity
             self.origin = origin
             let pair = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
             wakes = pair.stream
@@ -40,14 +42,15 @@
             wake.yield()
         }
 
-        /// Closes the connection after what is queued, saying why.
-        func close(_ reason: String) {
-            outbox.withLock { $0.closing = $0.closing ?? reason }
+        /// Closes the connection after what is queued, saying why (`code`: a
+        /// ``PushCloseCode`` for a refusal, 1000 otherwise); the first reason given stays.
+        func close(_ reason: String, code: UInt16 = 1000) {
+            outbox.withLock { $0.closing = $0.closing ?? (code, reason) }
             wake.yield()
         }
 
-        /// What to write now, and the reason to close after it, if any.
-        func take() -> (messages: [GatewayWire.PushMessage], closing: String?) {
+        /// What to write now, and the code and reason to close with after it, if any.
+        func take() -> (messages: [GatewayWire.PushMessage], closing: (code: UInt16, reason: String)?) {
             outbox.withLock { outbox in
                 var messages = outbox.replies
                 if let own = outbox.hint { messages.append(.hint(own: own)) }

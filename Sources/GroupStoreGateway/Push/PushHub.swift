@@ -15,26 +15,40 @@
     /// A client subscribes to the zones it fetches; the hub keeps those its
     /// role may read (asked of the database, as the role) and checks them again
     /// when the role's shares change (an `m:` tag).
+    ///
+    /// Its limits: ``maxPerIdentity`` connections per identity (past it, a new
+    /// one is closed with ``PushCloseCode/tooMany``), and each `subscribe`
+    /// frame (a database transaction) takes from the identity's rate bucket,
+    /// the one its requests take from (past it, the connection is closed with
+    /// ``PushCloseCode/tooMany``).
     final class PushHub: Service, Sendable {
         let backend: any GatewayBackend
         let metrics: GatewayMetrics
         let logger: Logger
         let maxZones: Int
+        let maxPerIdentity: Int
+        let limiter: RateLimiter
 
         private struct State {
             var clients: [UInt64: PushClient] = [:]
             var zones: [UInt64: Set<CloudZone>] = [:]
             var tags: [UInt64: Set<String>] = [:]
             var byTag: [String: Set<UInt64>] = [:]
+            /// Connections by ``GatewayIdentity/key``.
+            var perIdentity: [String: Int] = [:]
             var next: UInt64 = 0
         }
         private let state = Mutex(State())
 
-        init(backend: any GatewayBackend, metrics: GatewayMetrics, logger: Logger, maxZones: Int) {
+        init(
+            backend: any GatewayBackend, metrics: GatewayMetrics, logger: Logger, maxZones: Int, maxPerIdentity: Int, limiter: RateLimiter
+        ) {
             self.backend = backend
             self.metrics = metrics
             self.logger = logger
             self.maxZones = maxZones
+            self.maxPerIdentity = maxPerIdentity
+            self.limiter = limiter
         }
 
         /// Hands the backend's notices on until shutdown, then closes the connections.
@@ -48,32 +62,81 @@
 
         var count: Int { state.withLock { $0.clients.count } }
 
-        /// Serves one push connection until it closes.
-        func serve(role: String, origin: String, expiresAt: Date?, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
-            let client = state.withLock { state in
+        /// Serves one push connection of `identity` until it closes (at once,
+        /// with ``PushCloseCode/tooMany``, past ``maxPerIdentity``).
+        func serve(identity: GatewayIdentity, origin: String, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async {
+            let client = state.withLock { state -> PushClient? in
+                guard state.perIdentity[identity.key, default: 0] < maxPerIdentity else { return nil }
+                state.perIdentity[identity.key, default: 0] += 1
                 state.next += 1
-                let client = PushClient(id: state.next, role: role, origin: origin)
+                let client = PushClient(id: state.next, identity: identity, origin: origin)
                 state.clients[client.id] = client
                 return client
+            }
+            guard let client else {
+                metrics.refused("push-connections")
+                let reason = "too many push connections for role \(String(reflecting: identity.role)) (at most \(maxPerIdentity))"
+                await Self.close(outbound, code: PushCloseCode.tooMany, reason: reason)
+                return
             }
             metrics.connected(count)
             defer {
                 remove(client)
                 metrics.connected(count)
             }
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await self.read(inbound, client) }
-                group.addTask { await self.write(outbound, client) }
-                if let expiresAt {
+            // The role is checked before anything is sent (as for a request: granted to the
+            // gateway, not bypassing row-level security), so a refusal is said at once.
+            do {
+                _ = try await backend.acting(as: identity.role, origin: nil).readable([])
+            } catch let error as CloudSyncError where error.code == .unauthorized || error.code == .permissionDenied {
+                await Self.close(outbound, code: PushCloseCode.refused, reason: error.message)
+                return
+            } catch {
+                await Self.close(outbound, code: PushCloseCode.unavailable, reason: "the gateway cannot check the role now: \(error)")
+                return
+            }
+            // The writer ends the connection: it writes what is queued, then the close the
+            // reader, the expiry or the hub asked for (the first reason given).
+            await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    await self.read(inbound, client)
+                    client.close("closed")
+                    return false
+                }
+                group.addTask {
+                    await self.write(outbound, client)
+                    return true
+                }
+                if let expiresAt = identity.expiresAt {
                     group.addTask {
                         try? await Task.sleep(for: .seconds(max(0, expiresAt.timeIntervalSinceNow)))
-                        if !Task.isCancelled { client.close("the token expired") }
+                        let when = TokenVerifier.format(expiresAt.timeIntervalSince1970)
+                        if !Task.isCancelled {
+                            client.close("token refused: the token expired at \(when)", code: PushCloseCode.unauthenticated)
+                        }
+                        return false
                     }
                 }
-                _ = await group.next()
-                client.close("closed")
+                while let writerEnded = await group.next(), !writerEnded {}
                 group.cancelAll()
             }
+        }
+
+        /// Closes a connection the gateway refuses (its token, or its role) with the refusal's code and sentence.
+        static func refuse(_ outbound: WebSocketOutboundWriter, _ error: any Error, metrics: GatewayMetrics) async {
+            switch error {
+            case let error as GatewayError:
+                metrics.refused("token")
+                await close(outbound, code: PushCloseCode.unauthenticated, reason: "token refused: \(error.message)")
+            case let error as CloudSyncError where error.code == .unauthorized:
+                await close(outbound, code: PushCloseCode.refused, reason: error.message)
+            default:
+                await close(outbound, code: PushCloseCode.unavailable, reason: "the gateway failed: \(error)")
+            }
+        }
+
+        private static func close(_ outbound: WebSocketOutboundWriter, code: UInt16, reason: String) async {
+            try? await outbound.close(code == 1000 ? .normalClosure : .unknown(code), reason: PushCloseCode.reason(reason))
         }
 
         private func read(_ inbound: WebSocketInboundStream, _ client: PushClient) async {
@@ -82,6 +145,13 @@
                     guard case .text(let text) = message,
                         let push = try? GatewayWire.decode(GatewayWire.PushMessage.self, from: Data(text.utf8)), push.type == .subscribe
                     else { continue }
+                    // Each subscription is a database transaction: it takes from the identity's bucket.
+                    let wait = limiter.take(client.identity.key)
+                    if let refusal = RateLimitMiddleware.refusal(wait, identity: client.identity, what: "subscriptions") {
+                        metrics.refused("rate")
+                        client.close(refusal.message, code: PushCloseCode.tooMany)
+                        return
+                    }
                     await subscribe(client, to: (push.zones ?? []).compactMap(CloudZone.init(description:)))
                 }
             } catch {
@@ -97,7 +167,7 @@
                         try await outbound.write(.text(String(decoding: try GatewayWire.encode(message), as: UTF8.self)))
                     }
                     if let closing {
-                        try await outbound.close(.normalClosure, reason: closing)
+                        await Self.close(outbound, code: closing.code, reason: closing.reason)
                         return
                     }
                 } catch {
@@ -118,7 +188,7 @@
                 }
                 client.reply(.subscribed(Array(readable)))
             } catch let error as CloudSyncError where error.code == .unauthorized || error.code == .permissionDenied {
-                client.close(String(error.message.prefix(120)))
+                client.close(error.message, code: PushCloseCode.refused)
             } catch {
                 logger.info("cannot check a push subscription", metadata: ["role": "\(client.role)", "error": "\(error)"])
             }
@@ -171,6 +241,8 @@
         private func remove(_ client: PushClient) {
             state.withLock { state in
                 state.clients[client.id] = nil
+                state.perIdentity[client.identity.key, default: 1] -= 1
+                if state.perIdentity[client.identity.key] == 0 { state.perIdentity[client.identity.key] = nil }
                 state.zones[client.id] = nil
                 // No client: its tags leave the index.
                 retag(client.id, &state)

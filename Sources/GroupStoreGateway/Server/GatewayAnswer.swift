@@ -44,4 +44,27 @@
             return Response(status: HTTPResponse.Status(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
         }
     }
+
+    /// The outermost middleware of the API: whatever a later middleware or the
+    /// route throws becomes its status and ``GatewayWire/ErrorBody``
+    /// (``GatewayAnswer/failure(_:metrics:)``), and every request is counted
+    /// by operation and status, with its duration.
+    struct GatewayAnswerMiddleware: RouterMiddleware {
+        typealias Context = GatewayRequestContext
+        let metrics: GatewayMetrics
+
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+            let started = ContinuousClock.now
+            let response: Response
+            do {
+                response = try await next(request, context)
+            } catch {
+                response = GatewayAnswer.failure(error, metrics: metrics)
+            }
+            let elapsed = started.duration(to: .now)
+            let nanoseconds = elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
+            metrics.request(context.operation(of: request), status: response.status.code, nanoseconds: nanoseconds)
+            return response
+        }
+    }
 #endif  // Gateway

@@ -11,9 +11,17 @@ import Metrics
 /// | `groupstore_gateway_hints_total` | counter | push hints sent |
 /// | `groupstore_gateway_pool_leases` | gauge | operations holding or waiting for a database connection |
 /// | `groupstore_gateway_pool_size` | gauge | the most pooled connections |
-/// | `groupstore_gateway_refused_total` | counter | requests refused before reaching the database, by `reason` (`token`, `rate`, `size`) |
+/// | `groupstore_gateway_connections` | gauge | connections open (HTTP and push) |
+/// | `groupstore_gateway_refused_total` | counter | requests and connections refused before reaching the database, by `reason` |
+///
+/// The reasons of a refusal: `token` (401), `rate` (429, requests and push
+/// subscriptions), `size` (413), `memory` (503: the memory for request
+/// bodies is taken), `connections` (a connection closed at the cap),
+/// `header-timeout` (no request head in time), `parse` (a request the decoder
+/// cannot read, 400), `push-connections` (too many push connections for one identity).
 struct GatewayMetrics: Sendable {
     private let bridges = Gauge(label: "groupstore_gateway_bridges")
+    private let open = Gauge(label: "groupstore_gateway_connections")
     private let hints = Counter(label: "groupstore_gateway_hints_total")
     private let leases = Gauge(label: "groupstore_gateway_pool_leases")
     private let size = Gauge(label: "groupstore_gateway_pool_size")
@@ -30,6 +38,7 @@ struct GatewayMetrics: Sendable {
     }
 
     func connected(_ count: Int) { bridges.record(count) }
+    func connections(_ count: Int) { open.record(count) }
     func hinted(_ count: Int) { if count > 0 { hints.increment(by: Int64(count)) } }
     func pool(leases: Int, size: Int) {
         self.leases.record(leases)

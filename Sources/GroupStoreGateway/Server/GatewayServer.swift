@@ -12,6 +12,10 @@
     import NIOSSL
     import ServiceLifecycle
 
+    #if canImport(Glibc)
+        import Glibc
+    #endif
+
     /// A sync gateway (`groupstore serve`): the bridge's remote operations over
     /// HTTP(S), each run as the database role its bearer token names, and push
     /// hints over WebSocket, on Hummingbird 2.
@@ -38,12 +42,20 @@
     /// Endpoints beside the remote's (``GatewayWire``): `GET /health` (200 while
     /// it runs) and `GET /ready` (200 when the database answers and the listener
     /// is connected, else 503).
+    ///
+    /// Its limits (``GatewayConfiguration``) are kept in two places: the
+    /// connections by ``GuardedChannel`` (how many, how long to a first
+    /// request, what the decoder cannot read), the requests by the API's
+    /// middleware (``GatewayRoutes``: token, rate, body size and memory,
+    /// deadline).
     public final class GatewayServer: Service {
         public let configuration: GatewayConfiguration
         public let backend: any GatewayBackend
         let logger: Logger
-        let verifier: TokenVerifier
+        let authenticator: Authenticator
         let limiter: RateLimiter
+        let bodies: BodyBudget
+        let connections: ConnectionCap
         let metrics = GatewayMetrics()
         let hub: PushHub
         let onListening: @Sendable (_ host: String, _ port: Int) async -> Void
@@ -58,15 +70,21 @@
             self.backend = backend
             self.logger = logger
             self.onListening = onListening
-            verifier = TokenVerifier(keys: configuration.keys)
+            authenticator = Authenticator(verifier: TokenVerifier(keys: configuration.keys))
             limiter = RateLimiter(rate: configuration.requestsPerSecond, burst: configuration.burst)
-            hub = PushHub(backend: backend, metrics: metrics, logger: logger, maxZones: configuration.maxZonesPerConnection)
+            bodies = BodyBudget(capacity: configuration.maxBodyMemoryBytes)
+            connections = ConnectionCap(limit: Self.connectionLimit(configuration.maxConnections, poolSize: backend.poolUse.size))
+            hub = PushHub(
+                backend: backend, metrics: metrics, logger: logger, maxZones: configuration.maxZonesPerConnection,
+                maxPerIdentity: configuration.maxPushConnectionsPerIdentity, limiter: limiter)
         }
 
         /// Runs until cancelled or shut down gracefully.
-        /// - Throws: ``GatewayError/Code/invalidConfiguration`` for TLS files
-        ///   that cannot be read; the server's error if it cannot listen.
+        /// - Throws: ``GatewayError/Code/invalidConfiguration`` for a
+        ///   configuration whose limits do not fit together or TLS files that
+        ///   cannot be read; the server's error if it cannot listen.
         public func run() async throws {
+            try configuration.validate()
             let application = Application(
                 router: GatewayRoutes(server: self).router(),
                 server: try serverBuilder(),
@@ -82,23 +100,41 @@
             try await group.run()
         }
 
-        /// HTTP/1.1 with WebSocket upgrades at `/v1/push`, in TLS when configured.
+        /// HTTP/1.1 with WebSocket upgrades at `/v1/push`, each connection
+        /// guarded (``GuardedChannel``), in TLS when configured.
+        ///
+        /// A push upgrade whose token or role is refused is accepted and closed
+        /// at once with the refusal's ``PushCloseCode`` and sentence:
+        /// hummingbird-websocket answers a refused upgrade with a bare 400 and
+        /// has no way to say why.
         private func serverBuilder() throws -> HTTPServerBuilder {
             let idle = TimeAmount.milliseconds(Int64(configuration.idleTimeout * 1000))
-            let plain = HTTPServerBuilder.http1WebSocketUpgrade(
-                configuration: .init(
-                    http1: .init(idleTimeout: idle),
-                    ws: .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: .seconds(30)))
-                )
-            ) { [self] request, _, _ in
-                guard request.path?.split(separator: "?").first == Substring(GatewayWire.apiPrefix + "/push"),
-                    let identity = try? authenticate(request.headerFields)
-                else { return .dontUpgrade }
-                let origin = GatewayRoutes.origin(request.headerFields) ?? ""
-                return .upgrade([:]) { inbound, outbound, _ in
-                    await self.hub.serve(
-                        role: identity.role, origin: origin, expiresAt: identity.expiresAt, inbound: inbound, outbound: outbound)
+            let upgradeConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+                http1: .init(idleTimeout: idle), ws: .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: .seconds(30))))
+            let (connections, metrics) = (connections, metrics)
+            let headerTimeout = TimeAmount.milliseconds(Int64(configuration.headerTimeout * 1000))
+            let plain = HTTPServerBuilder { responder in
+                // A connection is busy while a request is answered, waiting between requests.
+                let tracked: HTTPChannelHandler.Responder = { request, writer, channel in
+                    connections.busy(channel)
+                    defer { connections.waiting(channel) }
+                    try await responder(request, writer, channel)
                 }
+                let http = HTTP1WebSocketUpgradeChannel(responder: tracked, configuration: upgradeConfiguration) { [self] request, _, _ in
+                    let path = request.path?.split(separator: "?").first
+                    guard path == Substring(GatewayWire.apiPrefix + "/push") else { return .dontUpgrade }
+                    let identity = Result { try authenticator.identity(request.headerFields) }
+                    let origin = GatewayRoutes.origin(request.headerFields) ?? ""
+                    return .upgrade([:]) { inbound, outbound, _ in
+                        switch identity {
+                        case .success(let identity):
+                            await self.hub.serve(identity: identity, origin: origin, inbound: inbound, outbound: outbound)
+                        case .failure(let error):
+                            await PushHub.refuse(outbound, error, metrics: metrics)
+                        }
+                    }
+                }
+                return GuardedChannel(base: http, cap: connections, headerTimeout: headerTimeout, metrics: metrics)
             }
             guard configuration.tlsCertificateFile != nil || configuration.tlsKeyFile != nil else { return plain }
             guard let certificate = configuration.tlsCertificateFile, let key = configuration.tlsKeyFile else {
@@ -114,17 +150,14 @@
             }
         }
 
-        /// The identity the `Authorization: Bearer` header's token proves.
-        /// - Throws: ``GatewayError/Code/unauthenticated``, saying why in one line.
-        func authenticate(_ headers: HTTPFields) throws -> GatewayIdentity {
-            guard let value = headers[.authorization] else {
-                throw GatewayError(.unauthenticated, "no token: send Authorization: Bearer TOKEN")
-            }
-            let parts = value.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
-                throw GatewayError(.unauthenticated, "the Authorization header is not Bearer TOKEN")
-            }
-            return try verifier.verify(String(parts[1]).trimmingCharacters(in: .whitespaces))
+        /// The most connections to admit: `configured`, or fewer when the
+        /// process's open-file limit would not hold them beside the database
+        /// pool, its listener and the process's own files (64).
+        static func connectionLimit(_ configured: Int, poolSize: Int) -> Int {
+            var limit = rlimit()
+            guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return configured }
+            let room = Int(clamping: limit.rlim_cur) - 64 - poolSize - 1
+            return max(1, min(configured, room))
         }
 
         func quiet(below level: Logger.Level) -> Logger {

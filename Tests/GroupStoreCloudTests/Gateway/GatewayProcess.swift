@@ -27,17 +27,23 @@
         }
 
         /// Starts a gateway and waits until it listens.
+        /// - Parameter fileLimit: the gateway's open-file limit (`prlimit --nofile`), if not the test's own.
         static func start(
             server: PostgresServer, secret: GatewaySecret, pool: Int = 4, extra: [String] = [], authenticator: String = "authenticator",
-            file: StaticString = #filePath, line: UInt = #line
+            fileLimit: Int? = nil, file: StaticString = #filePath, line: UInt = #line
         ) throws -> GatewayProcess {
             let executable = Subprocess.productsDirectory.appendingPathComponent("groupstore")
-            let process = try Subprocess(
-                executable,
+            let arguments =
                 [
                     "serve", "--remote", server.url(user: authenticator), "--listen", "127.0.0.1:0", "--jwt-secret-file", secret.path,
                     "--pool", String(pool),
-                ] + extra, name: "groupstore serve")
+                ] + extra
+            let process =
+                try fileLimit.map { limit in
+                    try Subprocess(
+                        URL(fileURLWithPath: "/usr/bin/prlimit"), ["--nofile=\(limit):\(limit)", "--", executable.path] + arguments,
+                        name: "groupstore serve")
+                } ?? Subprocess(executable, arguments, name: "groupstore serve")
             let port = process.wait(timeout: 60) { _, errors, exit -> Int? in
                 if exit != nil { return -1 }
                 for line in errors where line.hasPrefix("groupstore: serving http") {

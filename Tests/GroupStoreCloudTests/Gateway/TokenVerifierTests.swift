@@ -79,6 +79,71 @@
             }
         }
 
+        /// RFC 7515's base64url has one spelling per byte string: a last
+        /// character with spare bits set is another spelling of the same
+        /// bytes, refused in each part.
+        func testNonCanonicalBase64URL_isRefused_inEachPart() throws {
+            let secret = try write(String(repeating: "s", count: 40), "jwt.secret")
+            let verifier = TokenVerifier(keys: try GatewayKeys(secretFiles: [secret]))
+            let token = try GatewayToken.mint(secretFile: secret, role: "alice", expiresIn: 60)
+            XCTAssertEqual(try verifier.verify(token).role, "alice")
+            let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+            for (index, name) in ["header", "claims", "signature"].enumerated() {
+                var parts = token.split(separator: ".").map { Array($0) }
+                guard parts[index].count % 4 != 0 else { continue }
+                let last = alphabet.firstIndex(of: parts[index].last!)!
+                parts[index][parts[index].count - 1] = alphabet[last | 1]
+                let original = token.split(separator: ".")[index]
+                XCTAssertEqual(Base64URL.decode(Substring(String(parts[index]))), Base64URL.decode(original), "the same bytes")
+                let respelled = parts.map { String($0) }.joined(separator: ".")
+                XCTAssertThrowsError(try verifier.verify(respelled), name) { error in
+                    XCTAssertTrue("\(error)".contains("the token's \(name) is not canonical base64url"), "\(name): \(error)")
+                }
+            }
+        }
+
+        /// An ES256 signature's two forms (S and n − S) verify alike: both are
+        /// taken (common signers do not normalize S), and both are the same
+        /// identity, so the second form gains no rate of its own.
+        func testES256SignaturesInEitherSForm_areTaken_asOneIdentity() throws {
+            let p256 = P256.Signing.PrivateKey()
+            let verifier = TokenVerifier(keys: try GatewayKeys(publicKeyFiles: [try write(p256.publicKey.pemRepresentation, "p256.pem")]))
+            let signed = try token(alg: "ES256", claims: ["role": "alice"]) {
+                Array(try p256.signature(for: Crypto.SHA256.hash(data: $0)).rawRepresentation)
+            }
+            var parts = signed.split(separator: ".").map(String.init)
+            let signature = Base64URL.decode(Substring(parts[2]))!
+            // n − S, in 32 bytes big-endian (n: the order of P-256).
+            let order: [UInt8] = [
+                0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                0xBC, 0xE6, 0xFA, 0xAD, 0xA7, 0x17, 0x9E, 0x84, 0xF3, 0xB9, 0xCA, 0xC2, 0xFC, 0x63, 0x25, 0x51,
+            ]
+            var other = [UInt8](repeating: 0, count: 32)
+            var borrow = 0
+            for index in (0..<32).reversed() {
+                let difference = Int(order[index]) - Int(signature[32 + index]) - borrow
+                other[index] = UInt8((difference + 256) % 256)
+                borrow = difference < 0 ? 1 : 0
+            }
+            parts[2] = Base64URL.encode(Array(signature.prefix(32)) + other)
+            let first = try verifier.verify(signed)
+            let second = try verifier.verify(parts.joined(separator: "."))
+            XCTAssertEqual(first.key, second.key)
+            XCTAssertEqual(first.key, "role:alice")
+        }
+
+        func testACriticalHeaderExtension_isRefused() throws {
+            let secret = String(repeating: "s", count: 40)
+            let verifier = TokenVerifier(keys: try GatewayKeys(secretFiles: [try write(secret, "jwt.secret")]))
+            let header = Base64URL.encode(try JSONSerialization.data(withJSONObject: ["alg": "HS256", "crit": ["b64"], "b64": false]))
+            let body = Base64URL.encode(try JSONSerialization.data(withJSONObject: ["role": "alice"]))
+            let input = header + "." + body
+            let signature = HMAC<Crypto.SHA256>.authenticationCode(for: Array(input.utf8), using: SymmetricKey(data: Array(secret.utf8)))
+            XCTAssertThrowsError(try verifier.verify(input + "." + Base64URL.encode(Array(signature)))) { error in
+                XCTAssertTrue("\(error)".contains("critical extensions (crit)"), "\(error)")
+            }
+        }
+
         func testHS256_claimsChecked_eachRefusalWithItsSentence() throws {
             let secret = try write(String(repeating: "s", count: 40), "jwt.secret")
             let verifier = TokenVerifier(keys: try GatewayKeys(secretFiles: [secret]))
