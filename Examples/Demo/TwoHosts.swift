@@ -26,7 +26,9 @@ struct TwoHosts {
     mutating func run() throws -> String {
         let hosts = [("A", hostA), ("B", hostB)]
         for (_, directory) in hosts {
-            try groupstore(["exec", "--group", directory, "--member", "setup", "--sql", "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT, body TEXT)"])
+            try groupstore([
+                "exec", "--group", directory, "--member", "setup", "--sql", "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT, body TEXT)",
+            ])
         }
         // A viewer in each group shows what reaches it: the bridge applies remote changes as saves of `cloud`.
         var viewers: [String: Subprocess] = [:]
@@ -40,7 +42,8 @@ struct TwoHosts {
         var bridges: [String: Subprocess] = [:]
         for (name, directory) in hosts {
             let bridge = try start(
-                ["cloud", "run", "--group", directory, "--remote", remote, "--tables", "note", "--format", "jsonl"], label: "bridge \(name)")
+                ["cloud", "run", "--group", directory, "--remote", remote, "--tables", "note", "--format", "jsonl"], label: "bridge \(name)"
+            )
             bridges[name] = bridge
         }
         for (name, _) in hosts {
@@ -63,18 +66,22 @@ struct TwoHosts {
             let bridge = bridges[name]!
             bridge.send(SIGTERM)
             guard bridge.waitForExit(timeout: 10) == 0 else {
-                throw DemoFailure("the bridge of host \(name) did not stop cleanly on SIGTERM: \(bridge.errors.suffix(3).joined(separator: "; "))")
+                throw DemoFailure(
+                    "the bridge of host \(name) did not stop cleanly on SIGTERM: \(bridge.errors.suffix(3).joined(separator: "; "))")
             }
         }
         let titles = [("A", hostA, "Groceries for Sunday"), ("B", hostB, "Groceries and wine")]
         for (name, directory, title) in titles {
-            try groupstore(["exec", "--group", directory, "--member", "editor", "--sql", "UPDATE note SET title = '\(title)' WHERE id = 'n1'"])
+            try groupstore([
+                "exec", "--group", directory, "--member", "editor", "--sql", "UPDATE note SET title = '\(title)' WHERE id = 'n1'",
+            ])
             say("[\(name)] UPDATE note SET title = '\(title)' WHERE id = 'n1'")
         }
         say("Then `groupstore cloud sync` once for A, once for B, once more for A (policy server-wins):")
         var conflictLine = ""
         for (name, directory) in [("A", hostA), ("B", hostB), ("A", hostA)] {
-            let line = try groupstore(["cloud", "sync", "--group", directory, "--remote", remote, "--tables", "note"]).joined(separator: " ")
+            let line = try groupstore(["cloud", "sync", "--group", directory, "--remote", remote, "--tables", "note"]).joined(
+                separator: " ")
             // "synced DIR with REMOTE: uploaded …": the counts are the news.
             let counts = line.range(of: ": ").map { String(line[$0.upperBound...]) } ?? line
             say("[\(name)] cloud sync: \(counts)")
@@ -91,7 +98,8 @@ struct TwoHosts {
         }
         say("The hosts agree: server-wins kept A's title, which reached the remote first; B's edit lost the conflict.")
         for viewer in viewers.values { viewer.send(SIGTERM) }
-        return String(format: "2 notes synced both ways through one remote (A→B %.2f s, B→A %.2f s), 1 conflict settled (server-wins)", aToB, bToA)
+        return String(
+            format: "2 notes synced both ways through one remote (A→B %.2f s, B→A %.2f s), 1 conflict settled (server-wins)", aToB, bToA)
     }
 
     /// Inserts a note on one host and waits until the other host's viewer
@@ -100,7 +108,9 @@ struct TwoHosts {
         id: String, title: String, body: String, on source: (String, String), seenBy target: (String, String), viewer: Subprocess
     ) throws -> TimeInterval {
         let started = Date()
-        try groupstore(["exec", "--group", source.1, "--member", "editor", "--sql", "INSERT INTO note VALUES ('\(id)', '\(title)', '\(body)')"])
+        try groupstore([
+            "exec", "--group", source.1, "--member", "editor", "--sql", "INSERT INTO note VALUES ('\(id)', '\(title)', '\(body)')",
+        ])
         say("[\(source.0)] INSERT INTO note VALUES ('\(id)', '\(title)', '\(body)')")
         let timeout: TimeInterval = 15
         let arrived = viewer.wait(timeout: timeout) { output, _, _ in output.contains { Self.isCloudSave($0, inserting: id) } ? true : nil }
@@ -128,7 +138,9 @@ struct TwoHosts {
 
     /// A note's row as `title | body`, read with `groupstore exec`.
     private mutating func row(_ id: String, in directory: String) throws -> String {
-        let lines = try groupstore(["exec", "--group", directory, "--member", "reader", "--sql", "SELECT title, body FROM note WHERE id = '\(id)'"])
+        let lines = try groupstore([
+            "exec", "--group", directory, "--member", "reader", "--sql", "SELECT title, body FROM note WHERE id = '\(id)'",
+        ])
         guard let line = lines.first else { throw DemoFailure("note \(id) is missing in \(directory)") }
         return line.replacingOccurrences(of: "\t", with: " | ")
     }
@@ -142,7 +154,8 @@ struct TwoHosts {
             throw DemoFailure("groupstore \(arguments.prefix(2).joined(separator: " ")) did not finish within 30 s")
         }
         guard status == 0 else {
-            throw DemoFailure("groupstore \(arguments.prefix(2).joined(separator: " ")) failed: \(child.errors.suffix(3).joined(separator: "; "))")
+            throw DemoFailure(
+                "groupstore \(arguments.prefix(2).joined(separator: " ")) failed: \(child.errors.suffix(3).joined(separator: "; "))")
         }
         var lines = child.output
         if arguments.first == "exec", let last = lines.last, last.hasPrefix("seq ") || last == "no tracked changes" { lines.removeLast() }

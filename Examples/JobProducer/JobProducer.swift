@@ -65,23 +65,29 @@ struct ProducerService: Service {
         var done = Set<Int64>()
         // Ends on SIGTERM (graceful shutdown), whatever the order of the services.
         for await save in store.saves() {
-                guard let updated = save.change(of: "job")?.updated, !updated.isEmpty else { continue }
-                let ids = updated.compactMap(\.integerValue)
-                // Rows are read into Sendable values, so GRDB runs the read off the concurrency pool.
-                let finished =
-                    (try? await store.pool.read { db in
-                        try Row.fetchAll(
-                            db,
-                            sql: "SELECT id, worker, result, done_at FROM job WHERE state = 'done' AND id IN (\(ids.map(String.init).joined(separator: ",")))"
-                        ).map { (id: $0["id"] as Int64, worker: $0["worker"] as String, result: $0["result"] as String, doneAt: $0["done_at"] as Double) }
-                    }) ?? []
-                for job in finished where done.insert(job.id).inserted {
-                    let delay = (Date().timeIntervalSince1970 - job.doneAt) * 1000
-                    printLine(
-                        "producer saw job \(job.id) done by \(job.worker) (result \(job.result)) after \(String(format: "%.3f", delay)) ms"
-                    )
-                }
-                if jobs > 0 && done.count >= jobs { break }
+            guard let updated = save.change(of: "job")?.updated, !updated.isEmpty else { continue }
+            let ids = updated.compactMap(\.integerValue)
+            // Rows are read into Sendable values, so GRDB runs the read off the concurrency pool.
+            let finished =
+                (try? await store.pool.read { db in
+                    try Row.fetchAll(
+                        db,
+                        sql:
+                            "SELECT id, worker, result, done_at FROM job WHERE state = 'done' AND id IN (\(ids.map(String.init).joined(separator: ",")))"
+                    ).map {
+                        (
+                            id: $0["id"] as Int64, worker: $0["worker"] as String, result: $0["result"] as String,
+                            doneAt: $0["done_at"] as Double
+                        )
+                    }
+                }) ?? []
+            for job in finished where done.insert(job.id).inserted {
+                let delay = (Date().timeIntervalSince1970 - job.doneAt) * 1000
+                printLine(
+                    "producer saw job \(job.id) done by \(job.worker) (result \(job.result)) after \(String(format: "%.3f", delay)) ms"
+                )
+            }
+            if jobs > 0 && done.count >= jobs { break }
         }
         enqueuing.cancel()
         logger.info("producer stopping", metadata: ["jobsDone": "\(done.count)"])

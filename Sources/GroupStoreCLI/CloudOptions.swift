@@ -77,7 +77,8 @@ struct CloudOptions: ParsableArguments {
         let user = try self.user ?? Self.unixUser()
         LogSetup.bootstrap(level: logLevel ?? .warning)
         let logger = Logger(label: "groupstore.cloud")
-        var configuration = CloudSyncConfiguration(group: group, remote: try remote.open(user: user, gateway: gateway, logger: logger), logger: logger)
+        var configuration = CloudSyncConfiguration(
+            group: group, remote: try remote.open(user: user, gateway: gateway, logger: logger), logger: logger)
         synced.apply(to: &configuration, assets: assets)
         configuration.sharedZone = sharedZone
         configuration.policy = policy

@@ -154,7 +154,8 @@ extension CloudSyncSummary {
             case .conflict(let table, let record, let outcome): notes.append("conflict \(table)/\(record): \(outcome.text)")
             case .parked(let table, let record, let reason): notes.append("parked \(table)/\(record): \(reason)")
             case .remoteReset(let reset): notes.append("remote \(reset.kind.rawValue): \(reset.message)")
-            case .schemaDrift(let table, let column): notes.append("schema drift: table \(table) here lacks column \(column) of the remote's records")
+            case .schemaDrift(let table, let column):
+                notes.append("schema drift: table \(table) here lacks column \(column) of the remote's records")
             default: continue
             }
         }

@@ -48,7 +48,9 @@ struct CloudSetupCommand: AsyncParsableCommand {
                     throw CommandFailure(message: "tables to declare need --group DIR: the group whose store has them")
                 case (.some(let group), false):
                     throw CommandFailure(
-                        message: "--group \(group) is given but no tables: name those to declare with --tables, --public-tables or --shared-tables")
+                        message:
+                            "--group \(group) is given but no tables: name those to declare with --tables, --public-tables or --shared-tables"
+                    )
                 default: break
                 }
                 if let group { try CloudOptions.checkGroup(group) }

@@ -13,7 +13,8 @@ struct GatewayOptions: ParsableArguments {
 
     @Option(
         name: .customLong("tls-ca"),
-        help: ArgumentHelp("With an https:// remote: a PEM file of the certificate authorities to trust (default: the system's).", valueName: "file"))
+        help: ArgumentHelp(
+            "With an https:// remote: a PEM file of the certificate authorities to trust (default: the system's).", valueName: "file"))
     var tlsCA: String?
 
     /// The token: the file's first line, or `GROUPSTORE_TOKEN`. Blocking (reads a file).

@@ -94,7 +94,8 @@ enum RemoteArgument {
             #endif
         case .gateway(let url):
             throw CommandFailure(
-                message: "\(url) is a gateway: set up the database behind it with its postgres:// URL, as a role that may create the schema")
+                message: "\(url) is a gateway: set up the database behind it with its postgres:// URL, as a role that may create the schema"
+            )
         }
     }
 

@@ -137,7 +137,8 @@ struct ServeCommand: AsyncParsableCommand {
         private func serve() async throws {
             let lowered = remote.lowercased()
             guard lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") else {
-                throw CommandFailure(message: "--remote takes the authenticator's postgres:// URL, not \(RemoteArgument.withoutPassword(remote))")
+                throw CommandFailure(
+                    message: "--remote takes the authenticator's postgres:// URL, not \(RemoteArgument.withoutPassword(remote))")
             }
             LogSetup.bootstrap(level: logLevel ?? .warning)
             let logger = Logger(label: "groupstore.gateway")

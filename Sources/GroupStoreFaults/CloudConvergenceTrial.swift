@@ -167,7 +167,8 @@ struct CloudConvergenceTrial {
             parked.count, parked.isEmpty ? "" : " (" + parked.prefix(4).joined(separator: "; ") + ")")
         return [
             Outcome(
-                fault: "cloud: 3 groups editing the same 2 tables (FK, cascade, a derived-column trigger) at once for \(seconds) s, policy \(policy)",
+                fault:
+                    "cloud: 3 groups editing the same 2 tables (FK, cascade, a derived-column trigger) at once for \(seconds) s, policy \(policy)",
                 trials: 1, passed: problems.isEmpty,
                 figures: problems.isEmpty ? figures : problems.joined(separator: "; ") + " (\(figures))")
         ]

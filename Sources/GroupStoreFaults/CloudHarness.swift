@@ -88,7 +88,9 @@ struct CloudHarness {
     static func remoteChangeCounts(_ remote: String, type: String) throws -> [String: Int] {
         try read(remote) { db in
             var counts: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT name, count(*) AS n FROM change_log WHERE type = ? GROUP BY name", arguments: [type]) {
+            for row in try Row.fetchAll(
+                db, sql: "SELECT name, count(*) AS n FROM change_log WHERE type = ? GROUP BY name", arguments: [type])
+            {
                 counts[row["name"]] = row["n"]
             }
             return counts
@@ -137,8 +139,10 @@ struct CloudHarness {
     static func saveOutput(_ children: [Subprocess], in folder: String) {
         for child in children {
             let name = child.name.map { $0.isLetter || $0.isNumber ? $0 : "-" }
-            try? (child.output.joined(separator: "\n") + "\n").write(toFile: "\(folder)/\(String(name)).out", atomically: false, encoding: .utf8)
-            try? (child.errors.joined(separator: "\n") + "\n").write(toFile: "\(folder)/\(String(name)).err", atomically: false, encoding: .utf8)
+            try? (child.output.joined(separator: "\n") + "\n").write(
+                toFile: "\(folder)/\(String(name)).out", atomically: false, encoding: .utf8)
+            try? (child.errors.joined(separator: "\n") + "\n").write(
+                toFile: "\(folder)/\(String(name)).err", atomically: false, encoding: .utf8)
         }
     }
 

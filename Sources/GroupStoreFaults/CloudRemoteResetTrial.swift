@@ -56,9 +56,11 @@ struct CloudRemoteResetTrial {
                 "seed %llu; %ld trials held: %ld transactions written in A around the %@ remote, %ld live records checked in A, B and on the remote: 0 lost, 0 rolled back; settled in median %.2f s, max %.2f s",
             seed, trials - failures.count, transactions, mode == .replaced ? "replaced" : "restored", records, settle.median, settle.max)
         return Outcome(
-            fault: "cloud: the remote \(mode == .replaced ? "replaced by a fresh one (deleted, set up again)" : "restored in place from an older copy") under running bridges (groups A, B)",
+            fault:
+                "cloud: the remote \(mode == .replaced ? "replaced by a fresh one (deleted, set up again)" : "restored in place from an older copy") under running bridges (groups A, B)",
             trials: trials, passed: failures.isEmpty,
-            figures: failures.isEmpty ? figures : "\(failures.count) of \(trials) failed: " + failures.prefix(3).joined(separator: "; ") + ". " + figures)
+            figures: failures.isEmpty
+                ? figures : "\(failures.count) of \(trials) failed: " + failures.prefix(3).joined(separator: "; ") + ". " + figures)
     }
 
     private func runTrial(in folder: String, mode: Mode, seed: UInt64) throws -> (settled: TimeInterval, transactions: Int, records: Int) {
@@ -77,7 +79,9 @@ struct CloudRemoteResetTrial {
         for (group, name) in [(groupA, "A"), (groupB, "B")] {
             let bridge = try harness.bridge(group, remote: remote, tables: ["item"], name: "cloud run \(name)")
             bridges.append(bridge)
-            guard CloudHarness.waitSyncing(bridge, timeout: 30) else { throw FaultFailure("\(name)'s bridge did not start: \(CloudHarness.tail(bridge))") }
+            guard CloudHarness.waitSyncing(bridge, timeout: 30) else {
+                throw FaultFailure("\(name)'s bridge did not start: \(CloudHarness.tail(bridge))")
+            }
         }
         var writer = ItemWriter(store: store)
         func write(bursts: Int) throws {
@@ -106,13 +110,15 @@ struct CloudRemoteResetTrial {
             let differing = Set(remoteLive.keys).union(expected.keys).filter { remoteLive[$0] != expected[$0] }.sorted()
             throw FaultFailure(
                 "the remote's live records differ at \(differing.count) keys: "
-                    + differing.prefix(4).map { "\($0): wrote \(expected[$0] ?? "deleted"), remote \(remoteLive[$0] ?? "nothing")" }.joined(separator: "; "))
+                    + differing.prefix(4).map { "\($0): wrote \(expected[$0] ?? "deleted"), remote \(remoteLive[$0] ?? "nothing")" }.joined(
+                        separator: "; "))
         }
         for (name, group) in [("A", groupA), ("B", groupB)] {
             let status = try harness.status(group)
             guard status.live, status.pending == 0, status.parked == 0, status.lastError == nil else {
                 throw FaultFailure(
-                    "\(name)'s status after settling: live \(status.live), pending \(status.pending), parked \(status.parked) \(status.parkedRecords.prefix(3)), last error \(status.lastError ?? "none")")
+                    "\(name)'s status after settling: live \(status.live), pending \(status.pending), parked \(status.parked) \(status.parkedRecords.prefix(3)), last error \(status.lastError ?? "none")"
+                )
             }
         }
         guard bridges.contains(where: { $0.output.contains { $0.contains(#""event":"remoteReset""#) } }) else {
@@ -130,7 +136,9 @@ struct CloudRemoteResetTrial {
             let (statusA, statusB) = (try harness.status(groupA), try harness.status(groupB))
             let rowsA = try CloudHarness.rows(groupA, "item", columns: ["n", "note"])
             let rowsB = try CloudHarness.rows(groupB, "item", columns: ["n", "note"])
-            if statusA.pending == 0 && statusB.pending == 0 && rowsA == expected && rowsB == expected { return Date().timeIntervalSince(start) }
+            if statusA.pending == 0 && statusB.pending == 0 && rowsA == expected && rowsB == expected {
+                return Date().timeIntervalSince(start)
+            }
             if Date().timeIntervalSince(start) > Self.settleBound {
                 let differing = Set(rowsB.keys).union(expected.keys).filter { rowsB[$0] != expected[$0] }.sorted()
                 throw FaultFailure(

@@ -25,8 +25,12 @@ struct FaultsCommand: ParsableCommand {
     @Option(help: "Seed of the capture trial's random SQL.") var seed: UInt64 = 0x6361_7074_7572_65
     @Option(help: "Cloud kill trials (default 100; 10 with --ci).") var cloudTrials: Int?
     @Option(help: "Seconds the three groups of each cloud convergence trial write (default 60; 30 with --ci).") var cloudSeconds: Int?
-    @Option(help: "Conflict policies of the cloud convergence trials (default server-wins,field-merge).") var cloudPolicies = "server-wins,field-merge"
-    @Option(help: "Trials of the remote replaced, and of the remote restored, under running bridges (default 50 each; none with --ci unless given).")
+    @Option(help: "Conflict policies of the cloud convergence trials (default server-wins,field-merge).") var cloudPolicies =
+        "server-wins,field-merge"
+    @Option(
+        help:
+            "Trials of the remote replaced, and of the remote restored, under running bridges (default 50 each; none with --ci unless given)."
+    )
     var cloudResetTrials: Int?
     @Option(help: "Seed of the cloud section (default: from the clock; printed). Kill trial i uses seed + i.") var cloudSeed: UInt64?
     @Option(help: "Also write the table as JSON to this file.") var json: String?
@@ -63,10 +67,13 @@ struct FaultsCommand: ParsableCommand {
             var outcomes = try CloudKillTrial(suite: suite).run(trials: cloudTrials ?? (ci ? 10 : 100), seed: seed)
             for policy in cloudPolicies.split(separator: ",").map(String.init) {
                 do {
-                    outcomes += try CloudConvergenceTrial(suite: suite).run(seconds: cloudSeconds ?? (ci ? 30 : 60), policy: policy, seed: seed)
+                    outcomes += try CloudConvergenceTrial(suite: suite).run(
+                        seconds: cloudSeconds ?? (ci ? 30 : 60), policy: policy, seed: seed)
                 } catch {
                     outcomes.append(
-                        Outcome(fault: "cloud: 3 groups converging, policy \(policy)", trials: 1, passed: false, figures: "seed \(seed): \(error)"))
+                        Outcome(
+                            fault: "cloud: 3 groups converging, policy \(policy)", trials: 1, passed: false,
+                            figures: "seed \(seed): \(error)"))
                 }
             }
             // The remote replaced or restored under running bridges: 200 of 200 and 194 of 200 held

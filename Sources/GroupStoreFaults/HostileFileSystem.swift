@@ -104,7 +104,7 @@ struct HostileFileSystem {
             do {
                 try FileManager.default.removeItem(atPath: away)
                 break
-            } catch where removal < 20 {
+            } catch  where removal < 20 {
                 removal += 1
                 usleep(50_000)
             }

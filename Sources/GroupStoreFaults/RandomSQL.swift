@@ -116,7 +116,9 @@ struct RandomSQL {
             }
             return sql
         case 30..<55:
-            guard let column = table.dataColumns.first.map({ _ in pick(table.dataColumns) }) else { return "DELETE FROM \(name) WHERE \(keyCondition(table))" }
+            guard let column = table.dataColumns.first.map({ _ in pick(table.dataColumns) }) else {
+                return "DELETE FROM \(name) WHERE \(keyCondition(table))"
+            }
             let scope = chance(20) ? "rowid % 3 = 0" : keyCondition(table)
             return "UPDATE \(name) SET \(column) = \(value()) WHERE \(scope)"
         case 55..<65:
@@ -125,7 +127,9 @@ struct RandomSQL {
             case .integerKey: return "UPDATE\(or) \(name) SET id = \(integerKey()) WHERE id = \(integerKey())"
             case .textKey: return "UPDATE\(or) \(name) SET k = \(textKey()) WHERE \(keyCondition(table))"
             case .composite: return "UPDATE\(or) \(name) SET b = \(integerKey()) WHERE \(keyCondition(table))"
-            case .noKey: return "UPDATE\(or) \(name) SET rowid = rowid + \(Int.random(in: 1...20, using: &generator)) WHERE rowid = (SELECT max(rowid) FROM \(name))"
+            case .noKey:
+                return
+                    "UPDATE\(or) \(name) SET rowid = rowid + \(Int.random(in: 1...20, using: &generator)) WHERE rowid = (SELECT max(rowid) FROM \(name))"
             }
         case 65..<72:
             guard table.hasUnique else { return "DELETE FROM \(name) WHERE \(keyCondition(table))" }

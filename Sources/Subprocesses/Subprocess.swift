@@ -83,7 +83,9 @@ public final class Subprocess: @unchecked Sendable {
     private static func addCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32) -> Int32
 
     private static func failure(_ what: String, _ code: Int32) -> NSError {
-        NSError(domain: NSPOSIXErrorDomain, code: Int(code), userInfo: [NSLocalizedDescriptionKey: "\(what): \(String(cString: strerror(code)))"])
+        NSError(
+            domain: NSPOSIXErrorDomain, code: Int(code),
+            userInfo: [NSLocalizedDescriptionKey: "\(what): \(String(cString: strerror(code)))"])
     }
 
     /// Waits for the child on a thread of its own; its status as `Process`

@@ -117,7 +117,8 @@ final class FolderWatcherTests: XCTestCase {
         try handle.close()
         _ = try events.waitFor("the changes after the pause") { $0.count > seenBefore ? true : nil }
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(pausedAt), 0.3, "an event was delivered while paused")
-        XCTAssertLessThan(events.all.dropFirst(seenBefore).filter { $0.kind == .modified }.count, 50, "the repeated changes were not merged")
+        XCTAssertLessThan(
+            events.all.dropFirst(seenBefore).filter { $0.kind == .modified }.count, 50, "the repeated changes were not merged")
 
         // Reading resumed: a change after the pause is reported too.
         let before = events.all.count

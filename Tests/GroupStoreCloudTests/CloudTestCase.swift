@@ -62,7 +62,8 @@ class CloudTestCase: XCTestCase {
                 let keys = try GatewayKeys(secretFiles: [gatewaySecret.path])
                 let (ports, port) = AsyncStream.makeStream(of: Int.self)
                 let gateway = GatewayServer(
-                    configuration: GatewayConfiguration(host: "127.0.0.1", port: 0, keys: keys), backend: MemoryGatewayBackend(server: memoryServer)
+                    configuration: GatewayConfiguration(host: "127.0.0.1", port: 0, keys: keys),
+                    backend: MemoryGatewayBackend(server: memoryServer)
                 ) { _, listening in port.yield(listening) }
                 // In a service group, so that tearDown shuts it down gracefully (a cancelled server logs errors).
                 let group = ServiceGroup(services: [gateway], logger: Logger(label: "memory-gateway"))

@@ -34,7 +34,8 @@ final class DownloadPagesTests: CloudTestCase {
             // A member's transaction, and an outside writer's change that no member has closed yet.
             try await b.write { db in try db.execute(sql: "INSERT INTO note VALUES ('r1198', 'b''s member')") }
             let shell = try Subprocess(
-                URL(fileURLWithPath: "/usr/bin/sqlite3"), ["-bail", "-cmd", ".timeout 10000", database, "INSERT INTO note VALUES ('r1199', 'b''s shell')"])
+                URL(fileURLWithPath: "/usr/bin/sqlite3"),
+                ["-bail", "-cmd", ".timeout 10000", database, "INSERT INTO note VALUES ('r1199', 'b''s shell')"])
             XCTAssertEqual(shell.waitForExit(timeout: 60), 0, "sqlite3: \(shell.errors)")
         }
         let summary = try await sync("b", tables: ["note"], policy: .clientWins, remote: hooked)
@@ -60,7 +61,11 @@ final class DownloadPagesTests: CloudTestCase {
 private final class FetchCount: Sendable {
     private let count = Mutex(0)
     /// The count, after adding one.
-    func next() -> Int { count.withLock { $0 += 1; return $0 } }
+    func next() -> Int {
+        count.withLock {
+            $0 += 1; return $0
+        }
+    }
 }
 
 /// Runs `beforeFetch` before each fetch it forwards.

@@ -18,7 +18,10 @@ class EchoTests: CloudTestCase {
         let a = try open("a", schema: Self.schema)
         _ = try open("b", schema: Self.schema)
         try await a.write { db in
-            try db.execute(sql: "INSERT INTO author VALUES ('ann', 'Ann'); INSERT INTO book VALUES ('b1', 'One', 'ann'); INSERT INTO note VALUES ('n1', 'x')")
+            try db.execute(
+                sql:
+                    "INSERT INTO author VALUES ('ann', 'Ann'); INSERT INTO book VALUES ('b1', 'One', 'ann'); INSERT INTO note VALUES ('n1', 'x')"
+            )
         }
         try await sync("a", tables: Self.tables)
         let recording = RecordingRemote(try defaultRemote())
@@ -87,7 +90,8 @@ class EchoTests: CloudTestCase {
         let a = try open("a", schema: Self.schema)
         let b = try open("b", schema: Self.schema)
         try await a.write { db in
-            try db.execute(sql: "INSERT INTO author VALUES ('ann', 'Ann'); INSERT INTO book VALUES ('b1', 'One', 'ann'), ('b2', 'Two', 'ann')")
+            try db.execute(
+                sql: "INSERT INTO author VALUES ('ann', 'Ann'); INSERT INTO book VALUES ('b1', 'One', 'ann'), ('b2', 'Two', 'ann')")
         }
         try await sync("a", tables: Self.tables)
         try await sync("b", tables: Self.tables)

@@ -1,6 +1,7 @@
 import Foundation
-@testable import GroupStoreCloud
 import XCTest
+
+@testable import GroupStoreCloud
 
 /// The hand-written JSON of record fields reads back exactly what it wrote,
 /// and reads what Foundation's coder writes for the same values.
@@ -16,7 +17,9 @@ final class FieldsJSONTests: XCTestCase {
         let text = CloudFieldsJSON.encode(fields)
         XCTAssertEqual(try CloudFieldsJSON.decode(text), fields)
         // Foundation's encoding of the same fields reads the same.
-        let foundation = String(decoding: try JSONEncoder().encode(fields.filter { !($0.value == .real(.infinity) || $0.value == .real(-.infinity)) }), as: UTF8.self)
+        let foundation = String(
+            decoding: try JSONEncoder().encode(fields.filter { !($0.value == .real(.infinity) || $0.value == .real(-.infinity)) }),
+            as: UTF8.self)
         XCTAssertEqual(
             try CloudFieldsJSON.decode(foundation), fields.filter { !($0.value == .real(.infinity) || $0.value == .real(-.infinity)) })
     }
@@ -29,12 +32,20 @@ final class FieldsJSONTests: XCTestCase {
                 let value: CloudValue
                 switch Int.random(in: 0..<5, using: &generator) {
                 case 0: value = .integer(Int64.random(in: .min ... .max, using: &generator))
-                case 1: value = .real(Double(bitPattern: UInt64.random(in: 0 ... .max, using: &generator)).isFinite ? Double(bitPattern: UInt64.random(in: 0...0x7FEF_FFFF_FFFF_FFFF, using: &generator)) : 1)
+                case 1:
+                    value = .real(
+                        Double(bitPattern: UInt64.random(in: 0 ... .max, using: &generator)).isFinite
+                            ? Double(bitPattern: UInt64.random(in: 0...0x7FEF_FFFF_FFFF_FFFF, using: &generator)) : 1)
                 case 2:
-                    value = .text(String(String.UnicodeScalarView((0..<Int.random(in: 0...12, using: &generator)).compactMap { _ in
-                        Unicode.Scalar(UInt32.random(in: 0...0x2FFFF, using: &generator))
-                    })))
-                case 3: value = .bytes((0..<Int.random(in: 0...20, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+                    value = .text(
+                        String(
+                            String.UnicodeScalarView(
+                                (0..<Int.random(in: 0...12, using: &generator)).compactMap { _ in
+                                    Unicode.Scalar(UInt32.random(in: 0...0x2FFFF, using: &generator))
+                                })))
+                case 3:
+                    value = .bytes(
+                        (0..<Int.random(in: 0...20, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) })
                 default: value = .null
                 }
                 fields["c\(index)"] = value
@@ -63,7 +74,10 @@ final class FieldsJSONTests: XCTestCase {
     }
 
     func testGarbage_isAnError_notACrash() {
-        for garbage in ["", "{", "{\"a\":", "{\"a\":{\"i\":1}", "[1]", "{\"a\":{\"x\":1}}", "{\"a\":{\"i\":\"1\"}}", "{\"a\":nul}", "{\"a\":{\"t\":\"\\u12\"}}"] {
+        for garbage in [
+            "", "{", "{\"a\":", "{\"a\":{\"i\":1}", "[1]", "{\"a\":{\"x\":1}}", "{\"a\":{\"i\":\"1\"}}", "{\"a\":nul}",
+            "{\"a\":{\"t\":\"\\u12\"}}",
+        ] {
             XCTAssertThrowsError(try CloudFieldsJSON.decode(garbage), garbage)
         }
     }

@@ -56,7 +56,9 @@ final class LocalWritesTests: CloudTestCase {
                 commits.count.withLock { $0 }, 2,
                 "change \(index): intake with the prepared upload, then the acknowledgement with last_sync")
         }
-        let status = try await bridge.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM groupstore_cloud_meta WHERE key = 'last_sync'") }
+        let status = try await bridge.pool.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM groupstore_cloud_meta WHERE key = 'last_sync'")
+        }
         XCTAssertTrue(status?.contains("\"uploaded\":1") == true, "last_sync records the sync: \(status ?? "nil")")
     }
 
@@ -114,6 +116,8 @@ final class LocalWritesTests: CloudTestCase {
         XCTAssertGreaterThan(synced.summary.conflicts, 0, "\(synced.summary)")
         let pendingRows = try await app.pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM groupstore_cloud_pending") }
         let reasons = await a.state.reasons
-        XCTAssertEqual(synced.summary.pending, 0, "what the settlement caused was settled by the same sync: \(synced.summary) \(pendingRows) \(reasons)")
+        XCTAssertEqual(
+            synced.summary.pending, 0,
+            "what the settlement caused was settled by the same sync: \(synced.summary) \(pendingRows) \(reasons)")
     }
 }

@@ -87,7 +87,8 @@ final class RemoteCheckTests: CloudTestCase {
 
     /// A running bridge's engine for group a through `counting`, after its
     /// first sync and a second that uploads row n1.
-    private func twoSyncs(through counting: HistoryCountingRemote) async throws -> (app: GroupStore, bridge: GroupStore, engine: SyncEngine) {
+    private func twoSyncs(through counting: HistoryCountingRemote) async throws -> (app: GroupStore, bridge: GroupStore, engine: SyncEngine)
+    {
         let (app, bridge, engine) = try await firstSync(through: counting)
         try await write(app, engine, "n1")
         let second = await engine.sync(complete: false, fetch: false)

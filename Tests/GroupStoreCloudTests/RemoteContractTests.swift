@@ -137,7 +137,9 @@ class RemoteContractTests: CloudTestCase {
         var ids: [CloudRecordID] = []
         for name in ["n1", "n2", "n3"] {
             let id = note(name)
-            let created = try await remote.modify([.save(id: id, baseTag: nil, fields: ["title": .text("one")], editedAt: now.addingTimeInterval(-60))])
+            let created = try await remote.modify([
+                .save(id: id, baseTag: nil, fields: ["title": .text("one")], editedAt: now.addingTimeInterval(-60))
+            ])
             guard case .saved(let record) = created.first else { return XCTFail("expected \(id) saved, got \(created)") }
             let deleted = try await remote.modify([.delete(id: id, baseTag: record.tag, editedAt: now.addingTimeInterval(-30))])
             XCTAssertEqual(deleted, [.deleted(id)])
@@ -260,7 +262,8 @@ class RemoteContractTests: CloudTestCase {
     /// another epoch is not, and then nothing is written or read.
     func testACallKeepingAMark_isMadeOnlyWhileTheHistoryKeepsIt() async throws {
         let remote = try await remote()
-        let saved = try await remote.modify([.save(id: note("n1"), baseTag: nil, fields: ["title": .text("one")], editedAt: Date())], keeping: nil)
+        let saved = try await remote.modify(
+            [.save(id: note("n1"), baseTag: nil, fields: ["title": .text("one")], editedAt: Date())], keeping: nil)
         guard case .saved = saved.value?.first else { return XCTFail("n1 saved: \(String(describing: saved.value))") }
         let head = saved.history.head
         XCTAssertGreaterThan(head.position, 0, "the head after the save is past it")
@@ -269,7 +272,8 @@ class RemoteContractTests: CloudTestCase {
         XCTAssertTrue(asked.keepsMark, "the head a modify answered is part of the history")
         XCTAssertEqual(asked.head, head, "and nothing was written since")
 
-        let second = try await remote.modify([.save(id: note("n2"), baseTag: nil, fields: ["title": .text("two")], editedAt: Date())], keeping: head)
+        let second = try await remote.modify(
+            [.save(id: note("n2"), baseTag: nil, fields: ["title": .text("two")], editedAt: Date())], keeping: head)
         guard case .saved = second.value?.first else { return XCTFail("n2 saved keeping the head: \(String(describing: second.value))") }
         XCTAssertGreaterThan(second.history.head.position, head.position)
         let fetched = try await remote.fetchChanges(in: .private("alice"), since: nil, limit: 100, keeping: second.history.head)
@@ -277,7 +281,10 @@ class RemoteContractTests: CloudTestCase {
         XCTAssertTrue(fetched.history.keepsMark)
 
         let marks = [
-            ("another change at its position", CloudHistoryMark(epoch: head.epoch, position: second.history.head.position, entry: "not-this-change")),
+            (
+                "another change at its position",
+                CloudHistoryMark(epoch: head.epoch, position: second.history.head.position, entry: "not-this-change")
+            ),
             ("a position ahead of the log", CloudHistoryMark(epoch: head.epoch, position: second.history.head.position + 1000, entry: "")),
             ("another epoch", CloudHistoryMark(epoch: "another-" + head.epoch, position: head.position, entry: head.entry)),
         ]

@@ -56,7 +56,8 @@ final class RemoteResetTests: CloudTestCase {
         try await sync("b", tables: ["note"])
         let copy = memoryServer.snapshot()
         try await a.write { db in
-            try db.execute(sql: "UPDATE note SET body = 'v2' WHERE id = 'n1'; DELETE FROM note WHERE id = 'n2'; INSERT INTO note VALUES ('n3', 'v1')")
+            try db.execute(
+                sql: "UPDATE note SET body = 'v2' WHERE id = 'n1'; DELETE FROM note WHERE id = 'n2'; INSERT INTO note VALUES ('n3', 'v1')")
         }
         try await sync("a", tables: ["note"])
         try await sync("b", tables: ["note"])
@@ -104,13 +105,16 @@ final class RemoteResetTests: CloudTestCase {
         try await write(a, "INSERT INTO note VALUES ('n1', 'v1'), ('n2', 'v1')")
         try await syncInTurn("a", "b")
         try await a.write { db in
-            try db.execute(sql: "UPDATE note SET body = 'v2' WHERE id = 'n1'; DELETE FROM note WHERE id = 'n2'; INSERT INTO note VALUES ('n3', 'v1')")
+            try db.execute(
+                sql: "UPDATE note SET body = 'v2' WHERE id = 'n1'; DELETE FROM note WHERE id = 'n2'; INSERT INTO note VALUES ('n3', 'v1')")
         }
         try await sync("a", tables: ["note"])
         return (a, b)
     }
 
-    private func assertEveryoneHolds(_ expected: [String], _ a: GroupStore, _ b: GroupStore, file: StaticString = #filePath, line: UInt = #line)
+    private func assertEveryoneHolds(
+        _ expected: [String], _ a: GroupStore, _ b: GroupStore, file: StaticString = #filePath, line: UInt = #line
+    )
         async throws
     {
         XCTAssertEqual(try notes(a), expected, "a", file: file, line: line)
@@ -339,8 +343,12 @@ final class RemoteResetTests: CloudTestCase {
         // The next local edit of n1, made while a's upload of n1 is out, and taken in by a's running bridge before it returns.
         let edits = Mutex(["DELETE FROM note WHERE id = 'n1'", "INSERT INTO note VALUES ('n1', 'v3')"])
         let hooked = HookedRemote(base: remote()) { changes in
-            guard changes.contains(where: { $0.id.name == "n1" }), let sql = edits.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { return }
-            let version = { try a.pool.read { db in try Int64.fetchOne(db, sql: "SELECT version FROM groupstore_cloud_pending WHERE name = 'n1'") } }
+            guard changes.contains(where: { $0.id.name == "n1" }), let sql = edits.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else {
+                return
+            }
+            let version = {
+                try a.pool.read { db in try Int64.fetchOne(db, sql: "SELECT version FROM groupstore_cloud_pending WHERE name = 'n1'") }
+            }
             let before = try version()
             try await a.write { db in try db.execute(sql: sql) }
             let deadline = Date().addingTimeInterval(30)
@@ -519,7 +527,11 @@ final class Once: Sendable {
     private let done = Mutex(false)
     var ran: Bool { done.withLock { $0 } }
     func run(_ body: @Sendable () async throws -> Void) async throws {
-        guard done.withLock({ was in defer { was = true }; return !was }) else { return }
+        guard
+            done.withLock({ was in
+                defer { was = true }; return !was
+            })
+        else { return }
         try await body()
     }
 }

@@ -48,7 +48,8 @@ class RoundTripTests: CloudTestCase {
         }
         XCTAssertEqual(books, ["b1", "b2"])
         let tags = try await b.pool.read { db in
-            try String.fetchAll(db, sql: "SELECT t.label FROM book_tag bt JOIN tag t ON t.id = bt.tag_id WHERE bt.book_id = 'b1' ORDER BY 1")
+            try String.fetchAll(
+                db, sql: "SELECT t.label FROM book_tag bt JOIN tag t ON t.id = bt.tag_id WHERE bt.book_id = 'b1' ORDER BY 1")
         }
         XCTAssertEqual(tags, ["blue", "red"])
 

@@ -1,6 +1,7 @@
-@testable import GroupStoreCloud
 import GroupStore
 import XCTest
+
+@testable import GroupStoreCloud
 
 /// The asset digest against the FIPS 180-4 examples and the padding edges.
 final class SHA256Tests: XCTestCase {

@@ -66,7 +66,8 @@ final class CLIInputProcessTests: ProcessTestCase {
         var lastSeq = 0
         for (index, form) in forms.enumerated() {
             let sql = (index == 0 ? "CREATE TABLE t(id INTEGER PRIMARY KEY); " : "") + "INSERT INTO t VALUES (\(index))"
-            let exec = try spawn(in: parent, groupstorePath, ["exec", "--group", form, "--member", "tool", "--sql", sql], name: "exec \(form)")
+            let exec = try spawn(
+                in: parent, groupstorePath, ["exec", "--group", form, "--member", "tool", "--sql", sql], name: "exec \(form)")
             XCTAssertEqual(try exec.waitForExit(), 0, "exec --group \(form): \(exec.errors.suffix(8))")
             let (rows, seq) = rowsAndSeq(exec.output.joined(separator: "\n"))
             XCTAssertEqual(rows, [], "exec --group \(form)")
@@ -86,7 +87,8 @@ final class CLIInputProcessTests: ProcessTestCase {
             guard joined else { throw HarnessError(message: "watch --group \(form) exited: \(watcher.errors.suffix(8))") }
             return watcher
         }
-        let exec = try spawn(in: parent, groupstorePath, ["exec", "--group", "g/", "--member", "tool", "--sql", "INSERT INTO t VALUES (100)"], name: "exec")
+        let exec = try spawn(
+            in: parent, groupstorePath, ["exec", "--group", "g/", "--member", "tool", "--sql", "INSERT INTO t VALUES (100)"], name: "exec")
         XCTAssertEqual(try exec.waitForExit(), 0, "\(exec.errors)")
         let seq = try XCTUnwrap(rowsAndSeq(exec.output.joined(separator: "\n")).seq, "exec printed \(exec.output)")
         XCTAssertGreaterThan(seq, lastSeq)
@@ -130,7 +132,8 @@ final class CLIInputProcessTests: ProcessTestCase {
         let committed = try head()
         let child = try run(
             ["exec", "--group", group, "--member", "tool", "--sql", "INSERT INTO t VALUES (2, 'x'); COMMIT; INSERT INTO t VALUES (3, 'y')"])
-        try assertFailsWithOneLine(child, containing: ["refused statement 2 (COMMIT)", "one transaction", "nothing was committed"], "COMMIT")
+        try assertFailsWithOneLine(
+            child, containing: ["refused statement 2 (COMMIT)", "one transaction", "nothing was committed"], "COMMIT")
         XCTAssertEqual(child.output, [])
         XCTAssertEqual(try read { try Int.fetchAll($0, sql: "SELECT id FROM t ORDER BY id") }, [1])
         XCTAssertEqual(try head(), committed)
@@ -234,7 +237,8 @@ final class CLIInputProcessTests: ProcessTestCase {
 
     func testSQLFromFileAndStandardInput() throws {
         let file = group + "/001 notes.sql"
-        let migration = "-- 001: notes\r\nCREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT);\r\nINSERT INTO notes(body) VALUES ('from a file');\r\n"
+        let migration =
+            "-- 001: notes\r\nCREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT);\r\nINSERT INTO notes(body) VALUES ('from a file');\r\n"
         try Data(migration.utf8).write(to: URL(fileURLWithPath: file))
         let fromFile = try run(["exec", "--group", group + "/g", "--member", "tool", "--sql-file", file])
         XCTAssertEqual(fromFile.exitStatus, 0, "\(fromFile.errors)")
@@ -244,7 +248,8 @@ final class CLIInputProcessTests: ProcessTestCase {
         // Standard input through a pipe that ends.
         func piped(_ sql: String) throws -> ChildProcess {
             let child = try spawn(
-                "/bin/sh", ["-c", "printf '%s' \"$0\" | \"$1\" exec --group \"$2\" --member tool --sql-file -", sql, groupstorePath, group + "/g"],
+                "/bin/sh",
+                ["-c", "printf '%s' \"$0\" | \"$1\" exec --group \"$2\" --member tool --sql-file -", sql, groupstorePath, group + "/g"],
                 name: "exec stdin")
             try child.waitForExit()
             return child
@@ -267,7 +272,9 @@ final class CLIInputProcessTests: ProcessTestCase {
             containing: ["not both"], "both")
         try assertFailsWithOneLine(
             run(["exec", "--group", group + "/g", "--member", "tool"]), containing: ["--sql", "--sql-file"], "neither")
-        XCTAssertEqual(try read(groupAt: group + "/g") { try String.fetchAll($0, sql: "SELECT body FROM notes ORDER BY id") }, ["from a file", "from input"])
+        XCTAssertEqual(
+            try read(groupAt: group + "/g") { try String.fetchAll($0, sql: "SELECT body FROM notes ORDER BY id") },
+            ["from a file", "from input"])
     }
 
     // MARK: 4. Rows

@@ -37,7 +37,9 @@ final class CloudProcessTests: ProcessTestCase {
         try execIn(group, "CREATE TABLE note(id TEXT PRIMARY KEY, body TEXT, n INTEGER)")
     }
 
-    func cloudArguments(_ command: String, _ group: String, remote: String? = nil, tables: String = "note", extra: [String] = []) -> [String] {
+    func cloudArguments(_ command: String, _ group: String, remote: String? = nil, tables: String = "note", extra: [String] = [])
+        -> [String]
+    {
         ["cloud", command, "--group", group, "--remote", remote ?? self.remote, "--tables", tables, "--user", "tester"] + extra
     }
 
@@ -81,7 +83,8 @@ final class CloudProcessTests: ProcessTestCase {
         var configuration = Configuration()
         configuration.readonly = true
         return try DatabaseQueue(path: group + "/store.sqlite", configuration: configuration).read { db in
-            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, body FROM note").map { ($0[0] as String, $0[1] as String) })
+            Dictionary(
+                uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, body FROM note").map { ($0[0] as String, $0[1] as String) })
         }
     }
 
@@ -91,7 +94,8 @@ final class CloudProcessTests: ProcessTestCase {
         configuration.readonly = true
         return try DatabaseQueue(path: path ?? remote, configuration: configuration).read { db in
             Dictionary(
-                uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT name, fields FROM records WHERE type = 'note' AND deleted = 0").map {
+                uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT name, fields FROM records WHERE type = 'note' AND deleted = 0").map
+                {
                     ($0[0] as String, $0[1] as String)
                 })
         }
@@ -111,7 +115,8 @@ final class CloudProcessTests: ProcessTestCase {
             "cloud faults that did not hold:\n" + suite.output.filter { $0.contains("FAILED") }.joined(separator: "\n") + "\n"
                 + suite.errors.filter { $0.contains("FAILED") || $0.contains("seed") }.joined(separator: "\n"))
         XCTAssertTrue(suite.output.contains { $0.hasSuffix("passed, 0 failed") }, "\(suite.output.suffix(3))")
-        XCTAssertTrue(suite.output.contains { $0.contains("cloud: syncing member SIGKILLed") && $0.contains("| 10 | held |") }, "\(suite.output)")
+        XCTAssertTrue(
+            suite.output.contains { $0.contains("cloud: syncing member SIGKILLed") && $0.contains("| 10 | held |") }, "\(suite.output)")
     }
 
     // MARK: standby, signals, the group's one syncing member
@@ -211,7 +216,10 @@ final class CloudProcessTests: ProcessTestCase {
             ("INTEGER PRIMARY KEY table", remote, "counter", [], ["table counter", "rowid"]),
             ("missing table", remote, "note,nosuch", [], ["table nosuch does not exist"]),
             ("bad policy", remote, "note", ["--policy", "loudest-wins"], ["unknown --policy 'loudest-wins'", "server-wins"]),
-            ("postgres server not there", "postgres://alice:s3cret@localhost:1/app", "note", [], ["cannot reach postgres://alice@localhost:1/app"]),
+            (
+                "postgres server not there", "postgres://alice:s3cret@localhost:1/app", "note", [],
+                ["cannot reach postgres://alice@localhost:1/app"]
+            ),
         ]
         for command in ["sync", "run"] {
             for item in cases {
@@ -278,7 +286,9 @@ final class CloudProcessTests: ProcessTestCase {
         // The remote file moved aside, garbage renamed into its place.
         let aside = root + "/cloud.sqlite.aside"
         try FileManager.default.moveItem(atPath: remote, toPath: aside)
-        XCTAssertTrue(FileManager.default.createFile(atPath: root + "/garbage.tmp", contents: Data((0..<8192).map { _ in UInt8.random(in: 0...255) })))
+        XCTAssertTrue(
+            FileManager.default.createFile(atPath: root + "/garbage.tmp", contents: Data((0..<8192).map { _ in UInt8.random(in: 0...255) }))
+        )
         try FileManager.default.moveItem(atPath: root + "/garbage.tmp", toPath: remote)
         let from = bridge.output.count
         try execIn(groupA, "INSERT INTO note(id, body) VALUES ('during-1', 'written while the remote is garbage')")

@@ -49,7 +49,10 @@
         func serve(extra: [String] = []) throws -> (ChildProcess, String) {
             let child = try spawn(
                 "groupstore",
-                ["serve", "--remote", server.url(user: "authenticator"), "--listen", "127.0.0.1:0", "--jwt-secret-file", secret, "--pool", "3"]
+                [
+                    "serve", "--remote", server.url(user: "authenticator"), "--listen", "127.0.0.1:0", "--jwt-secret-file", secret,
+                    "--pool", "3",
+                ]
                     + extra,
                 name: "serve")
             let line = try child.wait("the serving line", timeout: 60) { _, errors, _ in
@@ -107,7 +110,8 @@
             let openssl = try spawn(
                 "/usr/bin/openssl",
                 [
-                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj",
+                    "/CN=127.0.0.1",
                     "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", certificate,
                 ], name: "openssl")
             XCTAssertEqual(try openssl.waitForExit(), 0, "\(openssl.errors)")
@@ -138,7 +142,8 @@
                 XCTAssertEqual(sync.errors.count, 1, "one line: \(sync.errors)")
                 XCTAssertTrue(sync.errors.first?.contains(says) == true, "\(sync.errors)")
             }
-            let missing = try spawn("groupstore", ["cloud", "sync", "--group", root + "/A", "--remote", url, "--tables", "note"], name: "sync")
+            let missing = try spawn(
+                "groupstore", ["cloud", "sync", "--group", root + "/A", "--remote", url, "--tables", "note"], name: "sync")
             XCTAssertEqual(try missing.waitForExit(), 1)
             XCTAssertTrue(missing.errors.first?.contains("needs a token") == true, "\(missing.errors)")
             // cloud run: reports the refusal, keeps trying, and takes the renewed token from its file.

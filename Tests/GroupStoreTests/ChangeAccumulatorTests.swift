@@ -22,7 +22,10 @@ final class ChangeAccumulatorTests: XCTestCase {
         accumulator.add(entity: "OTHER", operation: .update, key: .integer(6))
         XCTAssertEqual(
             accumulator.changes,
-            [EntityChange(entity: "Item", inserted: [.integer(2)]), EntityChange(entity: "other", inserted: [.integer(5)], updated: [.integer(6)])])
+            [
+                EntityChange(entity: "Item", inserted: [.integer(2)]),
+                EntityChange(entity: "other", inserted: [.integer(5)], updated: [.integer(6)]),
+            ])
     }
 
     func testASecondNameEqualToTheFirstIgnoringCase_rightAfterIt_isTheSameTable() {

@@ -26,7 +26,8 @@ final class HistoryMigrationTests: StoreTestCase {
         }
         XCTAssertEqual(
             migrations.count, Self.shipped.count,
-            "new migrations \(migrations.dropFirst(Self.shipped.count).map { "\($0.identifier) \($0.checksum)" }): record them here once they ship")
+            "new migrations \(migrations.dropFirst(Self.shipped.count).map { "\($0.identifier) \($0.checksum)" }): record them here once they ship"
+        )
     }
 
     func testANewHistory_recordsItsMigrations_apartFromTheAppsMigrator() async throws {
@@ -49,7 +50,8 @@ final class HistoryMigrationTests: StoreTestCase {
     func testAFormat3HistoryMadeBeforeMigrationsWereRecorded_isAdopted_andKeepsItsEpochAndTransactions() async throws {
         let writer = try open("writer")
         let seq = try await writeSeq(writer, "CREATE TABLE t(id INTEGER PRIMARY KEY)")
-        let epoch = try await writer.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM groupstore_meta WHERE key = 'epoch'") }
+        let epoch = try await writer.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM groupstore_meta WHERE key = 'epoch'")
+        }
         await writer.close()
         // As the build before recorded migrations left it.
         try await DatabaseQueue(path: group + "/store.sqlite").write { db in

@@ -20,7 +20,9 @@ final class KeyCaptureTests: CaptureTestCase {
 
     func testDistinctInvalidUTF8TextKeys_stayDistinct_andSurviveJSON() async throws {
         let saves = try await prepare("CREATE TABLE n(k TEXT PRIMARY KEY, v)")
-        try shell("INSERT INTO n VALUES (CAST(x'ff01' AS TEXT), 1), (CAST(x'fe01' AS TEXT), 2), (CAST(x'610062' AS TEXT), 3); INSERT INTO mark VALUES (1)")
+        try shell(
+            "INSERT INTO n VALUES (CAST(x'ff01' AS TEXT), 1), (CAST(x'fe01' AS TEXT), 2), (CAST(x'610062' AS TEXT), 3); INSERT INTO mark VALUES (1)"
+        )
         let received = try await self.saves(until: 1, in: "mark", of: saves)
         let keys = received.last?.change(of: "n")?.inserted ?? []
         XCTAssertEqual(keys, [.invalidText([0xFF, 0x01]), .invalidText([0xFE, 0x01]), .text("a\u{0}b")])
@@ -28,7 +30,8 @@ final class KeyCaptureTests: CaptureTestCase {
     }
 
     func testBlobAndRealKeys_keepTheirType() async throws {
-        let saves = try await prepare("CREATE TABLE b(k BLOB PRIMARY KEY); CREATE TABLE f(k REAL PRIMARY KEY); CREATE TABLE c(a, b, PRIMARY KEY (a, b))")
+        let saves = try await prepare(
+            "CREATE TABLE b(k BLOB PRIMARY KEY); CREATE TABLE f(k REAL PRIMARY KEY); CREATE TABLE c(a, b, PRIMARY KEY (a, b))")
         try shell(
             """
             INSERT INTO b VALUES (x'00ff'), ('00FF');
@@ -63,7 +66,9 @@ final class KeyCaptureTests: CaptureTestCase {
 
     func testInScopeEntityNames_matchLikeSQLiteIgnoringCase() async throws {
         let writer = try open("writer")
-        try await writer.write { db in try db.execute(sql: "CREATE TABLE Notes(id INTEGER PRIMARY KEY); CREATE TABLE other(id INTEGER PRIMARY KEY)") }
+        try await writer.write { db in
+            try db.execute(sql: "CREATE TABLE Notes(id INTEGER PRIMARY KEY); CREATE TABLE other(id INTEGER PRIMARY KEY)")
+        }
         let (_, saves) = try reader { $0.inScopeEntityNames = ["NOTES"] }
         try shell("INSERT INTO other VALUES (1)")
         try shell("INSERT INTO notes VALUES (1)")

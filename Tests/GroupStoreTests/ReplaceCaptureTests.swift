@@ -33,7 +33,10 @@ final class ReplaceCaptureTests: CaptureTestCase {
         let names = tables.map { "'\($0)'" }.joined(separator: ", ")
         return try await store.pool.read { db in
             try Int.fetchOne(
-                db, sql: "SELECT count(*) FROM groupstore_change WHERE op = 3 AND entity IN (SELECT id FROM groupstore_table WHERE name IN (\(names)))")
+                db,
+                sql:
+                    "SELECT count(*) FROM groupstore_change WHERE op = 3 AND entity IN (SELECT id FROM groupstore_table WHERE name IN (\(names)))"
+            )
         }
     }
 
@@ -75,16 +78,21 @@ final class ReplaceCaptureTests: CaptureTestCase {
         try shell("UPDATE OR REPLACE u SET id = 5 WHERE id = 2; INSERT INTO mark VALUES (2)")
         received += try await self.saves(until: 2, in: "mark", of: saves)
         let changes = received.compactMap { $0.change(of: "u") }
-        XCTAssertEqual(changes, [EntityChange(entity: "u", updated: [2], deleted: [1]), EntityChange(entity: "u", inserted: [5], deleted: [2])])
+        XCTAssertEqual(
+            changes, [EntityChange(entity: "u", updated: [2], deleted: [1]), EntityChange(entity: "u", inserted: [5], deleted: [2])])
     }
 
     func testARowWithRowidMinusOne_isNotReportedDeleted_byInsertsThatLetSQLiteChooseTheRowid() async throws {
         let (writer, saves) = try await prepare("CREATE TABLE n(id INTEGER PRIMARY KEY, v); CREATE TABLE r(v)")
         // In a before-insert trigger, a rowid SQLite has yet to choose reads
         // −1: the row whose rowid is −1 looks like a collision, but is kept.
-        try shell("INSERT INTO n VALUES (-1, 'a'); INSERT INTO n(v) VALUES ('b'); INSERT INTO r(rowid, v) VALUES (-1, 'a'); INSERT INTO r(v) VALUES ('b'); INSERT INTO mark VALUES (1)")
+        try shell(
+            "INSERT INTO n VALUES (-1, 'a'); INSERT INTO n(v) VALUES ('b'); INSERT INTO r(rowid, v) VALUES (-1, 'a'); INSERT INTO r(v) VALUES ('b'); INSERT INTO mark VALUES (1)"
+        )
         var received = try await self.saves(until: 1, in: "mark", of: saves)
-        try await writer.write { db in try db.execute(sql: "INSERT INTO n(v) VALUES ('c'); INSERT INTO r(v) VALUES ('c'); INSERT INTO mark VALUES (2)") }
+        try await writer.write { db in
+            try db.execute(sql: "INSERT INTO n(v) VALUES ('c'); INSERT INTO r(v) VALUES ('c'); INSERT INTO mark VALUES (2)")
+        }
         received += try await self.saves(until: 2, in: "mark", of: saves)
         // Replacing −1 itself still deletes it and inserts it again: an update.
         try shell("REPLACE INTO n VALUES (-1, 'z'); REPLACE INTO r(rowid, v) VALUES (-1, 'z'); INSERT INTO mark VALUES (3)")
@@ -97,7 +105,9 @@ final class ReplaceCaptureTests: CaptureTestCase {
                     EntityChange(entity: table, updated: [-1]),
                 ], "table \(table)")
         }
-        let rows = try await writer.pool.read { db in try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM n) + (SELECT count(*) FROM r)") }
+        let rows = try await writer.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM n) + (SELECT count(*) FROM r)")
+        }
         XCTAssertEqual(rows, 6, "every row reported is in the tables")
     }
 
@@ -164,7 +174,8 @@ final class ReplaceCaptureTests: CaptureTestCase {
     }
 
     func testASingleKeyChangedOnlyInItsRecordedForm_isADeleteAndAnInsert() async throws {
-        let (_, saves) = try await prepare("CREATE TABLE h(a COLLATE NOCASE PRIMARY KEY, u UNIQUE, v) WITHOUT ROWID; CREATE TABLE k(id PRIMARY KEY, v)")
+        let (_, saves) = try await prepare(
+            "CREATE TABLE h(a COLLATE NOCASE PRIMARY KEY, u UNIQUE, v) WITHOUT ROWID; CREATE TABLE k(id PRIMARY KEY, v)")
         try shell("INSERT INTO h VALUES ('x', 1, 0); INSERT INTO k VALUES (1, 0); INSERT INTO mark VALUES (1)")
         _ = try await self.saves(until: 1, in: "mark", of: saves)
         // Equal under IS (the collation, numeric equality), not as recorded:

@@ -33,7 +33,10 @@ final class SchemaCaptureTests: CaptureTestCase {
 
     func testDropAndCreateAgainByTheShell_reportsTheResetAndTheNewRows() async throws {
         let writer = try open("writer")
-        try await writer.write { db in try db.execute(sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1)") }
+        try await writer.write { db in
+            try db.execute(
+                sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1)")
+        }
         let (_, saves) = try reader()
         try shell("DROP TABLE t; CREATE TABLE t(id INTEGER PRIMARY KEY, v); INSERT INTO t VALUES (7, 'x');")
         try shell("INSERT INTO t VALUES (8, 'y'); INSERT INTO mark VALUES (1)")
@@ -45,10 +48,16 @@ final class SchemaCaptureTests: CaptureTestCase {
 
     func testAddColumnThenUpdateInOneMigration_reportsTheUpdate() async throws {
         let writer = try open("writer")
-        try await writer.write { db in try db.execute(sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE base(id INTEGER PRIMARY KEY); INSERT INTO base VALUES (1), (2)") }
+        try await writer.write { db in
+            try db.execute(
+                sql:
+                    "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE base(id INTEGER PRIMARY KEY); INSERT INTO base VALUES (1), (2)"
+            )
+        }
         let (_, saves) = try reader()
         try await writer.write { db in
-            try db.execute(sql: "ALTER TABLE base ADD COLUMN extra TEXT; UPDATE base SET extra = 'e' WHERE id = 1; INSERT INTO mark VALUES (1)")
+            try db.execute(
+                sql: "ALTER TABLE base ADD COLUMN extra TEXT; UPDATE base SET extra = 'e' WHERE id = 1; INSERT INTO mark VALUES (1)")
         }
         try shell("ALTER TABLE base ADD COLUMN more TEXT; UPDATE base SET more = 'm' WHERE id = 2; INSERT INTO mark VALUES (2)")
         let received = try await self.saves(until: 2, in: "mark", of: saves)
@@ -59,10 +68,16 @@ final class SchemaCaptureTests: CaptureTestCase {
 
     func testDropColumn_worksOnATrackedTable_fromTheShellAndTheLibrary() async throws {
         let writer = try open("writer")
-        try await writer.write { db in try db.execute(sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE t(id INTEGER PRIMARY KEY, a, b, c); INSERT INTO t VALUES (1, 1, 2, 3)") }
+        try await writer.write { db in
+            try db.execute(
+                sql:
+                    "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE t(id INTEGER PRIMARY KEY, a, b, c); INSERT INTO t VALUES (1, 1, 2, 3)"
+            )
+        }
         let (_, saves) = try reader()
         try shell("ALTER TABLE t DROP COLUMN b; UPDATE t SET a = 10;")
-        try await writer.write { db in try db.execute(sql: "ALTER TABLE t DROP COLUMN c; UPDATE t SET a = 11; INSERT INTO mark VALUES (1)") }
+        try await writer.write { db in try db.execute(sql: "ALTER TABLE t DROP COLUMN c; UPDATE t SET a = 11; INSERT INTO mark VALUES (1)")
+        }
         let received = try await self.saves(until: 1, in: "mark", of: saves)
         XCTAssertEqual(folded(received, "t").updated, [1])
         let columns = try await writer.pool.read { db in try db.columns(in: "t").map(\.name) }
@@ -71,10 +86,15 @@ final class SchemaCaptureTests: CaptureTestCase {
 
     func testRenameColumn_thenUpdate_isReported() async throws {
         let writer = try open("writer")
-        try await writer.write { db in try db.execute(sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE t(id INTEGER PRIMARY KEY, v); INSERT INTO t VALUES (1, 1)") }
+        try await writer.write { db in
+            try db.execute(
+                sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE t(id INTEGER PRIMARY KEY, v); INSERT INTO t VALUES (1, 1)")
+        }
         let (_, saves) = try reader()
         try shell("ALTER TABLE t RENAME COLUMN v TO w; UPDATE t SET w = 2;")
-        try await writer.write { db in try db.execute(sql: "ALTER TABLE t RENAME COLUMN id TO key; UPDATE t SET w = 3; INSERT INTO mark VALUES (1)") }
+        try await writer.write { db in
+            try db.execute(sql: "ALTER TABLE t RENAME COLUMN id TO key; UPDATE t SET w = 3; INSERT INTO mark VALUES (1)")
+        }
         let received = try await self.saves(until: 1, in: "mark", of: saves)
         let changes = received.compactMap { $0.change(of: "t") }
         XCTAssertEqual(changes.map(\.updated), [[1], [1]])
@@ -83,7 +103,10 @@ final class SchemaCaptureTests: CaptureTestCase {
 
     func testRenameTableByTheShell_reportsLaterRowsUnderTheNewName() async throws {
         let writer = try open("writer")
-        try await writer.write { db in try db.execute(sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE old(id INTEGER PRIMARY KEY); INSERT INTO old VALUES (1)") }
+        try await writer.write { db in
+            try db.execute(
+                sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE old(id INTEGER PRIMARY KEY); INSERT INTO old VALUES (1)")
+        }
         let (_, saves) = try reader()
         try shell("ALTER TABLE old RENAME TO new; INSERT INTO new VALUES (2);")
         try shell("INSERT INTO new VALUES (3); INSERT INTO mark VALUES (1)")
@@ -96,7 +119,10 @@ final class SchemaCaptureTests: CaptureTestCase {
 
     func testRenameTableByTheLibrary_isAResetOfBothNames_notEveryRowInserted() async throws {
         let writer = try open("writer")
-        try await writer.write { db in try db.execute(sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE old(id INTEGER PRIMARY KEY); INSERT INTO old VALUES (1), (2)") }
+        try await writer.write { db in
+            try db.execute(
+                sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE old(id INTEGER PRIMARY KEY); INSERT INTO old VALUES (1), (2)")
+        }
         let (_, saves) = try reader()
         try await writer.write { db in try db.execute(sql: "ALTER TABLE old RENAME TO new; INSERT INTO mark VALUES (1)") }
         let received = try await self.saves(until: 1, in: "mark", of: saves)
@@ -127,8 +153,15 @@ final class SchemaCaptureTests: CaptureTestCase {
     func testAThousandColumnTable_canBeCreatedThroughTheLibraryAndTheShell_andMembersStillOpen() async throws {
         let writer = try open("writer")
         let columns = (1...1000).map { "c\($0)" }.joined(separator: ", ")
-        try await writer.write { db in try db.execute(sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE wide(id INTEGER PRIMARY KEY, \(columns)); INSERT INTO wide(id, c500) VALUES (1, 'x')") }
-        try shell("CREATE TABLE wide2(id INTEGER PRIMARY KEY, \(columns)); INSERT INTO wide2(id, c999) VALUES (1, 'y'); UPDATE wide SET c1000 = 'z';")
+        try await writer.write { db in
+            try db.execute(
+                sql:
+                    "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE wide(id INTEGER PRIMARY KEY, \(columns)); INSERT INTO wide(id, c500) VALUES (1, 'x')"
+            )
+        }
+        try shell(
+            "CREATE TABLE wide2(id INTEGER PRIMARY KEY, \(columns)); INSERT INTO wide2(id, c999) VALUES (1, 'y'); UPDATE wide SET c1000 = 'z';"
+        )
         let (_, saves) = try reader("late-joiner")
         try shell("INSERT INTO mark VALUES (1)")
         _ = try await self.saves(until: 1, in: "mark", of: saves)
@@ -138,7 +171,12 @@ final class SchemaCaptureTests: CaptureTestCase {
 
     func testVacuumRenumberingRowids_isAnnouncedAsAReset() async throws {
         let writer = try open("writer")
-        try await writer.write { db in try db.execute(sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE n(v); INSERT INTO n VALUES ('a'), ('b'), ('c'); DELETE FROM n WHERE v = 'a'") }
+        try await writer.write { db in
+            try db.execute(
+                sql:
+                    "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE n(v); INSERT INTO n VALUES ('a'), ('b'), ('c'); DELETE FROM n WHERE v = 'a'"
+            )
+        }
         let (_, saves) = try reader()
         try shell("VACUUM", transaction: false)
         try shell("INSERT INTO mark VALUES (1)")
@@ -229,7 +267,9 @@ final class SchemaCaptureTests: CaptureTestCase {
         // creates in a library write: that moves the schema version by one, as
         // VACUUM does, but it is not a rewrite.
         let writer = try open("writer")
-        try await writer.write { db in try db.execute(sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE n(v); INSERT INTO n VALUES ('a')") }
+        try await writer.write { db in
+            try db.execute(sql: "CREATE TABLE mark(id INTEGER PRIMARY KEY); CREATE TABLE n(v); INSERT INTO n VALUES ('a')")
+        }
         let (_, saves) = try reader()
         try await writer.write { db in try db.execute(sql: "CREATE TABLE groupstore_cloud_example(key TEXT PRIMARY KEY) WITHOUT ROWID") }
         try shell("INSERT INTO mark VALUES (1)")

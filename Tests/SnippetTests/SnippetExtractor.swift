@@ -33,6 +33,7 @@ enum SnippetExtractor {
 
         var fileText: String {
             var lines = [
+                "// swift-format-ignore-file",
                 "// Generated from \(document), snippet \(index), by SnippetTests: do not edit.",
                 "// After changing the snippet there: GROUPSTORE_WRITE_SNIPPETS=1 swift test --filter SnippetTests",
             ]

@@ -157,7 +157,8 @@ enum HistorySchema {
 
     /// The error for a history of a format newer than this code's: left alone.
     static func newerFormat(_ format: Int, path: String) -> GroupStoreError {
-        GroupStoreError(.database, "\(path): the GroupStore history is of format \(format), newer than this code's (\(formatVersion))", path: path)
+        GroupStoreError(
+            .database, "\(path): the GroupStore history is of format \(format), newer than this code's (\(formatVersion))", path: path)
     }
 
     /// The transactions as a view of the markers, for readers in other
@@ -215,7 +216,8 @@ enum HistorySchema {
         // at least, so a sequence number is never above its last change. If a
         // hand-edited history broke that, everyone resyncs instead.
         let keptBelowCursor =
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(changeTable) WHERE id > ? AND id <= ?)", arguments: [sealedChange, newestSeq])
+            try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM \(changeTable) WHERE id > ? AND id <= ?)", arguments: [sealedChange, newestSeq])
             ?? false
         try setPrunedThrough(db, keptBelowCursor ? marker : newestSeq)
     }

@@ -116,7 +116,9 @@ struct SchemaTracker: Sendable {
         var claimed: [String: Int64] = [:]
         var registryChanged = false
         for entry in live {
-            if let attached = triggers[entry.id]?.table, let table = tableByName[EntityName.key(attached)], claimed[EntityName.key(attached)] == nil {
+            if let attached = triggers[entry.id]?.table, let table = tableByName[EntityName.key(attached)],
+                claimed[EntityName.key(attached)] == nil
+            {
                 claimed[EntityName.key(attached)] = entry.id
                 if attached != entry.name {
                     try recordReset(db, id: entry.id, name: entry.name, report: &report)
@@ -136,9 +138,10 @@ struct SchemaTracker: Sendable {
                 // before the change that caused them (a row an update
                 // deletes recorded as deleted, then updated): ours are made
                 // again, newest.
-                let overtaken = triggers[entry.id].map { ours in
-                    (newestOther[EntityName.key(attached)] ?? Int64.min) > ours.oldest
-                } ?? false
+                let overtaken =
+                    triggers[entry.id].map { ours in
+                        (newestOther[EntityName.key(attached)] ?? Int64.min) > ours.oldest
+                    } ?? false
                 try install(table, id: entry.id, existing: triggers[entry.id]?.sql ?? [:], recreate: overtaken, db)
             } else {
                 // Its triggers went with the table (or it is no longer tracked).

@@ -108,7 +108,9 @@ struct TrackedTable: Hashable, Sendable {
     /// The key columns of an index, or `nil` if one is an expression.
     private static func indexColumns(_ index: String, in db: Database) throws -> [Column]? {
         var columns: [Column] = []
-        for row in try Row.fetchAll(db, sql: "SELECT cid, name, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", arguments: [index]) {
+        for row in try Row.fetchAll(
+            db, sql: "SELECT cid, name, coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", arguments: [index])
+        {
             guard (row[0] as Int) >= 0, let name = row[1] as String? else { return nil }
             columns.append(Column(name: name, collation: row[2] ?? "BINARY"))
         }

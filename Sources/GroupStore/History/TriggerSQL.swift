@@ -107,7 +107,8 @@ struct TriggerSQL {
                 BEGIN \(clearPending) \(notePending(colliding: "(\(conflict("NEW"))) AND NOT (\(sameRow("OLD")))")) END
                 """
         case .au:
-            return "CREATE TRIGGER \(name) AFTER UPDATE ON \(quotedTable) WHEN \(keyAndUniquesUnchanged) BEGIN \(record) (\(id), 2, \(key("NEW")), \(rid("NEW"))); END"
+            return
+                "CREATE TRIGGER \(name) AFTER UPDATE ON \(quotedTable) WHEN \(keyAndUniquesUnchanged) BEGIN \(record) (\(id), 2, \(key("NEW")), \(rid("NEW"))); END"
         case .ax:
             guard !uniqueColumns.isEmpty || rowidApartFromKey != nil else { return nil }
             return """
@@ -251,7 +252,8 @@ struct TriggerSQL {
     private var sameKey: String {
         if case .declared(let columns) = table.key, columns.count == 1 {
             let column = quoteIdentifier(columns[0].name)
-            return "typeof(OLD.\(column)) = typeof(NEW.\(column)) AND OLD.\(column) IS NEW.\(column) COLLATE BINARY AND \(rid("OLD")) IS \(rid("NEW"))"
+            return
+                "typeof(OLD.\(column)) = typeof(NEW.\(column)) AND OLD.\(column) IS NEW.\(column) COLLATE BINARY AND \(rid("OLD")) IS \(rid("NEW"))"
         }
         return "\(key("OLD")) IS \(key("NEW")) AND \(rid("OLD")) IS \(rid("NEW"))"
     }

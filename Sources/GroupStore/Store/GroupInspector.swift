@@ -26,7 +26,8 @@ public final class GroupInspector: Sendable {
         }
         do {
             pool = try directory.withSetupLock {
-                try directory.openPool(configuration: GroupConfiguration.sharedDatabaseConfiguration(label: "GroupInspector", busyTimeout: 10))
+                try directory.openPool(
+                    configuration: GroupConfiguration.sharedDatabaseConfiguration(label: "GroupInspector", busyTimeout: 10))
             }
             switch try pool.read({ db in try HistorySchema.status(db) }) {
             case .current: break

@@ -92,14 +92,18 @@ struct BreakdownScenario {
                 cumulative += distribution.median
                 reference = String(format: "Σ medians from commit %.0f µs", cumulative)
             }
-            rows.append(TableRow(section: section, what: (index == 0 ? "" : "+ ") + name, unit: "µs", distribution: distribution, reference: reference))
+            rows.append(
+                TableRow(
+                    section: section, what: (index == 0 ? "" : "+ ") + name, unit: "µs", distribution: distribution, reference: reference))
         }
         rows.append(
             TableRow(
                 section: section, what: "GRDB observers notified, after the hand-over (off the subscriber's path)", unit: "µs",
                 distribution: Distribution(notified), reference: "from the hand-over"))
         let total = Double(wakes.values.reduce(0, +))
-        let share = wakes.sorted { $0.value > $1.value }.map { String(format: "%@ %.0f %%", String($0.key), Double($0.value) / total * 100) }
+        let share = wakes.sorted { $0.value > $1.value }.map {
+            String(format: "%@ %.0f %%", String($0.key), Double($0.value) / total * 100)
+        }
         rows.append(TableRow(section: section, what: "first wake-up was", unit: "", reference: share.joined(separator: ", ")))
         return rows
     }

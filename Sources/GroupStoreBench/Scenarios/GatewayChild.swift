@@ -51,7 +51,8 @@
         /// Creates the authenticator (NOINHERIT, may become `groupstore_gateway`) and a secret file.
         static func prepare(_ server: PostgresServer, directory: String) throws -> String {
             try server.psql(
-                "CREATE ROLE authenticator LOGIN NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS; GRANT groupstore_gateway TO authenticator")
+                "CREATE ROLE authenticator LOGIN NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS; GRANT groupstore_gateway TO authenticator"
+            )
             let path = directory + "/jwt.secret"
             var bytes = [UInt8](repeating: 0, count: 48)
             for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255) }

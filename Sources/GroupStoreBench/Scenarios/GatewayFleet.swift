@@ -83,7 +83,8 @@
             for task in running { await task.value }
             // The gateways and the fleet.
             let gateways = [
-                try GatewayChild.start(server: server, secret: secret, pool: 10), try GatewayChild.start(server: server, secret: secret, pool: 10),
+                try GatewayChild.start(server: server, secret: secret, pool: 10),
+                try GatewayChild.start(server: server, secret: secret, pool: 10),
             ]
             defer { for gateway in gateways { gateway.stop() } }
             var configuration = HTTPClient.Configuration()
@@ -119,7 +120,8 @@
             let writers = try roles.map { role in
                 try GatewayRemote(
                     GatewayRemote.Configuration(
-                        url: gateways[0].url, token: try GatewayToken.mint(secretFile: secret, role: role, expiresIn: 3600)), client: client,
+                        url: gateways[0].url, token: try GatewayToken.mint(secretFile: secret, role: role, expiresIn: 3600)),
+                    client: client,
                     logger: logger)
             }
             let cpuBefore = FleetScenario.serverCPUSeconds()
@@ -170,13 +172,16 @@
                     section: GatewayScenario.section,
                     what: "\(bridges) bridges through 2 gateways (pool 10 each): server connections held (max_connections 100)",
                     unit: "connections", value: Double(held - idle),
-                    reference: String(format: "direct: %.1f a bridge (measured on 10) → %.0f for %d", perDirectBridge, directTotal, bridges),
+                    reference: String(
+                        format: "direct: %.1f a bridge (measured on 10) → %.0f for %d", perDirectBridge, directTotal, bridges),
                     ratio: Double(held - idle) / directTotal, target: "≤ 30 per 1,000 bridges"),
                 TableRow(
                     section: GatewayScenario.section,
                     what: "  a burst of \(users * rounds) saves (\(rounds) per user) → every one of the \(bridges) bridges has its user's",
                     unit: "s", value: converged,
-                    reference: String(format: "server CPU meanwhile %.2f s (%.0f %% of a core); gateways %.2f s", serverCPU, 100 * serverCPU / converged, gatewayCPU)),
+                    reference: String(
+                        format: "server CPU meanwhile %.2f s (%.0f %% of a core); gateways %.2f s", serverCPU, 100 * serverCPU / converged,
+                        gatewayCPU)),
                 TableRow(
                     section: GatewayScenario.section, what: "  hop at that scale: save called → a bridge of its user has it", unit: "µs",
                     distribution: Distribution(hops), reference: "\(hops.count) arrivals"),

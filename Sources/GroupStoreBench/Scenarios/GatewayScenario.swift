@@ -88,7 +88,8 @@
                 return row
             }
             for storage in ["tmpfs", "disk"] {
-                guard let reference = headline(directRows, storage)?.distribution, let measured = headline(gatewayRows, storage)?.distribution
+                guard let reference = headline(directRows, storage)?.distribution,
+                    let measured = headline(gatewayRows, storage)?.distribution
                 else { continue }
                 rows.append(
                     TableRow(
@@ -156,7 +157,8 @@
                 TableRow(
                     section: Self.section, what: "one gateway, \(clients) clients: fetches finding nothing new", unit: "requests/s",
                     value: fetchRate,
-                    reference: String(format: "gateway CPU %.0f %% of a core; server, gateway and clients on %d cores", fetchCPU * 100, cores)),
+                    reference: String(
+                        format: "gateway CPU %.0f %% of a core; server, gateway and clients on %d cores", fetchCPU * 100, cores)),
                 TableRow(
                     section: Self.section, what: "one gateway, \(clients) clients: one-record saves", unit: "requests/s", value: saveRate,
                     reference: String(format: "gateway CPU %.0f %% of a core", saveCPU * 100)),

@@ -52,14 +52,16 @@ struct LatencyScenario {
             TableRow(
                 section: "1. propagation latency, 1 commit/ms", what: "GroupStore, 2 members, readers with mmap_size 256 MB (tmpfs)",
                 unit: "µs", distribution: mapped,
-                reference: String(format: "without mmap %.0f µs", reference?.median ?? .nan), ratio: reference.map { mapped.median / $0.median }))
+                reference: String(format: "without mmap %.0f µs", reference?.median ?? .nan),
+                ratio: reference.map { mapped.median / $0.median }))
         // The same without the hop to the subscriber's task.
         let synchronous = try groupStore(members: 2, .tmpfs, samples: samples, memberArguments: ["--synchronous"]).latency
         rows.append(
             TableRow(
                 section: "1. propagation latency, 1 commit/ms", what: "GroupStore, 2 members, synchronous delivery (tmpfs)",
                 unit: "µs", distribution: synchronous,
-                reference: String(format: "for await %.0f µs", reference?.median ?? .nan), ratio: reference.map { synchronous.median / $0.median },
+                reference: String(format: "for await %.0f µs", reference?.median ?? .nan),
+                ratio: reference.map { synchronous.median / $0.median },
                 target: "≤ 100 µs / ≤ 1 ms"))
         // The library's default: each save also posted as a notification
         // (one more queue hop per save), with nobody observing it.
@@ -69,7 +71,8 @@ struct LatencyScenario {
                 section: "1. propagation latency, 1 commit/ms",
                 what: "GroupStore, 2 members, also posting .groupStoreDidSave (the default; the rows above do not) (tmpfs)",
                 unit: "µs", distribution: notifying,
-                reference: String(format: "without %.0f µs", reference?.median ?? .nan), ratio: reference.map { notifying.median / $0.median }))
+                reference: String(format: "without %.0f µs", reference?.median ?? .nan),
+                ratio: reference.map { notifying.median / $0.median }))
         // The floor: the same wake-up and reads with no Swift layer above
         // SQLite (one thread, inotify and the C API), with 2 and 8 members.
         for members in [2, 8] {
@@ -78,7 +81,8 @@ struct LatencyScenario {
             rows.append(
                 TableRow(
                     section: "1. propagation latency, 1 commit/ms",
-                    what: "floor: \(members) members as bare readers (inotify on the -wal, the merge's reads through SQLite's C API, no Swift layer), until the last has it (tmpfs)",
+                    what:
+                        "floor: \(members) members as bare readers (inotify on the -wal, the merge's reads through SQLite's C API, no Swift layer), until the last has it (tmpfs)",
                     unit: "µs", distribution: floor.delivered,
                     reference: String(
                         format: "woken %.0f µs after the commit; GroupStore %.0f µs", floor.woken.median, library?.median ?? .nan),

@@ -74,7 +74,8 @@
                 if index >= 10 { samples.append((monotonicSeconds() - started) * 1e6) }
             }
             return TableRow(
-                section: Self.section, what: "reference: BEGIN, SELECT 1, COMMIT queued at once through a pool (postgres-nio: a round trip each)", unit: "µs",
+                section: Self.section,
+                what: "reference: BEGIN, SELECT 1, COMMIT queued at once through a pool (postgres-nio: a round trip each)", unit: "µs",
                 distribution: Distribution(samples))
         }
 

@@ -47,7 +47,8 @@ extension RecordApplier {
         if keepingItsPlace, let table = table(named: id.type), let held = try SyncState.recordState(db, entity: id.type, name: id.name) {
             let restores = Self.restoredTime(of: try codec(table).read(id.name, in: db), over: held)
             try SyncState.forgetTag(db, entity: id.type, name: id.name)
-            try work.markPending(db, entity: id.type, name: id.name, editedAt: restores.addingTimeInterval(-clockOffset), restores: restores)
+            try work.markPending(
+                db, entity: id.type, name: id.name, editedAt: restores.addingTimeInterval(-clockOffset), restores: restores)
         } else {
             try SyncState.removeRecord(db, entity: id.type, name: id.name)
             try work.markPending(db, entity: id.type, name: id.name, editedAt: now)

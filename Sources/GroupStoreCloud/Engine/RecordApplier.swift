@@ -82,7 +82,8 @@ struct RecordApplier: Sendable {
         self.triggered = triggered
         self.clock = clock
         byName = Dictionary(tables.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        columnNames = Dictionary(tables.map { ($0.name.lowercased(), Set($0.columns.map(\.name))) }, uniquingKeysWith: { first, _ in first })
+        columnNames = Dictionary(
+            tables.map { ($0.name.lowercased(), Set($0.columns.map(\.name))) }, uniquingKeysWith: { first, _ in first })
     }
 
     func table(named name: String) -> MappedTable? {
@@ -179,7 +180,8 @@ struct RecordApplier: Sendable {
             }
             // A version the remote forgot differs from whatever it holds, edited here or not (see ``settle``).
             let changedHere =
-                state?.forgotten == true || (client.map { row in state.map { !Self.same(row.fields, $0.ancestor) } ?? true } ?? (state != nil))
+                state?.forgotten == true
+                || (client.map { row in state.map { !Self.same(row.fields, $0.ancestor) } ?? true } ?? (state != nil))
             if changedHere {
                 try settle(
                     table, name, server: record, client: client, state: state, pending: pending, assets: assets, in: db, outcome: &outcome)
@@ -347,7 +349,9 @@ struct RecordApplier: Sendable {
         // again after the remote was restored from an older copy): no edit of the remote's meets this
         // one, whatever the policy. The remote's version becomes the base, and this group's edit stays
         // pending, to go up on top of it (reported as a conflict this group's version won).
-        if let server, let state, server.tag != state.tag, Self.same(server.fields, state.ancestor), Self.same(state.ancestor, server.fields) {
+        if let server, let state, server.tag != state.tag, Self.same(server.fields, state.ancestor),
+            Self.same(state.ancestor, server.fields)
+        {
             try SyncState.setRecord(db, entity: table.name, name: name, record: server)
             if pending == nil { try outcome.work.markPending(db, entity: table.name, name: name, editedAt: clock()) }
             try keptHere(table, name, in: db, outcome: &outcome)
@@ -394,7 +398,11 @@ struct RecordApplier: Sendable {
         for (hash, bytes) in client?.assets ?? [:] { available[hash] = bytes }
         if !Self.same(result, client?.fields) {
             do {
-                if let result { try write(table, name, result, over: client, assets: available, in: db) } else { try codec.delete(name, in: db) }
+                if let result {
+                    try write(table, name, result, over: client, assets: available, in: db)
+                } else {
+                    try codec.delete(name, in: db)
+                }
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 // The result cannot be written yet (its parent is missing, or children hold it): it waits, still pending.
                 try park(

@@ -65,7 +65,8 @@ struct SaveIntake: Sendable {
                             metadata: ["table": "\(table.name)", "key": "\(key.json)"])
                         continue
                     }
-                    try outcome.work.markPending(db, entity: table.name, name: name, editedAt: save.committedAt.addingTimeInterval(clockSkew))
+                    try outcome.work.markPending(
+                        db, entity: table.name, name: name, editedAt: save.committedAt.addingTimeInterval(clockSkew))
                 }
             }
         }

@@ -32,7 +32,9 @@ extension SyncEngine {
                 // Every zone is listed again, on a remote whose types are prepared again.
                 restarts += 1
                 guard restarts <= configuration.maxConflictRounds else {
-                    throw CloudSyncError(.transient, "\(remote.displayName) was found replaced or restored \(restarts) times in one sync; the next sync lists it again")
+                    throw CloudSyncError(
+                        .transient,
+                        "\(remote.displayName) was found replaced or restored \(restarts) times in one sync; the next sync lists it again")
                 }
                 try await prepareRemoteIfAsked()
             }
@@ -73,7 +75,9 @@ extension SyncEngine {
                 // then brings back what it forgot instead of taking its older versions.
                 if reset { throw RemoteFoundReset() }
                 guard let page = answer.value else {
-                    throw CloudSyncError(.badRemote, "\(remote.displayName) answered a fetch of \(zone) with no page, and a history that keeps this group's mark")
+                    throw CloudSyncError(
+                        .badRemote,
+                        "\(remote.displayName) answered a fetch of \(zone) with no page, and a history that keeps this group's mark")
                 }
                 batch = page
             } catch let error as CloudSyncError where error.code == .permissionDenied && zone.scope == .shared {
@@ -285,7 +289,9 @@ extension SyncEngine {
             for id in forgotten {
                 try applier.uploadAgain(id, keepingItsPlace: true, clockOffset: offset, now: now, in: db, work: &outcome.work)
             }
-            for id in kept { try applier.uploadAgain(id, keepingItsPlace: false, clockOffset: offset, now: now, in: db, work: &outcome.work) }
+            for id in kept {
+                try applier.uploadAgain(id, keepingItsPlace: false, clockOffset: offset, now: now, in: db, work: &outcome.work)
+            }
             let deletedByType = Dictionary(grouping: deleted) { $0.type.lowercased() }
             for table in tables.reversed() {
                 for id in deletedByType[table.name.lowercased()] ?? [] {

@@ -112,7 +112,9 @@ extension SyncEngine {
         // after the intake; with the history pruned past it (unknown), now, as the apply dates an edit
         // it finds by value.
         let untaken = { () throws -> (String) -> Date? in
-            guard let edits = try Self.untakenEdits(of: table, intake: intake, store: store, after: takenIn, in: db) else { return { _ in now } }
+            guard let edits = try Self.untakenEdits(of: table, intake: intake, store: store, after: takenIn, in: db) else {
+                return { _ in now }
+            }
             return { edits[$0] }
         }
         let batch = try Self.readBatch(
@@ -248,7 +250,8 @@ extension SyncEngine {
                 try await self.remote.modify(changes, keeping: $0)
             }
             guard answer.value != nil || reset else {
-                throw CloudSyncError(.badRemote, "\(remote.displayName) applied no change of an upload, and its history keeps this group's mark")
+                throw CloudSyncError(
+                    .badRemote, "\(remote.displayName) applied no change of an upload, and its history keeps this group's mark")
             }
             return (answer.value ?? [], reset)
         } catch let error as CloudSyncError where error.code == .batchTooLarge {

@@ -95,7 +95,8 @@ actor SyncEngine {
         self.tracer = tracer
         executor = EngineQueue(label: "GroupStoreCloud.SyncEngine.\(store.member)")
         intake = SaveIntake(
-            member: store.member.rawValue, applier: applier, tables: tables, logger: configuration.logger, clockSkew: configuration.clockSkew)
+            member: store.member.rawValue, applier: applier, tables: tables, logger: configuration.logger,
+            clockSkew: configuration.clockSkew)
         self.store = store
         self.remote = configuration.remote
         self.configuration = configuration
@@ -174,7 +175,8 @@ actor SyncEngine {
         } catch let error as DatabaseError {
             // The group's own database failed, not the remote.
             failure = CloudSyncError(
-                .store, "the local database of group \(configuration.group) failed: \(error.message ?? "\(error.resultCode)")", underlying: error)
+                .store, "the local database of group \(configuration.group) failed: \(error.message ?? "\(error.resultCode)")",
+                underlying: error)
             summary.error = failure?.message
             summary.errorCode = failure?.code.rawValue
             logger.info("sync failed", metadata: ["error": "\(failure?.message ?? "")"])

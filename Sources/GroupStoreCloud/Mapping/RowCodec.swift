@@ -55,10 +55,12 @@ struct RowCodec: Sendable {
     private static func upsertSQL(_ table: MappedTable, columns: [String]) -> String {
         let names = (table.keyColumns + columns).map(quote).joined(separator: ", ")
         let keyCount = table.keyColumns.count
-        let marks = ((0..<keyCount).map(keyMark) + columns.indices.map { index in
-            let flag = 2 * keyCount + 2 * index + 1
-            return "CASE WHEN ?\(flag) THEN CAST(?\(flag + 1) AS TEXT) ELSE ?\(flag + 1) END"
-        }).joined(separator: ", ")
+        let marks =
+            ((0..<keyCount).map(keyMark)
+            + columns.indices.map { index in
+                let flag = 2 * keyCount + 2 * index + 1
+                return "CASE WHEN ?\(flag) THEN CAST(?\(flag + 1) AS TEXT) ELSE ?\(flag + 1) END"
+            }).joined(separator: ", ")
         let conflict = table.keyColumns.map(quote).joined(separator: ", ")
         let update =
             columns.isEmpty
@@ -203,7 +205,9 @@ struct RowCodec: Sendable {
     /// Deletes the row named `name`, if there is one.
     func delete(_ name: String, in db: Database) throws {
         guard let key = RecordName.keyValues(of: name, shape: table.key) else { return }
-        try local("delete a row") { try db.cachedStatement(sql: deleteByKey).execute(arguments: StatementArguments(Self.keyArguments(key))) }
+        try local("delete a row") {
+            try db.cachedStatement(sql: deleteByKey).execute(arguments: StatementArguments(Self.keyArguments(key)))
+        }
     }
 
     private func databaseValue(_ value: CloudValue, column: String, assets: [String: [UInt8]]) throws -> DatabaseValue {

@@ -18,7 +18,8 @@ enum SchemaMapper {
     /// The mapped tables, parents before the tables that reference them.
     static func map(_ request: Request, in db: Database, path: String) throws -> [MappedTable] {
         var scopes: [(String, CloudScope)] =
-            request.privateTables.map { ($0, .private) } + request.publicTables.map { ($0, .public) } + request.sharedTables.map { ($0, .shared) }
+            request.privateTables.map { ($0, .private) } + request.publicTables.map { ($0, .public) }
+            + request.sharedTables.map { ($0, .shared) }
         guard !scopes.isEmpty else {
             throw CloudSyncError(
                 .invalidConfiguration, "no tables to sync in \(path): name at least one with --tables, --public-tables or --shared-tables")
@@ -33,9 +34,10 @@ enum SchemaMapper {
         // Real names, as SQLite has them.
         for index in scopes.indices {
             let wanted = scopes[index].0
-            guard let found = try Row.fetchOne(
-                db, sql: "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE",
-                arguments: [wanted])
+            guard
+                let found = try Row.fetchOne(
+                    db, sql: "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name = ? COLLATE NOCASE",
+                    arguments: [wanted])
             else {
                 throw CloudSyncError(.tableRefused, "table \(wanted) does not exist in \(path)")
             }
@@ -67,7 +69,8 @@ enum SchemaMapper {
         let keyNames = rows.filter { ($0[3] as Int) > 0 }.sorted { ($0[3] as Int) < ($1[3] as Int) }.map { $0[0] as String }
         // Foreign keys: column → referenced table (single-column, to the parent's key).
         var references: [String: String] = [:]
-        let foreignKeys = try Row.fetchAll(db, sql: "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?)", arguments: [name])
+        let foreignKeys = try Row.fetchAll(
+            db, sql: "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?)", arguments: [name])
         let byID = Dictionary(grouping: foreignKeys) { $0[0] as Int }
         for (_, parts) in byID {
             let parent: String = parts[0][1]
@@ -79,13 +82,15 @@ enum SchemaMapper {
             guard let parentScope = scopeOf[parent.lowercased()] else {
                 throw CloudSyncError(
                     .tableRefused,
-                    "table \(name) references \(parent), which is not synced: its column \(from) would point at records other hosts never get; sync \(parent) too")
+                    "table \(name) references \(parent), which is not synced: its column \(from) would point at records other hosts never get; sync \(parent) too"
+                )
             }
             // Everyone who reads a row must be able to read its parent.
             if scope != .private && parentScope != .public && parentScope != scope {
                 throw CloudSyncError(
                     .tableRefused,
-                    "\(scope.rawValue) table \(name) references \(parentScope.rawValue) table \(parent): other users could not resolve column \(from)")
+                    "\(scope.rawValue) table \(name) references \(parentScope.rawValue) table \(parent): other users could not resolve column \(from)"
+                )
             }
             let parentKey = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0", arguments: [parent])
             if let to = parts[0][3] as String?, !(parentKey.count == 1 && parentKey[0].lowercased() == to.lowercased()) {
@@ -95,14 +100,16 @@ enum SchemaMapper {
             references[from.lowercased()] = parent
         }
 
-        let withoutRowID = try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?", arguments: [name]) ?? false
+        let withoutRowID =
+            try Bool.fetchOne(db, sql: "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?", arguments: [name]) ?? false
         try refuseCollatedKey(name, in: db)
         let key: MappedTable.KeyShape
         switch keyNames.count {
         case 0:
             throw CloudSyncError(
                 .tableRefused,
-                "table \(name) has no primary key: its rows are keyed by rowid, which would collide across hosts; give it a TEXT or UUID (BLOB) primary key")
+                "table \(name) has no primary key: its rows are keyed by rowid, which would collide across hosts; give it a TEXT or UUID (BLOB) primary key"
+            )
         case 1:
             let column = keyNames[0]
             let declared = (rows.first { ($0[0] as String) == column }?[1] as String?) ?? ""
@@ -112,7 +119,9 @@ enum SchemaMapper {
             case .blob where !declared.isEmpty: key = .blob(column)
             default:
                 let rowidAlias = !withoutRowID && declared.uppercased() == "INTEGER"
-                let what = rowidAlias ? "its rowid (INTEGER PRIMARY KEY \(column))" : "column \(column) (\(declared.isEmpty ? "no type" : declared))"
+                let what =
+                    rowidAlias
+                    ? "its rowid (INTEGER PRIMARY KEY \(column))" : "column \(column) (\(declared.isEmpty ? "no type" : declared))"
                 throw CloudSyncError(
                     .tableRefused,
                     "table \(name) is keyed by \(what), which would collide across hosts; use a TEXT or UUID (BLOB) primary key")
@@ -122,7 +131,8 @@ enum SchemaMapper {
             guard unreferenced.isEmpty else {
                 throw CloudSyncError(
                     .tableRefused,
-                    "table \(name) has a composite key (\(keyNames.joined(separator: ", "))) whose \(unreferenced.joined(separator: ", ")) is not a reference to a synced table; only link tables may have composite keys")
+                    "table \(name) has a composite key (\(keyNames.joined(separator: ", "))) whose \(unreferenced.joined(separator: ", ")) is not a reference to a synced table; only link tables may have composite keys"
+                )
             }
             key = .link(keyNames)
         }
@@ -132,7 +142,9 @@ enum SchemaMapper {
             let column: String = row[0]
             if column.lowercased().hasPrefix(reservedPrefix) {
                 throw CloudSyncError(
-                    .tableRefused, "table \(name) has column \(column): names starting with \(reservedPrefix) are reserved for the remote's system columns")
+                    .tableRefused,
+                    "table \(name) has column \(column): names starting with \(reservedPrefix) are reserved for the remote's system columns"
+                )
             }
             let declared: String = row[1]
             let isKey = keyNames.contains(column)
@@ -150,7 +162,9 @@ enum SchemaMapper {
         for asset in assetColumns where !columns.contains(where: { $0.name.lowercased() == asset.lowercased() }) {
             throw CloudSyncError(.invalidConfiguration, "table \(name) has no column \(asset) to store as an asset")
         }
-        columns.sort { ($0.isKey ? 0 : 1, keyNames.firstIndex(of: $0.name) ?? 0) < ($1.isKey ? 0 : 1, keyNames.firstIndex(of: $1.name) ?? 0) }
+        columns.sort {
+            ($0.isKey ? 0 : 1, keyNames.firstIndex(of: $0.name) ?? 0) < ($1.isKey ? 0 : 1, keyNames.firstIndex(of: $1.name) ?? 0)
+        }
         let parents = Set(references.values.filter { $0.lowercased() != name.lowercased() })
         return MappedTable(
             name: name, scope: scope, key: key, columns: columns,

@@ -61,7 +61,9 @@ extension CloudDatabase {
     /// Checks `mark` with ``history(keeping:)``, modifies, then reads where
     /// the history stands after the changes: three calls, for a remote that
     /// cannot do it in one transaction.
-    public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+    public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<
+        [CloudModifyResult]
+    > {
         try await .apart(keeping: mark, writes: true, history: history(keeping:)) { try await modify(changes) }
     }
 }

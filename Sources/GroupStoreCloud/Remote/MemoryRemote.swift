@@ -112,7 +112,9 @@ public final class MemoryRemote: CloudDatabase {
     }
 
     /// Checks `mark` and applies `changes` under one hold of the store.
-    public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+    public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<
+        [CloudModifyResult]
+    > {
         try faults.beforeCall("modify", remote: displayName)
         guard changes.count <= faults.maxBatchRecords else {
             throw CloudSyncError(

@@ -45,10 +45,12 @@ extension SyncState {
     /// The tombstone of a record deleted here (`nil`: none kept).
     static func tombstone(_ db: Database, entity: String, name: String) throws -> Tombstone? {
         try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT tag, edited_at, deleted_at FROM \(tombstone) WHERE entity = ? AND name = ?"), arguments: [entity, name]
+            db.cachedStatement(sql: "SELECT tag, edited_at, deleted_at FROM \(tombstone) WHERE entity = ? AND name = ?"),
+            arguments: [entity, name]
         ).map {
             Tombstone(
-                tag: $0[0], editedAt: ($0[1] as Double?).map(Date.init(timeIntervalSince1970:)), deletedAt: Date(timeIntervalSince1970: $0[2]))
+                tag: $0[0], editedAt: ($0[1] as Double?).map(Date.init(timeIntervalSince1970:)),
+                deletedAt: Date(timeIntervalSince1970: $0[2]))
         }
     }
 

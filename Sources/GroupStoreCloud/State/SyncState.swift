@@ -187,7 +187,8 @@ enum SyncState {
 
     static func pendingEntry(_ db: Database, entity: String, name: String) throws -> Pending? {
         try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT entity, name, edited_at, version, rounds, restores FROM \(pending) WHERE entity = ? AND name = ?"),
+            db.cachedStatement(
+                sql: "SELECT entity, name, edited_at, version, rounds, restores FROM \(pending) WHERE entity = ? AND name = ?"),
             arguments: [entity, name]
         ).map(pendingFrom)
     }
@@ -227,8 +228,10 @@ enum SyncState {
         if db.changesCount > 0 {
             try releaseParkedUpload(db, entity: entry.entity, name: entry.name)
         } else {
-            try db.cachedStatement(sql: "UPDATE \(pending) SET sent = NULL, sent_before = NULL, restores = NULL WHERE entity = ? AND name = ?")
-                .execute(arguments: [entry.entity, entry.name])
+            try db.cachedStatement(
+                sql: "UPDATE \(pending) SET sent = NULL, sent_before = NULL, restores = NULL WHERE entity = ? AND name = ?"
+            )
+            .execute(arguments: [entry.entity, entry.name])
         }
     }
 

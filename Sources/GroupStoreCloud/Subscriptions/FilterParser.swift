@@ -163,7 +163,9 @@ struct FilterParser {
             default: break
             }
             guard accept(symbol: "(") else {
-                guard !Self.keywords.contains(lower) else { throw refusal("has \(word.uppercased()) where a value should be, at \(at + 1)") }
+                guard !Self.keywords.contains(lower) else {
+                    throw refusal("has \(word.uppercased()) where a value should be, at \(at + 1)")
+                }
                 return .column(word)
             }
             if lower == "claim" || lower == "param" {
@@ -225,7 +227,8 @@ struct FilterParser {
         var i = 0
         func fail(_ problem: String) -> CloudSyncError {
             CloudSyncError(
-                .invalidConfiguration, "the subscription filter \(String(reflecting: String(source.prefix(200)))) \(problem) at character \(i + 1)")
+                .invalidConfiguration,
+                "the subscription filter \(String(reflecting: String(source.prefix(200)))) \(problem) at character \(i + 1)")
         }
         while i < scalars.count {
             let c = scalars[i]
@@ -262,8 +265,9 @@ struct FilterParser {
                 i = j
             } else if ("0"..."9").contains(c) || (c == "." && i + 1 < scalars.count && ("0"..."9").contains(scalars[i + 1])) {
                 var j = i
-                while j < scalars.count, ("0"..."9").contains(scalars[j]) || scalars[j] == "." || scalars[j] == "e" || scalars[j] == "E"
-                    || ((scalars[j] == "+" || scalars[j] == "-") && (scalars[j - 1] == "e" || scalars[j - 1] == "E"))
+                while j < scalars.count,
+                    ("0"..."9").contains(scalars[j]) || scalars[j] == "." || scalars[j] == "e" || scalars[j] == "E"
+                        || ((scalars[j] == "+" || scalars[j] == "-") && (scalars[j - 1] == "e" || scalars[j - 1] == "E"))
                 {
                     j += 1
                 }

@@ -23,7 +23,8 @@ package struct FilterSQL: Sendable {
     package let kind: @Sendable (String) -> CloudColumn.Kind?
 
     package init(
-        dialect: Dialect, column: @escaping @Sendable (String) -> String, kind: @escaping @Sendable (String) -> CloudColumn.Kind? = { _ in nil }
+        dialect: Dialect, column: @escaping @Sendable (String) -> String,
+        kind: @escaping @Sendable (String) -> CloudColumn.Kind? = { _ in nil }
     ) {
         self.dialect = dialect
         self.column = column

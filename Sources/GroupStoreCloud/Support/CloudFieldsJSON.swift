@@ -143,7 +143,13 @@ package enum CloudFieldsJSON {
                 while true {
                     let key = try string()
                     try expect(UInt8(ascii: ":"))
-                    if key == "h" { hash = try string() } else if key == "n" { size = Int(try number()) } else { throw Malformed(offset: index) }
+                    if key == "h" {
+                        hash = try string()
+                    } else if key == "n" {
+                        size = Int(try number())
+                    } else {
+                        throw Malformed(offset: index)
+                    }
                     if peek() == UInt8(ascii: ",") {
                         index += 1
                         continue

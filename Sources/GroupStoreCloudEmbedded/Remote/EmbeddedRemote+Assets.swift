@@ -1,6 +1,6 @@
 import Foundation
-import GroupStore
 import GRDB
+import GroupStore
 import GroupStoreCloud
 
 extension EmbeddedRemote {

@@ -36,14 +36,18 @@ extension EmbeddedRemote {
     /// ``modify(_:)`` in the same write transaction as the check of `mark`
     /// (nothing is applied when the file no longer keeps it), and the log's
     /// head after the changes.
-    public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+    public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<
+        [CloudModifyResult]
+    > {
         let display = path
         return try await perform("modify") { connection in
             let context = try modifyContext(changes, connection)
             let answer = try await connection.write { db -> CloudHistoryChecked<[CloudModifyResult]> in
                 let epoch = try Self.epoch(db, display: display)
                 let (before, keeps) = try EmbeddedRemoteSchema.history(db, epoch: epoch, keeping: mark)
-                guard keeps else { return CloudHistoryChecked(value: nil, history: CloudRemoteHistory(head: before, keepsMark: false, now: Date())) }
+                guard keeps else {
+                    return CloudHistoryChecked(value: nil, history: CloudRemoteHistory(head: before, keepsMark: false, now: Date()))
+                }
                 let results = try context?.apply(changes, db) ?? []
                 let (after, _) = try EmbeddedRemoteSchema.history(db, epoch: epoch, keeping: nil)
                 return CloudHistoryChecked(value: results, history: CloudRemoteHistory(head: after, keepsMark: true, now: Date()))

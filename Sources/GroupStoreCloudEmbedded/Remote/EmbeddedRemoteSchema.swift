@@ -1,6 +1,6 @@
 import Foundation
-import GroupStore
 import GRDB
+import GroupStore
 import GroupStoreCloud
 
 /// The tables of an embedded remote (format 3), how a file is recognised as

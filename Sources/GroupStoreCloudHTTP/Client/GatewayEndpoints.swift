@@ -28,7 +28,8 @@
             if rest.hasSuffix("/") { rest = rest.dropLast() }
             guard !rest.isEmpty, !rest.contains("/"), !rest.contains("@"), !rest.contains("?") else {
                 throw CloudSyncError(
-                    .badRemote, "\(text): a gateway's URL is \(scheme)://HOST:PORT (several: \(scheme)://HOST:PORT,HOST:PORT), with no path")
+                    .badRemote, "\(text): a gateway's URL is \(scheme)://HOST:PORT (several: \(scheme)://HOST:PORT,HOST:PORT), with no path"
+                )
             }
             let hosts = rest.split(separator: ",").map(String.init)
             for host in hosts {

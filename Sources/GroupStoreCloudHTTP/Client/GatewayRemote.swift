@@ -156,9 +156,13 @@
         /// the changes. A gateway not known to (see ``checksHistory``), or one
         /// that turns out to have no such route (it wrote nothing), has the
         /// history asked before and after (`/history`, `/modify`, `/history`).
-        public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+        public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<
+            [CloudModifyResult]
+        > {
             let apart = {
-                try await CloudHistoryChecked.apart(keeping: mark, writes: true, history: self.history(keeping:)) { try await self.modify(changes) }
+                try await CloudHistoryChecked.apart(keeping: mark, writes: true, history: self.history(keeping:)) {
+                    try await self.modify(changes)
+                }
             }
             guard checksHistory.withLock({ $0 }) == true else { return try await apart() }
             let answer: GatewayWire.ModifyAnswer
@@ -232,7 +236,8 @@
         }
 
         public func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8] {
-            try await transport.send(.GET, "/assets/\(asset.hash)?size=\(asset.size)", body: nil, contentType: "", doing: "download an asset")
+            try await transport.send(
+                .GET, "/assets/\(asset.hash)?size=\(asset.size)", body: nil, contentType: "", doing: "download an asset")
         }
 
         public func share(_ zone: String, with user: String, access: CloudShareAccess?) async throws {

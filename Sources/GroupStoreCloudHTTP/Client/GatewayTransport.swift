@@ -91,13 +91,16 @@
 
         /// ``send(_:_:body:contentType:doing:)``; throws ``RouteMissing`` as
         /// ``callIfRouted(_:_:json:as:doing:)`` does.
-        private func sendIfRouted(_ method: HTTPMethod, _ path: String, body: [UInt8]?, contentType: String, doing what: String) async throws
+        private func sendIfRouted(_ method: HTTPMethod, _ path: String, body: [UInt8]?, contentType: String, doing what: String)
+            async throws
             -> [UInt8]
         {
             do {
                 return try await sendOnce(method, path, body: body, contentType: contentType, doing: what)
             } catch let error as CloudSyncError where error.code == .unauthorized {
-                guard let tokenFile, let fresh = try? await offThePool({ try Self.readToken(tokenFile) }), fresh != bearer else { throw error }
+                guard let tokenFile, let fresh = try? await offThePool({ try Self.readToken(tokenFile) }), fresh != bearer else {
+                    throw error
+                }
                 token.withLock { $0 = fresh }
                 logger.info("token file changed: sending again with the new token", metadata: ["file": "\(tokenFile)"])
                 return try await sendOnce(method, path, body: body, contentType: contentType, doing: what)
@@ -155,7 +158,8 @@
                 return CloudSyncError(code, named.message, retryAfter: named.retryAfter ?? retryAfter)
             }
             return CloudSyncError(
-                GatewayStatus.code(of: status), "the gateway \(endpoints.base) answered \(what) with HTTP \(status)", retryAfter: retryAfter)
+                GatewayStatus.code(of: status), "the gateway \(endpoints.base) answered \(what) with HTTP \(status)", retryAfter: retryAfter
+            )
         }
 
         static func reason(_ error: any Error) -> String {

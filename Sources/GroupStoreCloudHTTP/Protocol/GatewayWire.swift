@@ -87,7 +87,8 @@ package enum GatewayWire {
                     delete: false, id: id, baseTag: baseTag, fields: fields, editedAt: editedAt.timeIntervalSinceReferenceDate,
                     bringsBack: bringsBack ? true : nil)
             case .delete(let id, let baseTag, let editedAt):
-                self.init(delete: true, id: id, baseTag: baseTag, fields: nil, editedAt: editedAt.timeIntervalSinceReferenceDate, bringsBack: nil)
+                self.init(
+                    delete: true, id: id, baseTag: baseTag, fields: nil, editedAt: editedAt.timeIntervalSinceReferenceDate, bringsBack: nil)
             }
         }
 

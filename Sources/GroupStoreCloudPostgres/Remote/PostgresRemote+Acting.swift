@@ -86,7 +86,9 @@
             try await bounded { try await remote.fetchChanges(in: zone, since: token, limit: limit, as: role) }
         }
         /// `modify` on condition that `mark` is part of the history, checked in its transaction.
-        package func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+        package func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<
+            [CloudModifyResult]
+        > {
             try await bounded { try await remote.modify(changes, keeping: mark, as: role, origin: origin) }
         }
         /// A page of changes on condition that `mark` is part of the history, read in its transaction.

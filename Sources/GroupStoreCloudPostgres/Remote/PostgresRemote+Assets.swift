@@ -85,7 +85,8 @@
                 var binds = PostgresBindings()
                 binds.append(Array(Set(records.keys.map(\.name))))
                 let rows = try await session.cells(
-                    PostgresQuery(unsafeSQL: "SELECT zone, type, name FROM groupstore.tombstones WHERE name = ANY($1::text[])", binds: binds))
+                    PostgresQuery(
+                        unsafeSQL: "SELECT zone, type, name FROM groupstore.tombstones WHERE name = ANY($1::text[])", binds: binds))
                 let tombstones = Set(rows.map { "\($0[0] ?? "")\u{0}\(($0[1] ?? "").lowercased())\u{0}\($0[2] ?? "")" })
                 var forgotten = Set<CloudRecordID>()
                 for (id, tag) in records {

@@ -107,7 +107,8 @@
                 let catalog = try await tables([], session)
                 // The history read with the settings: the first statement, which takes the snapshot.
                 return try await session.transaction(
-                    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readsInKeyOrder: !isFeed, reading: history.map { HistoryGuard.historyRead($0.mark) }
+                    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readsInKeyOrder: !isFeed,
+                    reading: history.map { HistoryGuard.historyRead($0.mark) }
                 ) { transaction in
                     let page: (CloudChangeBatch, Bool)
                     switch start {

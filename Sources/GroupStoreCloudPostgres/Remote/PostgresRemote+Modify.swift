@@ -31,7 +31,9 @@
         /// changes: when the server's history lacks the mark, the transaction
         /// aborts and nothing is written) and a read of the log's head after
         /// the changes (sent before `COMMIT`).
-        public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+        public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<
+            [CloudModifyResult]
+        > {
             try await modify(changes, keeping: mark, as: nil, origin: nil)
         }
 
@@ -58,7 +60,9 @@
 
         /// `modify` as `role` (`nil`: the login role), its notifications
         /// carrying `origin` (`nil`: this remote's).
-        func modify(_ changes: [CloudRecordChange], as role: String?, origin: String?, guarded: HistoryGuard? = nil) async throws -> [CloudModifyResult] {
+        func modify(_ changes: [CloudRecordChange], as role: String?, origin: String?, guarded: HistoryGuard? = nil) async throws
+            -> [CloudModifyResult]
+        {
             guard changes.count <= Self.maxBatchRecords else {
                 throw CloudSyncError(
                     .batchTooLarge,
@@ -94,7 +98,8 @@
                         metadata: ["remote": "\(displayName)", "error": "\(PostgresFailure.serverError(error)!.message)"])
                     var results: [CloudModifyResult] = []
                     for change in changes {
-                        let single = ModifyPlan(changes: [change], tables: tables, user: user, epoch: epoch, access: access, guarded: guarded)
+                        let single = ModifyPlan(
+                            changes: [change], tables: tables, user: user, epoch: epoch, access: access, guarded: guarded)
                         do {
                             results += try await single.run(session)
                         } catch let error where PostgresFailure.serverError(error) != nil {

@@ -218,12 +218,15 @@
                 let seconds = row[5].flatMap({ Double($0) })
             else {
                 throw CloudSyncError(
-                    .badRemote, "the server \(display) has no GroupStore schema of format \(PostgresServerSchema.format): run `groupstore cloud setup --remote URL`")
+                    .badRemote,
+                    "the server \(display) has no GroupStore schema of format \(PostgresServerSchema.format): run `groupstore cloud setup --remote URL`"
+                )
             }
             let horizon = Int64(row[4] ?? "0") ?? 0
-            let keeps = mark.map { mark in
-                FeedToken.keeps(mark, epoch: epoch, head: head, horizon: horizon) { $0 == mark.position ? row[3] : nil }
-            } ?? true
+            let keeps =
+                mark.map { mark in
+                    FeedToken.keeps(mark, epoch: epoch, head: head, horizon: horizon) { $0 == mark.position ? row[3] : nil }
+                } ?? true
             return CloudRemoteHistory(
                 head: CloudHistoryMark(epoch: epoch, position: head, entry: row[2] ?? ""), keepsMark: keeps,
                 now: Date(timeIntervalSince1970: seconds))
@@ -351,13 +354,13 @@
         @discardableResult
         func loadCatalog(_ reader: some PostgresReader) async throws -> [String: PostgresTypedTable] {
             let rows = try await reader.cells(
-                    """
-                    SELECT t.name, t.scope, array_to_json(t.key_columns)::text, a.attname::text, format_type(a.atttypid, a.atttypmod)
-                    FROM groupstore.types AS t
-                    JOIN pg_attribute AS a ON a.attrelid = to_regclass(format('public.%I', t.name))
-                    WHERE a.attnum > 0 AND NOT a.attisdropped AND a.attname NOT LIKE 'gs\\_%'
-                    ORDER BY t.name, a.attnum
-                    """)
+                """
+                SELECT t.name, t.scope, array_to_json(t.key_columns)::text, a.attname::text, format_type(a.atttypid, a.atttypmod)
+                FROM groupstore.types AS t
+                JOIN pg_attribute AS a ON a.attrelid = to_regclass(format('public.%I', t.name))
+                WHERE a.attnum > 0 AND NOT a.attisdropped AND a.attname NOT LIKE 'gs\\_%'
+                ORDER BY t.name, a.attnum
+                """)
             var grouped: [String: (scope: CloudScope, keys: [String], columns: [(name: String, type: PostgresColumnType)])] = [:]
             var order: [String] = []
             for row in rows {

@@ -1,6 +1,6 @@
 #if Postgres
     import Foundation
-import GroupStore
+    import GroupStore
     import GroupStoreCloud
     import Logging
     import PostgresNIO

@@ -113,7 +113,8 @@
                 return publicKey.isValidSignature(ecdsa, for: Crypto.SHA256.hash(data: input))
             case .rsa(let publicKey):
                 return publicKey.isValidSignature(
-                    _RSA.Signing.RSASignature(rawRepresentation: signature), for: Crypto.SHA256.hash(data: input), padding: .insecurePKCS1v1_5)
+                    _RSA.Signing.RSASignature(rawRepresentation: signature), for: Crypto.SHA256.hash(data: input),
+                    padding: .insecurePKCS1v1_5)
             }
         }
 

@@ -76,7 +76,9 @@ extension GatewayBackend {
 extension GatewayRoleDatabase {
     /// The history checked first, then the changes made, then the history
     /// read again: for a backend that cannot do it in one transaction.
-    public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+    public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<
+        [CloudModifyResult]
+    > {
         try await .apart(keeping: mark, writes: true, history: history(keeping:)) { try await modify(changes) }
     }
 

@@ -107,10 +107,13 @@
         func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
             try await checked { try await remote.modify(changes) }
         }
-        func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> (CloudChangeBatch, heldBack: Bool) {
+        func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> (CloudChangeBatch, heldBack: Bool)
+        {
             try await checked { try await remote.fetchChanges(in: zone, since: token, limit: limit) }
         }
-        func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<[CloudModifyResult]> {
+        func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<
+            [CloudModifyResult]
+        > {
             try await checked { try await remote.modify(changes, keeping: mark) }
         }
         func fetchChanges(

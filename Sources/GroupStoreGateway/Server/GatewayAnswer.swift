@@ -41,7 +41,8 @@
                 body = GatewayWire.ErrorBody(code: CloudSyncError.Code.transient.rawValue, message: "the gateway failed: \(error)")
             }
             let bytes = (try? GatewayWire.encode(body)) ?? Data()
-            return Response(status: HTTPResponse.Status(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+            return Response(
+                status: HTTPResponse.Status(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
         }
     }
 

@@ -80,7 +80,8 @@
             var host = String(text[..<colon])
             if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
             guard let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port), !host.isEmpty else {
-                throw GatewayError(.invalidConfiguration, "--listen takes HOST:PORT with a port from 0 to 65535, not \(String(reflecting: text))")
+                throw GatewayError(
+                    .invalidConfiguration, "--listen takes HOST:PORT with a port from 0 to 65535, not \(String(reflecting: text))")
             }
             return (host, port)
         }

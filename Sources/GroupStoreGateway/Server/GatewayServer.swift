@@ -142,7 +142,8 @@
             }
             do {
                 let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
-                let tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+                let tls = TLSConfiguration.makeServerConfiguration(
+                    certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
                 return try HTTPServerBuilder.tls(plain, tlsConfiguration: tls)
             } catch {
                 throw GatewayError(

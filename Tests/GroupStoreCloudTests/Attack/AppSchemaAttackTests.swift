@@ -24,7 +24,9 @@ class AppSchemaAttackTests: AttackTestCase {
     // MARK: 6. an app trigger on an updated column
 
     func testAnAppTriggerOnOneColumn_doesNotMakeTwoRunningBridgesUploadForEver() throws {
-        let schema = Self.revisedSchema + "; CREATE TRIGGER bump AFTER UPDATE OF title ON note BEGIN UPDATE note SET rev = rev + 1 WHERE id = NEW.id; END"
+        let schema =
+            Self.revisedSchema
+            + "; CREATE TRIGGER bump AFTER UPDATE OF title ON note BEGIN UPDATE note SET rev = rev + 1 WHERE id = NEW.id; END"
         for name in ["a", "b"] { try exec(name, schema) }
         try exec("a", "INSERT INTO note(id, title) VALUES ('n1', 't0')")
         try cloudSync("a")
@@ -41,7 +43,8 @@ class AppSchemaAttackTests: AttackTestCase {
 
     func testADerivedChangeLoopBetweenTwoBridges_isStoppedAndParkedWithAReason() throws {
         // Any update of a row bumps rev: each apply of the other group's bump bumps it again.
-        let schema = Self.revisedSchema + "; CREATE TRIGGER bump AFTER UPDATE ON note BEGIN UPDATE note SET rev = rev + 1 WHERE id = NEW.id; END"
+        let schema =
+            Self.revisedSchema + "; CREATE TRIGGER bump AFTER UPDATE ON note BEGIN UPDATE note SET rev = rev + 1 WHERE id = NEW.id; END"
         for name in ["a", "b"] { try exec(name, schema) }
         try exec("a", "INSERT INTO note(id, title) VALUES ('n1', 't0')")
         try cloudSync("a")
@@ -72,14 +75,18 @@ class AppSchemaAttackTests: AttackTestCase {
     /// b's clock skewed by `skewOfB` seconds (the engine's injectable clock:
     /// `GROUPSTORE_CLOCK_SKEW`, as `faketime` would); b and a edit the same
     /// field in real order; a syncs first, then b settles the conflict.
-    private func newerWins(skewOfB skew: Int, bEditsFirst: Bool, expected: String, file: StaticString = #filePath, line: UInt = #line) throws {
+    private func newerWins(skewOfB skew: Int, bEditsFirst: Bool, expected: String, file: StaticString = #filePath, line: UInt = #line)
+        throws
+    {
         let policy = ["--policy", "newer-wins"]
         let skewed = ["GROUPSTORE_CLOCK_SKEW": "\(skew)"]
         for name in ["a", "b"] { try exec(name, Self.schema) }
         try exec("a", "INSERT INTO note VALUES ('n1', 'first')")
         try cloudSync("a", extra: policy)
         try cloudSync("b", extra: policy, environment: skewed)
-        let edits = [("b", "edited in b, " + (bEditsFirst ? "earlier" : "later")), ("a", "edited in a, " + (bEditsFirst ? "later" : "earlier"))]
+        let edits = [
+            ("b", "edited in b, " + (bEditsFirst ? "earlier" : "later")), ("a", "edited in a, " + (bEditsFirst ? "later" : "earlier")),
+        ]
         for (name, body) in bEditsFirst ? edits : edits.reversed() {
             try exec(name, "UPDATE note SET body = '\(body)' WHERE id = 'n1'")
             usleep(20_000)  // two edits 20 ms apart in real time: the order newer-wins must find
@@ -94,7 +101,8 @@ class AppSchemaAttackTests: AttackTestCase {
     // MARK: 9. a foreign key without ON DELETE
 
     func testAParentDeletedWhileAChildIsAdded_withoutOnDelete_convergesWithTheChildKeepingItsParent() throws {
-        let schema = "CREATE TABLE parent(id TEXT PRIMARY KEY, name TEXT); CREATE TABLE child(id TEXT PRIMARY KEY, parent_id TEXT REFERENCES parent(id), v TEXT)"
+        let schema =
+            "CREATE TABLE parent(id TEXT PRIMARY KEY, name TEXT); CREATE TABLE child(id TEXT PRIMARY KEY, parent_id TEXT REFERENCES parent(id), v TEXT)"
         let tables = "parent,child"
         for name in ["a", "b"] { try exec(name, schema) }
         try exec("a", "INSERT INTO parent VALUES ('p1', 'the parent')")

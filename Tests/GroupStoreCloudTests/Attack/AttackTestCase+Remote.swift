@@ -32,7 +32,8 @@ extension AttackTestCase {
     func backUpRemote(file: StaticString = #filePath, line: UInt = #line) throws {
         #if Postgres
             if Self.remoteKind == .postgres {
-                try tool(server.binDirectory + "/pg_dump", postgresArguments + ["-Fc", "-f", remoteCopy, Self.database], file: file, line: line)
+                try tool(
+                    server.binDirectory + "/pg_dump", postgresArguments + ["-Fc", "-f", remoteCopy, Self.database], file: file, line: line)
                 return
             }
         #endif
@@ -47,7 +48,8 @@ extension AttackTestCase {
             if Self.remoteKind == .postgres {
                 try server.psql("DROP DATABASE \(Self.database) WITH (FORCE)")
                 try server.psql("CREATE DATABASE \(Self.database)")
-                try tool(server.binDirectory + "/pg_restore", postgresArguments + ["-d", Self.database, remoteCopy], file: file, line: line)
+                try tool(
+                    server.binDirectory + "/pg_restore", postgresArguments + ["-d", Self.database, remoteCopy], file: file, line: line)
                 return
             }
         #endif

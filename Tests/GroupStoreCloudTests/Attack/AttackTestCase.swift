@@ -109,7 +109,8 @@ class AttackTestCase: CloudTestCase {
         _ name: String, tables: String = "note", user: String = "alice", extra: [String] = [], file: StaticString = #filePath,
         line: UInt = #line
     ) throws -> Subprocess {
-        let child = try start(cloud("run", name, tables: tables, user: user, extra: ["--format", "jsonl"] + extra), name: "cloud run \(name)")
+        let child = try start(
+            cloud("run", name, tables: tables, user: user, extra: ["--format", "jsonl"] + extra), name: "cloud run \(name)")
         guard child.waitForError(containing: "groupstore: syncing", timeout: 60) else {
             XCTFail("cloud run of \(name) did not start: \(child.errors.suffix(5))", file: file, line: line)
             throw CancellationError()
@@ -177,7 +178,8 @@ class AttackTestCase: CloudTestCase {
                 let tables = try server.psql(
                     "SELECT name FROM groupstore.types WHERE lower(name) = lower('\(type)')", database: Self.database)
                 return try tables.split(separator: "\n").flatMap { table in
-                    try server.psql("SELECT gs_name FROM public.\"\(table)\"", database: Self.database).split(separator: "\n").map(String.init)
+                    try server.psql("SELECT gs_name FROM public.\"\(table)\"", database: Self.database).split(separator: "\n").map(
+                        String.init)
                 }.sorted()
             }
         #endif
@@ -185,7 +187,8 @@ class AttackTestCase: CloudTestCase {
         configuration.readonly = true
         configuration.busyMode = .timeout(10)
         return try DatabaseQueue(path: remotePath, configuration: configuration).read { db in
-            try String.fetchAll(db, sql: "SELECT name FROM records WHERE lower(type) = lower(?) AND deleted = 0 ORDER BY name", arguments: [type])
+            try String.fetchAll(
+                db, sql: "SELECT name FROM records WHERE lower(type) = lower(?) AND deleted = 0 ORDER BY name", arguments: [type])
         }
     }
 

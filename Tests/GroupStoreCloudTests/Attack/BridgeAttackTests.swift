@@ -104,7 +104,9 @@ class BridgeAttackTests: AttackTestCase {
         try exec("a", "INSERT INTO note VALUES ('nul' || char(0) || 'key', 'v1'), (CAST(X'FF41' AS TEXT), 'v2')")
         try cloudSync("a")
         try cloudSync("b")
-        XCTAssertEqual(try rows("b", "SELECT hex(id) || '|' || typeof(id) || '|' || body FROM note ORDER BY 1"), ["6E756C006B6579|text|v1", "FF41|text|v2"])
+        XCTAssertEqual(
+            try rows("b", "SELECT hex(id) || '|' || typeof(id) || '|' || body FROM note ORDER BY 1"),
+            ["6E756C006B6579|text|v1", "FF41|text|v2"])
         XCTAssertEqual((try cloudStatus("a")["pending"] as? NSNumber)?.intValue, 0)
     }
 

@@ -14,7 +14,8 @@
             try exec("a", BridgeAttackTests.schema)
             try exec("a", "INSERT INTO note VALUES ('first', 'so that the table exists on the server')")
             try cloudSync("a")
-            try server.psql("INSERT INTO note (id, body) VALUES ('hex:41', 'by psql'), ('hex:', 'by psql too')", as: "alice", database: Self.database)
+            try server.psql(
+                "INSERT INTO note (id, body) VALUES ('hex:41', 'by psql'), ('hex:', 'by psql too')", as: "alice", database: Self.database)
             try cloudSync("a")
             XCTAssertEqual(
                 try rows("a", "SELECT id || '|' || typeof(id) FROM note WHERE body LIKE 'by psql%' ORDER BY id"),
@@ -26,7 +27,9 @@
             try exec("a", "INSERT INTO note VALUES ('n1', 'one')")
             try cloudSync("a")
             XCTAssertThrowsError(
-                try server.psql("SET ROLE groupstore_user; INSERT INTO note (id, body) VALUES ('n2', 'shared identity')", as: "alice", database: Self.database)
+                try server.psql(
+                    "SET ROLE groupstore_user; INSERT INTO note (id, body) VALUES ('n2', 'shared identity')", as: "alice",
+                    database: Self.database)
             ) { error in
                 XCTAssertTrue("\(error)".contains("groupstore_user is the role users are granted"), "\(error)")
             }
@@ -43,7 +46,8 @@
             try server.psql("SELECT groupstore.prepare_type('note', 'private', '\(columns)'::jsonb)", as: "bob", database: Self.database)
             XCTAssertEqual(
                 try server.psql(
-                    "SELECT count(*) FROM pg_attribute WHERE attrelid = 'public.note'::regclass AND attname = 'spam'", database: Self.database),
+                    "SELECT count(*) FROM pg_attribute WHERE attrelid = 'public.note'::regclass AND attname = 'spam'",
+                    database: Self.database),
                 "0", "bob added a column to alice's type")
         }
 
@@ -62,7 +66,8 @@
             // Nor with psql, nor as the role every user is granted.
             let columns = #"[{"name":"id","kind":"text","declaredType":"TEXT","isKey":true,"pgType":"text"}]"#
             XCTAssertThrowsError(
-                try server.psql("SELECT groupstore.prepare_type('diary', 'shared', '\(columns)'::jsonb)", as: "bob", database: Self.database)
+                try server.psql(
+                    "SELECT groupstore.prepare_type('diary', 'shared', '\(columns)'::jsonb)", as: "bob", database: Self.database)
             ) { error in XCTAssertTrue("\(error)".contains("declared by the schema's owner"), "\(error)") }
             XCTAssertThrowsError(
                 try server.psql(
@@ -82,14 +87,18 @@
             try cloudSync("a", tables: "diary", extra: ["--public-tables", "board"])
             XCTAssertEqual(try rows("a", "SELECT id || ':' || body FROM board"), ["b1:posted by bob"])
             XCTAssertEqual(
-                try server.psql("SELECT name || ':' || scope || ':' || coalesce(creator, 'owner') FROM groupstore.types ORDER BY name", database: Self.database),
+                try server.psql(
+                    "SELECT name || ':' || scope || ':' || coalesce(creator, 'owner') FROM groupstore.types ORDER BY name",
+                    database: Self.database),
                 "board:public:owner\ndiary:private:alice")
             // A private type declared by the owner later is the owner's: alice adds no column to it any more.
             let widened = try groupstore([
                 "cloud", "setup", "--remote", remote("postgres"), "--group", group("admin"), "--tables", "diary",
             ])
             XCTAssertEqual(widened.status, 0, widened.text)
-            XCTAssertEqual(try server.psql("SELECT coalesce(creator, 'owner') FROM groupstore.types WHERE name = 'diary'", database: Self.database), "owner")
+            XCTAssertEqual(
+                try server.psql("SELECT coalesce(creator, 'owner') FROM groupstore.types WHERE name = 'diary'", database: Self.database),
+                "owner")
         }
 
         /// The review's F4: a user who created a private type of a name
@@ -107,18 +116,28 @@
             try exec("b", "INSERT INTO notice VALUES ('n1', 'mine')")
             try cloudSync("b", tables: "notice", user: "bob")
             XCTAssertEqual(
-                try server.psql("SELECT name || ':' || scope || ':' || coalesce(creator, 'owner') FROM groupstore.types ORDER BY name", database: Self.database),
+                try server.psql(
+                    "SELECT name || ':' || scope || ':' || coalesce(creator, 'owner') FROM groupstore.types ORDER BY name",
+                    database: Self.database),
                 "board:private:bob\nnotice:private:bob")
             // The owner declares board public: bob's empty type gives way.
-            let board = try groupstore(["cloud", "setup", "--remote", remote("postgres"), "--group", group("admin"), "--public-tables", "board"])
+            let board = try groupstore([
+                "cloud", "setup", "--remote", remote("postgres"), "--group", group("admin"), "--public-tables", "board",
+            ])
             XCTAssertEqual(board.status, 0, board.text)
             XCTAssertEqual(board.output.last, "\(remote("postgres")): declared board (public)")
             // notice holds bob's row: refused, naming bob, and kept as it was.
-            let notice = try groupstore(["cloud", "setup", "--remote", remote("postgres"), "--group", group("admin"), "--public-tables", "notice"])
+            let notice = try groupstore([
+                "cloud", "setup", "--remote", remote("postgres"), "--group", group("admin"), "--public-tables", "notice",
+            ])
             XCTAssertEqual(notice.status, 1, notice.text)
-            XCTAssertTrue(notice.text.contains("record type notice is synced as private; it cannot be synced as public (bob declared it)"), notice.text)
+            XCTAssertTrue(
+                notice.text.contains("record type notice is synced as private; it cannot be synced as public (bob declared it)"),
+                notice.text)
             XCTAssertEqual(
-                try server.psql("SELECT name || ':' || scope || ':' || coalesce(creator, 'owner') FROM groupstore.types ORDER BY name", database: Self.database),
+                try server.psql(
+                    "SELECT name || ':' || scope || ':' || coalesce(creator, 'owner') FROM groupstore.types ORDER BY name",
+                    database: Self.database),
                 "board:public:owner\nnotice:private:bob")
             XCTAssertEqual(try server.psql("SELECT count(*) FROM public.notice", database: Self.database), "1")
             // bob's board, synced as private now, meets the owner's scope.
@@ -148,7 +167,8 @@
             XCTAssertEqual(upgrade.status, 0, upgrade.text)
             XCTAssertTrue(upgrade.text.contains("upgraded from format 5 to 6"), upgrade.text)
             XCTAssertEqual(
-                try server.psql("SELECT name || ':' || coalesce(creator, 'owner') FROM groupstore.types ORDER BY name", database: Self.database),
+                try server.psql(
+                    "SELECT name || ':' || coalesce(creator, 'owner') FROM groupstore.types ORDER BY name", database: Self.database),
                 "board:owner\ndiary:owner\nmemo:alice")
             // Run again over itself, the migration left one working prepare_type: alice still prepares her memo.
             try server.psql("SELECT groupstore.prepare_type('memo', 'private', '\(columns)'::jsonb)", as: "alice", database: Self.database)

@@ -35,7 +35,10 @@
             try await alice.prepare([notes])
             try await bob.prepare([notes])
             let mine = CloudRecordID(zone: .private("alice"), type: "notes", name: "n1")
-            guard case .saved(let saved) = try await alice.modify([.save(id: mine, baseTag: nil, fields: ["title": .text("alice's")], editedAt: Date())]).first
+            guard
+                case .saved(let saved) = try await alice.modify([
+                    .save(id: mine, baseTag: nil, fields: ["title": .text("alice's")], editedAt: Date())
+                ]).first
             else { return XCTFail("alice saves her note") }
             // Bob cannot list alice's zone, nor write into it, nor change her row by its tag.
             do {
@@ -98,7 +101,10 @@
             let parts = valid.split(separator: ".").map(String.init)
             let forged = Data(#"{"role":"bob","iat":0}"#.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
             let cases: [(what: String, token: String, status: Int, sentence: String)] = [
-                ("expired", try gatewaySecret.token(role: "alice", expiresIn: 60, now: Date().addingTimeInterval(-3600)), 401, "the token expired at"),
+                (
+                    "expired", try gatewaySecret.token(role: "alice", expiresIn: 60, now: Date().addingTimeInterval(-3600)), 401,
+                    "the token expired at"
+                ),
                 ("tampered", parts[0] + "." + forged + "." + parts[2], 401, "signature does not match its contents (tampered with)"),
                 ("another key", try other.token(role: "alice"), 401, "signed with a key this gateway does not have"),
                 ("not a JWT", "not-a-token", 401, "is not a JWT"),

@@ -113,9 +113,10 @@
                 XCTAssertEqual(client.names.withLock { $0 }, Set((0..<records).map { "r\($0)" }), "\(client.zone)")
             }
             // The server holds the gateways' connections only: two pools of 4 and two listeners.
-            let held = Int(
-                try server.psql(
-                    "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND usename = 'authenticator'")) ?? -1
+            let held =
+                Int(
+                    try server.psql(
+                        "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND usename = 'authenticator'")) ?? -1
             XCTAssertGreaterThan(held, 0)
             XCTAssertLessThanOrEqual(held, 2 * (4 + 1), "connections of the gateways for \(clients.count) clients")
         }

@@ -38,7 +38,8 @@ final class GatewayWireTests: XCTestCase {
     func testASaveBringingAVersionBack_saysSo_andAnOrdinarySaveSendsNoField() throws {
         let editedAt = Date(timeIntervalSince1970: 1_795_840_456.542)
         for bringsBack in [true, false] {
-            let change = CloudRecordChange.save(id: id, baseTag: nil, fields: ["title": .text("v3")], editedAt: editedAt, bringsBack: bringsBack)
+            let change = CloudRecordChange.save(
+                id: id, baseTag: nil, fields: ["title": .text("v3")], editedAt: editedAt, bringsBack: bringsBack)
             let data = try GatewayWire.encode(GatewayWire.Change(change))
             let json = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
             XCTAssertEqual(json["bringsBack"] as? Bool, bringsBack ? true : nil, "an ordinary save looks as it did to an older gateway")

@@ -29,7 +29,8 @@
                 GatewayRemote.Configuration(url: "http://127.0.0.1:\(older.port)", token: try gatewaySecret.token(role: "alice")))
             let zone = CloudZone.private("alice")
             func save(_ name: String) -> CloudRecordChange {
-                .save(id: CloudRecordID(zone: zone, type: "note", name: name), baseTag: nil, fields: ["title": .text(name)], editedAt: Date())
+                .save(
+                    id: CloudRecordID(zone: zone, type: "note", name: name), baseTag: nil, fields: ["title": .text(name)], editedAt: Date())
             }
             try await remote.prepare([Self.note])
             // The fetch is served by the gateway behind: it checks the history, and says so.

@@ -43,7 +43,9 @@
                 ])
             let verifier = TokenVerifier(keys: keys)
             let claims: [String: Any] = ["role": "alice", "exp": Date().timeIntervalSince1970 + 60]
-            let es = try token(alg: "ES256", claims: claims) { Array(try p256.signature(for: Crypto.SHA256.hash(data: $0)).rawRepresentation) }
+            let es = try token(alg: "ES256", claims: claims) {
+                Array(try p256.signature(for: Crypto.SHA256.hash(data: $0)).rawRepresentation)
+            }
             let rs = try token(alg: "RS256", claims: claims) {
                 Array(try rsa.signature(for: Crypto.SHA256.hash(data: $0), padding: .insecurePKCS1v1_5).rawRepresentation)
             }
@@ -57,8 +59,10 @@
             XCTAssertThrowsError(try verifier.verify(foreign)) { error in
                 XCTAssertTrue("\(error)".contains("does not verify with this gateway's keys"), "\(error)")
             }
-            let swapped = rs.split(separator: ".").enumerated().map { $0.offset == 0 ? Substring(Base64URL.encode(Array(#"{"alg":"ES256"}"#.utf8))) : $0.element }
-                .joined(separator: ".")
+            let swapped = rs.split(separator: ".").enumerated().map {
+                $0.offset == 0 ? Substring(Base64URL.encode(Array(#"{"alg":"ES256"}"#.utf8))) : $0.element
+            }
+            .joined(separator: ".")
             XCTAssertThrowsError(try verifier.verify(swapped))
         }
 
@@ -150,12 +154,20 @@
             let now = Date()
             XCTAssertEqual(try verifier.verify(try GatewayToken.mint(secretFile: secret, role: "alice", expiresIn: 60)).role, "alice")
             let cases: [(String, String)] = [
-                (try GatewayToken.mint(secretFile: secret, role: "alice", expiresIn: 10, now: now.addingTimeInterval(-100)), "the token expired at"),
                 (
-                    try GatewayToken.mint(secret: Array(String(repeating: "s", count: 40).utf8), role: "alice", expiresIn: nil, now: now, extra: ["nbf": now.timeIntervalSince1970 + 600]),
+                    try GatewayToken.mint(secretFile: secret, role: "alice", expiresIn: 10, now: now.addingTimeInterval(-100)),
+                    "the token expired at"
+                ),
+                (
+                    try GatewayToken.mint(
+                        secret: Array(String(repeating: "s", count: 40).utf8), role: "alice", expiresIn: nil, now: now,
+                        extra: ["nbf": now.timeIntervalSince1970 + 600]),
                     "the token is not valid before"
                 ),
-                (try GatewayToken.mint(secret: Array(String(repeating: "s", count: 40).utf8), role: "", expiresIn: nil, now: now), "role claim"),
+                (
+                    try GatewayToken.mint(secret: Array(String(repeating: "s", count: 40).utf8), role: "", expiresIn: nil, now: now),
+                    "role claim"
+                ),
                 ("a.b", "is not a JWT"),
                 ("", "is not a JWT"),
             ]

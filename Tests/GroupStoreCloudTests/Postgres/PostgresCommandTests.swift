@@ -134,12 +134,14 @@
             let undeclared = try sync("alice", ["--shared-zone", "alice/family"])
             XCTAssertEqual(undeclared.status, 1, undeclared.output)
             XCTAssertTrue(
-                undeclared.errors.contains("record type item is not declared on this server: a shared table is declared by the schema's owner"),
+                undeclared.errors.contains(
+                    "record type item is not declared on this server: a shared table is declared by the schema's owner"),
                 undeclared.errors)
             let declared = try groupstore(
                 ["cloud", "setup", "--remote", server.url(user: "postgres"), "--group", groups["alice"]!, "--shared-tables", "item"])
             XCTAssertEqual(declared.status, 0, declared.errors)
-            XCTAssertEqual(declared.output.split(separator: "\n").last.map(String.init), "\(server.url(user: "postgres")): declared item (shared)")
+            XCTAssertEqual(
+                declared.output.split(separator: "\n").last.map(String.init), "\(server.url(user: "postgres")): declared item (shared)")
             let noOwner = try sync("alice", ["--shared-zone", "nobody/family"])
             XCTAssertEqual(noOwner.status, 1)
             XCTAssertTrue(noOwner.errors.contains("there is no role \"nobody\""), noOwner.errors)

@@ -45,7 +45,8 @@ final class CloudFilterTests: XCTestCase {
         XCTAssertTrue(refusal("claim(site) = 1").contains("claim('NAME')"))
         XCTAssertTrue(refusal("site @ 7").contains("@"))
         XCTAssertTrue(refusal("name = 'a\u{0}b'").contains("NUL"))
-        let deep = String(repeating: "(", count: 300) + "1" + String(repeating: ")", count: 300) + String(repeating: " OR a = 1", count: 600)
+        let deep =
+            String(repeating: "(", count: 300) + "1" + String(repeating: ")", count: 300) + String(repeating: " OR a = 1", count: 600)
         XCTAssertTrue(refusal(deep).contains("terms"))
     }
 

@@ -1,3 +1,4 @@
+// swift-format-ignore-file
 // Generated from Sources/GroupStoreGateway/Documentation.docc/GroupStoreGateway.md, snippet 1, by SnippetTests: do not edit.
 // After changing the snippet there: GROUPSTORE_WRITE_SNIPPETS=1 swift test --filter SnippetTests
 #if Gateway

@@ -88,7 +88,10 @@ public final class PostgresServer: Sendable {
     public func psql(_ sql: String, as user: String = "postgres", database: String = "postgres") throws -> String {
         try setup.run(
             setup.bin + "/psql",
-            ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", socketDirectory, "-p", "\(port)", "-U", user, "-d", database, "-f", "-"],
+            [
+                "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", socketDirectory, "-p", "\(port)", "-U", user, "-d", database, "-f",
+                "-",
+            ],
             input: sql
         ).trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -145,13 +148,15 @@ public final class PostgresServer: Sendable {
         do {
             let status = try Self.poll(pid, timeout: 60, what: "postgres start") {
                 // Lines 1 and 8: the pid (not a stale file's) and the status.
-                let lines = ((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? "").split(separator: "\n", omittingEmptySubsequences: false)
+                let lines = ((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? "").split(
+                    separator: "\n", omittingEmptySubsequences: false)
                 return lines.count >= 8 && lines[0] == "\(pid)" && lines[7].trimmingCharacters(in: .whitespaces) == "ready"
             }
             if let status { throw PostgresServerError(description: "postgres \(Self.describe(status))") }
         } catch {
             forget(pid)
-            let tail = ((try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "").split(separator: "\n").suffix(20).joined(separator: "\n")
+            let tail = ((try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "").split(separator: "\n").suffix(20).joined(
+                separator: "\n")
             throw PostgresServerError(description: "\(error)\nlast lines of \(logFile):\n\(tail)")
         }
     }
@@ -202,7 +207,8 @@ public final class PostgresServer: Sendable {
         /// Finds PostgreSQL, makes the per-process directory and the template, and arranges the cleanup at exit.
         private static func make() throws -> Setup {
             let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []).compactMap(Int.init)
-            let bin = ProcessInfo.processInfo.environment["GROUPSTORE_POSTGRES_BIN"]
+            let bin =
+                ProcessInfo.processInfo.environment["GROUPSTORE_POSTGRES_BIN"]
                 ?? "/usr/lib/postgresql/\(versions.max() ?? 15)/bin"
             guard FileManager.default.isExecutableFile(atPath: bin + "/initdb") else {
                 let message = "PostgreSQL is not installed (no \(bin)/initdb): apt-get install -y postgresql"
@@ -216,16 +222,25 @@ public final class PostgresServer: Sendable {
                 owner = (user.pointee.pw_uid, user.pointee.pw_gid)
             }
             var shm = statvfs()
-            let roomy = statvfs("/dev/shm", &shm) == 0 && UInt64(shm.f_bavail) * UInt64(shm.f_frsize) >= 1 << 30 && access("/dev/shm", W_OK) == 0
-            let setup = Setup(bin: bin, root: try makeDirectory((roomy ? "/dev/shm" : "/tmp") + "/groupstore-postgres-\(getpid())"), owner: owner)
+            let roomy =
+                statvfs("/dev/shm", &shm) == 0 && UInt64(shm.f_bavail) * UInt64(shm.f_frsize) >= 1 << 30 && access("/dev/shm", W_OK) == 0
+            let setup = Setup(
+                bin: bin, root: try makeDirectory((roomy ? "/dev/shm" : "/tmp") + "/groupstore-postgres-\(getpid())"), owner: owner)
             do {
-                guard mkdir(setup.template, 0o700) == 0 else { throw PostgresServerError(description: "cannot make \(setup.template): errno \(errno)") }
+                guard mkdir(setup.template, 0o700) == 0 else {
+                    throw PostgresServerError(description: "cannot make \(setup.template): errno \(errno)")
+                }
                 if let owner { try chown(setup.template, owner) }
                 try setup.run(
                     bin + "/initdb",
-                    ["--no-sync", "--no-instructions", "-D", setup.template, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--wal-segsize=1"],
+                    [
+                        "--no-sync", "--no-instructions", "-D", setup.template, "-U", "postgres", "--auth=trust", "-E", "UTF8",
+                        "--locale=C", "--wal-segsize=1",
+                    ],
                     asServer: true)
-                try append("listen_addresses = ''\nfsync = off\nfull_page_writes = off\nmax_connections = 300\n", to: setup.template + "/postgresql.conf")
+                try append(
+                    "listen_addresses = ''\nfsync = off\nfull_page_writes = off\nmax_connections = 300\n",
+                    to: setup.template + "/postgresql.conf")
             } catch {
                 try? FileManager.default.removeItem(atPath: setup.root)
                 throw error
@@ -348,13 +363,17 @@ public final class PostgresServer: Sendable {
     private static func makeDirectory(_ prefix: String) throws -> String {
         var template = Array((prefix + ".XXXXXX").utf8CString)
         let path = template.withUnsafeMutableBufferPointer { buffer in mkdtemp(buffer.baseAddress!).map { String(cString: $0) } }
-        guard let path, chmod(path, 0o755) == 0 else { throw PostgresServerError(description: "cannot make \(prefix).XXXXXX: errno \(errno)") }
+        guard let path, chmod(path, 0o755) == 0 else {
+            throw PostgresServerError(description: "cannot make \(prefix).XXXXXX: errno \(errno)")
+        }
         return path
     }
 
     /// Gives `path` to the `postgres` user.
     private static func chown(_ path: String, _ owner: (uid: uid_t, gid: gid_t)) throws {
-        guard lchown(path, owner.uid, owner.gid) == 0 else { throw PostgresServerError(description: "cannot chown \(path): errno \(errno)") }
+        guard lchown(path, owner.uid, owner.gid) == 0 else {
+            throw PostgresServerError(description: "cannot chown \(path): errno \(errno)")
+        }
     }
 
     /// Appends `text` to a file (which keeps its owner and mode).
