@@ -24,6 +24,8 @@ struct CloudOptions: ParsableArguments {
 
     @OptionGroup var synced: CloudTableOptions
 
+    @OptionGroup var subscriptions: SubscriptionOptions
+
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -80,6 +82,7 @@ struct CloudOptions: ParsableArguments {
         var configuration = CloudSyncConfiguration(
             group: group, remote: try remote.open(user: user, gateway: gateway, logger: logger), logger: logger)
         synced.apply(to: &configuration, assets: assets)
+        try subscriptions.apply(to: &configuration)
         configuration.sharedZone = sharedZone
         configuration.policy = policy
         configuration.accountChange = accountChange

@@ -48,6 +48,7 @@ extension ReportJSON {
         var parkedRecords: [Parked]
         var remoteReset: Nullable<RemoteReset>
         var schemaDrift: [Drift]
+        var subscriptions: [Subscription]
 
         struct RemoteReset: Encodable {
             var kind: String
@@ -58,6 +59,11 @@ extension ReportJSON {
             var table: String
             var column: String
             var seenAt: Double
+        }
+        struct Subscription: Encodable {
+            var table: String
+            var filter: String
+            var rows: Int
         }
 
         init(_ status: CloudSyncStatus) {
@@ -75,6 +81,7 @@ extension ReportJSON {
             remoteReset = Nullable(
                 status.remoteReset.map { RemoteReset(kind: $0.kind.rawValue, message: $0.message, at: $0.at.timeIntervalSince1970) })
             schemaDrift = status.schemaDrift.map { Drift(table: $0.table, column: $0.column, seenAt: $0.seenAt.timeIntervalSince1970) }
+            subscriptions = status.subscriptions.map { Subscription(table: $0.table, filter: $0.filter, rows: $0.rows) }
         }
     }
 
@@ -136,6 +143,10 @@ extension ReportJSON {
                 try container.encode("schemaDrift", forKey: .event)
                 try container.encode(table, forKey: .table)
                 try container.encode(column, forKey: .column)
+            case .movedOut(let table, let count):
+                try container.encode("movedOut", forKey: .event)
+                try container.encode(table, forKey: .table)
+                try container.encode(count, forKey: .count)
             case .finished:
                 break
             }
@@ -156,6 +167,7 @@ extension CloudSyncSummary {
             case .remoteReset(let reset): notes.append("remote \(reset.kind.rawValue): \(reset.message)")
             case .schemaDrift(let table, let column):
                 notes.append("schema drift: table \(table) here lacks column \(column) of the remote's records")
+            case .movedOut(let table, let count): notes.append("\(count) rows of \(table) left the subscription")
             default: continue
             }
         }

@@ -117,7 +117,7 @@ struct CloudEventPrinter: Sendable {
             case .text:
                 switch event {
                 case .started: details = []
-                case .conflict, .parked, .remoteReset, .schemaDrift: details.append(event)
+                case .conflict, .parked, .remoteReset, .schemaDrift, .movedOut: details.append(event)
                 case .finished(let summary):
                     defer { details = [] }
                     // Syncs that found nothing to do, and one cut short by shutdown, are not news.

@@ -18,7 +18,8 @@ struct CloudStatusCommand: AsyncParsableCommand {
                "parkedRecords":[{"table":…,"record":…,"direction":"up"|"down",
                                  "reason":…}],
                "remoteReset":{"kind":"replaced"|"restored","message":…,"at":…}|null,
-               "schemaDrift":[{"table":…,"column":…,"seenAt":…}]}
+               "schemaDrift":[{"table":…,"column":…,"seenAt":…}],
+               "subscriptions":[{"table":…,"filter":…,"rows":…}]}
 
             Example:
               groupstore cloud status --group /var/lib/app/group --format json
@@ -62,6 +63,9 @@ struct CloudStatusCommand: AsyncParsableCommand {
                     lines.append(
                         "schema drift: the remote's records of table \(drift.table) have column \(drift.column), which the table here lacks (kept on the remote, not applied here)"
                     )
+                }
+                for subscription in status.subscriptions {
+                    lines.append("subscription of \(subscription.table): \(subscription.filter) (\(subscription.rows) rows held)")
                 }
                 StandardOutput.writeLine(lines.joined(separator: "\n"))
             }

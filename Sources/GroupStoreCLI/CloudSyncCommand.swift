@@ -50,7 +50,7 @@ struct CloudSyncCommand: AsyncParsableCommand {
                     var seen: [CloudSyncEvent] = []
                     for await event in events {
                         switch event {
-                        case .conflict, .parked, .remoteReset, .schemaDrift: seen.append(event)
+                        case .conflict, .parked, .remoteReset, .schemaDrift, .movedOut: seen.append(event)
                         case .finished: return seen
                         default: continue
                         }

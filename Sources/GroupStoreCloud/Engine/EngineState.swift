@@ -19,6 +19,9 @@ struct EngineState: Sendable {
         case prepareRemote
         /// Shared zones an earlier configuration synced are left.
         case leaveStaleZones
+        /// A table whose subscription changed gets only the difference
+        /// (``SyncEngine/applySubscriptionChanges(summary:)``).
+        case applySubscriptions
     }
 
     /// Why a sync has something to do. A sync fetches when it has a fetch

@@ -51,6 +51,8 @@ struct RecordApplier: Sendable {
         var appliedFields: [RecordKey: Applied] = [:]
         /// Columns of the remote's records first found missing here (table, column).
         var drifts: [(table: String, column: String)] = []
+        /// Rows removed because they left the subscription, by record type.
+        var movedOut: [String: Int] = [:]
         /// Pending keys exist (none when the apply began, and none marked
         /// since: no key is looked up).
         var pendingKept = true

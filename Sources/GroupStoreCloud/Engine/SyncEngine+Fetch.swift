@@ -68,8 +68,10 @@ extension SyncEngine {
             do {
                 let since = token
                 tracer.mark(.fetchSent)
+                let subscription = self.subscription(of: zone)
                 let (answer, reset) = try await callKeepingMark("fetch \(zone) from \(remote.displayName)", history: \.history) {
-                    try await self.remote.fetchChanges(in: zone, since: since, limit: Self.fetchPageSize, keeping: $0)
+                    try await self.remote.fetchChanges(
+                        in: zone, since: since, limit: Self.fetchPageSize, keeping: $0, subscription: subscription)
                 }
                 // A remote replaced or restored is found before anything of it is applied: the listing
                 // then brings back what it forgot instead of taking its older versions.
@@ -96,8 +98,10 @@ extension SyncEngine {
             if !batch.changed.isEmpty || !batch.deleted.isEmpty { tracer.mark(.fetchAnswered) }
             if listing { for record in batch.changed { seen.insert(record.id.type.lowercased() + "\u{0}" + record.id.name) } }
             let last = !batch.moreComing
-            if batch.changed.isEmpty && batch.deleted.isEmpty && !listing && batch.token == token && last { break }
-            if state.echoes.acknowledgedSinceFetch && !listing && batch.deleted.isEmpty && !batch.changed.isEmpty,
+            if batch.changed.isEmpty && batch.deleted.isEmpty && batch.movedOut.isEmpty && !listing && batch.token == token && last {
+                break
+            }
+            if state.echoes.acknowledgedSinceFetch && !listing && batch.deleted.isEmpty && batch.movedOut.isEmpty && !batch.changed.isEmpty,
                 try await onlyEchoes(batch.changed)
             {
                 // This group's own uploads coming back: nothing to write. The token moves on here
@@ -108,11 +112,15 @@ extension SyncEngine {
             }
             var gone: (deleted: [CloudRecordID], forgotten: [CloudRecordID]) = ([], [])
             if listing && last { gone = try await unseen(in: zone, seen: seen) }
+            // A subscribed table's record a listing lacks may be out of the subset rather than deleted.
+            let subscribed = subscription(of: zone).filters
+            let outOfSubset = gone.deleted.filter { subscribed[$0.type.lowercased()] != nil }
             let forgottenHere = try await versionsForgotten(in: batch.changed, listing: listing, heldBeforeListing: heldBeforeListing)
             tracer.mark(.applyStarted)
             let (outcome, _) = try await apply(
-                batch, zone: zone, saveToken: (!listing || last) ? batch.token : nil, deleted: gone.deleted, forgotten: gone.forgotten,
-                listing: listing, forgottenHere: forgottenHere)
+                batch, zone: zone, saveToken: (!listing || last) ? batch.token : nil,
+                deleted: gone.deleted.filter { subscribed[$0.type.lowercased()] == nil }, forgotten: gone.forgotten,
+                movedOut: batch.movedOut + outOfSubset, listing: listing, forgottenHere: forgottenHere)
             if outcome.applied > 0 { tracer.mark(.applied) }
             report(outcome, into: &summary)
             applied += outcome.applied
@@ -245,10 +253,12 @@ extension SyncEngine {
     /// records of a zone this group leaves; those with local edits not
     /// uploaded stay as new records, the others are removed (returns how
     /// many).
+    /// `movedOut`: records that left this group's subscription (see
+    /// ``RecordApplier/moveOut(_:in:outcome:)``).
     @discardableResult
-    private func apply(
+    func apply(
         _ batch: CloudChangeBatch, zone: CloudZone, saveToken: CloudChangeToken?, dropToken: Bool = false, deleted gone: [CloudRecordID],
-        forgotten: [CloudRecordID], leaving: [CloudRecordID] = [], listing: Bool = false,
+        forgotten: [CloudRecordID], movedOut: [CloudRecordID] = [], leaving: [CloudRecordID] = [], listing: Bool = false,
         forgottenHere: Set<RecordApplier.RecordKey> = []
     ) async throws -> (outcome: RecordApplier.Outcome, left: Int) {
         let assets = try await downloadAssets(for: batch.changed)
@@ -298,6 +308,7 @@ extension SyncEngine {
                     try applier.applyDelete(id, in: db, outcome: &outcome)
                 }
             }
+            for id in movedOut { try applier.moveOut(id, in: db, outcome: &outcome) }
             try applier.retryOrphans(assets: assets, in: db, outcome: &outcome)
             try applier.takeInConsequences(of: &outcome, store: store, in: db)
             try Self.store(moved, in: db)
@@ -366,6 +377,10 @@ extension SyncEngine {
             logger.info(
                 "record parked", metadata: ["table": "\(parked.table)", "record": "\(parked.record)", "reason": "\(parked.reason)"])
             events.emit(.parked(table: parked.table, record: parked.record, reason: parked.reason))
+        }
+        for (table, count) in outcome.movedOut.sorted(by: { $0.key < $1.key }) {
+            logger.info("rows left the subscription: removed here", metadata: ["table": "\(table)", "count": "\(count)"])
+            events.emit(.movedOut(table: table, count: count))
         }
         for drift in outcome.drifts {
             logger.info(

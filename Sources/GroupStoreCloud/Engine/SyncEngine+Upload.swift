@@ -25,6 +25,7 @@ extension SyncEngine {
         var accepted = 0
         var refetch = false
         var reset = false
+        var ownWrites: [CloudRecordID] = []
         tables: for table in tables {
             while true {
                 let batch = try takePrepared(table) ?? prepareUploads(table)
@@ -44,7 +45,10 @@ extension SyncEngine {
                 accepted += outcome.accepted
                 // Found reset: the rest waits for its listing.
                 if reset { break tables }
-                for case .saved(let record) in results { state.echoes.remember(record) }
+                for case .saved(let record) in results {
+                    state.echoes.remember(record)
+                    ownWrites.append(record.id)
+                }
                 if !outcome.outcome.parked.isEmpty { state.orphansMayExist = true }
                 if outcome.outcome.refetch {
                     refetch = true
@@ -55,6 +59,8 @@ extension SyncEngine {
             }
         }
         if accepted > 0 { events.emit(.uploaded(count: accepted)) }
+        // Written here outside the subscription: uploaded, then no longer this group's to hold.
+        if !subscription.isEmpty, !reset { try await moveOutOwnWrites(ownWrites, summary: &summary) }
         return (accepted, refetch, reset)
     }
 

@@ -23,6 +23,8 @@ actor SyncEngine {
     let configuration: CloudSyncConfiguration
     let tables: [MappedTable]
     let applier: RecordApplier
+    /// What this group subscribes to (``CloudSyncConfiguration/subscriptions``, checked).
+    let subscription: CloudSubscription
     let intake: SaveIntake
     let events: EventHub
     let tracer: SyncTracer
@@ -82,16 +84,18 @@ actor SyncEngine {
             uniqueKeysWithValues: tables.map { ($0.name.lowercased(), RowCodec(table: $0, assetThreshold: configuration.assetThreshold)) })
         let clock = { @Sendable [configuration] in configuration.clock() }
         let applier = RecordApplier(tables: tables, codecs: codecs, policy: configuration.policy, triggered: triggered, clock: clock)
+        let subscription = try Self.subscription(configuration, tables: tables)
         let position = try await SyncStateSetup(tables: tables, zone: { Self.zone(of: $0, account: nil, configuration) }).prepare(store)
         return SyncEngine(
-            store: store, configuration: configuration, tables: tables, applier: applier, events: events, tracer: tracer,
-            state: EngineState(oneShot: oneShot, intakePosition: position))
+            store: store, configuration: configuration, tables: tables, applier: applier, subscription: subscription, events: events,
+            tracer: tracer, state: EngineState(oneShot: oneShot, intakePosition: position))
     }
 
     private init(
-        store: GroupStore, configuration: CloudSyncConfiguration, tables: [MappedTable], applier: RecordApplier, events: EventHub,
-        tracer: SyncTracer, state: EngineState
+        store: GroupStore, configuration: CloudSyncConfiguration, tables: [MappedTable], applier: RecordApplier,
+        subscription: CloudSubscription, events: EventHub, tracer: SyncTracer, state: EngineState
     ) {
+        self.subscription = subscription
         self.tracer = tracer
         executor = EngineQueue(label: "GroupStoreCloud.SyncEngine.\(store.member)")
         intake = SaveIntake(
@@ -149,6 +153,7 @@ actor SyncEngine {
         var passes = 0
         do {
             try await setUp()
+            if state.setupLeft.contains(.applySubscriptions) { try await applySubscriptionChanges(summary: &summary) }
             if complete { try startCompleteSync() }
             try runDiffs()
             while true {

@@ -202,6 +202,33 @@ struct RowCodec: Sendable {
         try local("write a row") { try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments)) }
     }
 
+    /// Whether a row of any table (this one included) references the row
+    /// named `name` through a foreign key declared on it.
+    func isReferenced(_ name: String, in db: Database) throws -> Bool {
+        guard let key = RecordName.keyValues(of: name, shape: table.key) else { return false }
+        let predicate = table.keyColumns.indices.map { "p.\(quote(table.keyColumns[$0])) = \(Self.keyMark($0))" }
+            .joined(separator: " AND ")
+        let primaryKey = try String.fetchAll(
+            db, sql: "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", arguments: [table.name])
+        let tables = try String.fetchAll(
+            db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+        for child in tables {
+            let references = try Row.fetchAll(
+                db, sql: "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq", arguments: [child])
+            for (_, parts) in Dictionary(grouping: references, by: { $0[0] as Int64 }) {
+                guard let first = parts.first, (first[1] as String).lowercased() == table.name.lowercased() else { continue }
+                let from = parts.map { $0[2] as String }
+                let to = parts.map { ($0[3] as String?) ?? "" }
+                let targets = to.contains("") ? primaryKey : to
+                guard targets.count == from.count else { continue }
+                let join = zip(from, targets).map { "c.\(quote($0)) = p.\(quote($1))" }.joined(separator: " AND ")
+                let sql = "SELECT EXISTS (SELECT 1 FROM \(quote(child)) c JOIN \(quote(table.name)) p ON \(join) WHERE \(predicate))"
+                if try Bool.fetchOne(db, sql: sql, arguments: StatementArguments(Self.keyArguments(key))) == true { return true }
+            }
+        }
+        return false
+    }
+
     /// Deletes the row named `name`, if there is one.
     func delete(_ name: String, in db: Database) throws {
         guard let key = RecordName.keyValues(of: name, shape: table.key) else { return }

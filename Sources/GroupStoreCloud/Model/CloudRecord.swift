@@ -207,14 +207,21 @@ public struct CloudChangeBatch: Sendable {
     public var changed: [CloudRecord]
     /// Records deleted since the token.
     public var deleted: [CloudRecordID]
+    /// Records that left the fetch's subscription since the token (see
+    /// ``CloudSubscription``): still on the remote, no longer in this
+    /// host's subset.
+    public var movedOut: [CloudRecordID]
     /// The position after this page.
     public var token: CloudChangeToken
     /// More changes follow: fetch again from `token`.
     public var moreComing: Bool
 
-    public init(changed: [CloudRecord], deleted: [CloudRecordID], token: CloudChangeToken, moreComing: Bool) {
+    public init(
+        changed: [CloudRecord], deleted: [CloudRecordID], movedOut: [CloudRecordID] = [], token: CloudChangeToken, moreComing: Bool
+    ) {
         self.changed = changed
         self.deleted = deleted
+        self.movedOut = movedOut
         self.token = token
         self.moreComing = moreComing
     }

@@ -39,6 +39,21 @@ public struct CloudSyncConfiguration: Sendable {
     /// (`.shared(owner: user, name: "family")`), or another user's that is
     /// shared with this one. Required when ``sharedTables`` is not empty.
     public var sharedZone: CloudZone?
+    /// Subscriptions, by table: of these synced tables only the rows the
+    /// filter holds are synced to this group, as the remote evaluates it
+    /// inside what the user may read (see ``CloudSubscription``). Rows that
+    /// stop matching are removed here (author `cloud`), rows that start
+    /// matching arrive; a row this group writes outside its subscription is
+    /// uploaded, then removed here. A changed filter moves only the
+    /// difference at the next sync.
+    ///
+    /// ```swift
+    /// sync.subscriptions = ["job": try CloudFilter("site = param('site') AND done = 0")]
+    /// sync.subscriptionParameters = ["site": .integer(7)]
+    /// ```
+    public var subscriptions: [String: CloudFilter] = [:]
+    /// The values of the subscriptions' `param(…)`.
+    public var subscriptionParameters: [String: CloudValue] = [:]
     /// Blob columns always stored as assets, by table.
     public var assetColumns: [String: Set<String>] = [:]
     /// Blobs of at least this many bytes become assets.

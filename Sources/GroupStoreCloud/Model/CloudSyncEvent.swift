@@ -34,6 +34,10 @@ public enum CloudSyncEvent: Sendable, CustomStringConvertible {
     /// values stay on the remote, and are not applied here. Said once per
     /// table and column.
     case schemaDrift(table: String, column: String)
+    /// `count` rows of `table` left this group's subscription (changed
+    /// elsewhere, or written here outside it) and were removed here, as
+    /// rows this group no longer holds, not as deletes.
+    case movedOut(table: String, count: Int)
     /// A sync ended; ``CloudSyncSummary/error`` says whether it failed.
     case finished(CloudSyncSummary)
 
@@ -50,6 +54,7 @@ public enum CloudSyncEvent: Sendable, CustomStringConvertible {
         case .remoteReset(let reset): return "remote \(reset.kind.rawValue): \(reset.message)"
         case .schemaDrift(let table, let column):
             return "schema drift: the remote's \(table) records have column \(column), which table \(table) here lacks"
+        case .movedOut(let table, let count): return "moved out of the subscription: \(count) rows of \(table)"
         case .finished(let summary): return "finished: \(summary)"
         }
     }

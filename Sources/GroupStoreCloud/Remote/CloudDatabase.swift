@@ -84,6 +84,24 @@ public protocol CloudDatabase: Service {
     ///   the group).
     func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch
 
+    /// ``fetchChanges(in:since:limit:keeping:)`` narrowed to `subscription`
+    /// (see ``CloudSubscription``): the records of a subscribed type in its
+    /// subset, deletes of those that were in it at `token`, and those that
+    /// left it since in ``CloudChangeBatch/movedOut``. With no token, a
+    /// listing of the records in the subset. An empty subscription is a plain fetch.
+    /// - Throws: ``CloudSyncError/Code/invalidConfiguration`` for a filter
+    ///   this remote cannot evaluate on the type (a column it lacks, a type
+    ///   it cannot compare), naming the table.
+    func fetchChanges(
+        in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?, subscription: CloudSubscription
+    ) async throws -> CloudHistoryChecked<CloudChangeBatch>
+
+    /// Of these records, those live on the remote, readable by this user and
+    /// in `subscription`'s subset (a record of a type it does not subscribe
+    /// is in it when live). A host asks it of its own uploads, and of what it
+    /// holds when its subscription changes.
+    func selected(_ ids: [CloudRecordID], subscription: CloudSubscription) async throws -> Set<CloudRecordID>
+
     /// Of records this client holds at these tags and a full listing of
     /// their zone lacks, those the remote never deleted: it was replaced, or
     /// restored from a copy older than those tags. They are uploaded again;

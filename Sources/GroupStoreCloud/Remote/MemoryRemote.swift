@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import GroupStore
 import ServiceLifecycle
 import Synchronization
@@ -27,6 +28,8 @@ public final class MemoryRemote: CloudDatabase {
     public final class Server: Sendable {
         let store = Mutex(MemoryRemoteStore())
         let hints = PushHints()
+        /// Evaluates subscriptions' filters, in SQLite as the embedded remote does.
+        let evaluator = try! DatabaseQueue()
         /// Names the remote in messages.
         public let name: String
 
@@ -145,12 +148,7 @@ public final class MemoryRemote: CloudDatabase {
         in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
     ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
         try faults.beforeCall("fetch changes", remote: displayName)
-        if zone.scope == .private, zone.owner != user {
-            throw CloudSyncError(.permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from \(displayName)")
-        }
-        if zone.scope == .shared, !CloudZone.isUserName(zone.owner) {
-            throw CloudSyncError(.invalidConfiguration, "\(zone) cannot exist on \(displayName): its owner is not a user name")
-        }
+        try checkReadable(zone)
         let (user, display, limit, now) = (self.user, displayName, min(max(1, limit), Self.maxFetchLimit), Date())
         let faults = self.faults
         return try server.store.withLock { (store: inout MemoryRemoteStore) throws(CloudSyncError) in
@@ -163,6 +161,89 @@ public final class MemoryRemote: CloudDatabase {
             }
             let page = try store.page(zone, after: start, limit: limit, display: display)
             return CloudHistoryChecked(value: page, history: CloudRemoteHistory(head: store.headMark, keepsMark: true, now: now))
+        }
+    }
+
+    public func fetchChanges(
+        in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?, subscription: CloudSubscription
+    ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
+        guard !subscription.isEmpty else { return try await fetchChanges(in: zone, since: token, limit: limit, keeping: mark) }
+        try faults.beforeCall("fetch changes", remote: displayName)
+        try checkReadable(zone)
+        let (user, display, limit, now) = (self.user, displayName, min(max(1, limit), Self.maxFetchLimit), Date())
+        let (faults, evaluator) = (self.faults, server.evaluator)
+        return try server.store.withLock { (store: inout MemoryRemoteStore) throws(CloudSyncError) in
+            guard mark.map({ store.keeps($0) }) ?? true else {
+                return CloudHistoryChecked(value: nil, history: CloudRemoteHistory(head: store.headMark, keepsMark: false, now: now))
+            }
+            let start = try FeedToken.start(of: token, in: zone, remote: display, faults: faults)
+            if zone.scope == .shared, store.access(to: zone, user: user) == nil {
+                throw CloudSyncError(.permissionDenied, "\(zone) is not shared with \(user) on \(display)")
+            }
+            let subset = try Subset(subscription, types: Array(store.types.values), evaluator: evaluator, display: display)
+            let page = try store.page(zone, after: start, limit: limit, display: display, subset: subset)
+            return CloudHistoryChecked(value: page, history: CloudRemoteHistory(head: store.headMark, keepsMark: true, now: now))
+        }
+    }
+
+    public func selected(_ ids: [CloudRecordID], subscription: CloudSubscription) async throws -> Set<CloudRecordID> {
+        try faults.beforeCall("select records", remote: displayName)
+        let (user, display, evaluator) = (self.user, displayName, server.evaluator)
+        return try server.store.withLock { (store: inout MemoryRemoteStore) throws(CloudSyncError) in
+            let subset = try Subset(subscription, types: Array(store.types.values), evaluator: evaluator, display: display)
+            var selected = Set<CloudRecordID>()
+            for id in ids {
+                let readable =
+                    switch id.zone.scope {
+                    case .private: id.zone.owner == user
+                    case .shared: store.access(to: id.zone, user: user) != nil
+                    case .public: true
+                    }
+                guard readable, let stored = store.records[MemoryRemoteStore.Key(store.canonical(id))], !stored.deleted else { continue }
+                let inSubset = subset.types.contains(id.type.lowercased()) ? try subset.matches(id.type, stored.record.fields) : true
+                if inSubset { selected.insert(id) }
+            }
+            return selected
+        }
+    }
+
+    /// A subscription as the store evaluates it: the types it narrows, and
+    /// whether a record's fields (`nil`: none live) are in its subset.
+    struct Subset {
+        var types: Set<String>
+        var matches: (String, CloudFields?) throws(CloudSyncError) -> Bool
+
+        init(_ subscription: CloudSubscription, types known: [CloudRecordType], evaluator: DatabaseQueue, display: String)
+            throws(CloudSyncError)
+        {
+            types = Set(subscription.filters.keys)
+            let sql: String
+            do {
+                sql = try "SELECT " + RecordFilterSQL.matches(fields: "?1", type: "?2", subscription: subscription, types: known)
+            } catch {
+                throw CloudSyncError.wrap(error, "evaluate a subscription on \(display)")
+            }
+            matches = { (type: String, fields: CloudFields?) throws(CloudSyncError) -> Bool in
+                do {
+                    return try evaluator.read { db in
+                        try Bool.fetchOne(db, sql: sql, arguments: [fields.map { CloudFieldsJSON.encode($0) }, type]) ?? false
+                    }
+                } catch {
+                    throw CloudSyncError(
+                        .invalidConfiguration, "a subscription's filter of \(type) cannot be evaluated on \(display): \(error)",
+                        underlying: error)
+                }
+            }
+        }
+    }
+
+    /// Refuses a zone this user may never read.
+    private func checkReadable(_ zone: CloudZone) throws {
+        if zone.scope == .private, zone.owner != user {
+            throw CloudSyncError(.permissionDenied, "\(zone) is another user's private zone; \(user) may not read it from \(displayName)")
+        }
+        if zone.scope == .shared, !CloudZone.isUserName(zone.owner) {
+            throw CloudSyncError(.invalidConfiguration, "\(zone) cannot exist on \(displayName): its owner is not a user name")
         }
     }
 

@@ -3,15 +3,50 @@ import Foundation
 extension MemoryRemoteStore {
     /// One page of `zone`'s changes after `start` (`nil`: a full listing of
     /// the live records), as the embedded remote pages its change log.
-    func page(_ zone: CloudZone, after start: FeedToken?, limit: Int, display: String) throws(CloudSyncError) -> CloudChangeBatch {
+    /// With `subset` (``MemoryRemote/Subset``), a subscribed type's records
+    /// are sent as ``CloudDatabase/fetchChanges(in:since:limit:keeping:subscription:)`` says.
+    func page(
+        _ zone: CloudZone, after start: FeedToken?, limit: Int, display: String, subset: MemoryRemote.Subset? = nil
+    ) throws(CloudSyncError) -> CloudChangeBatch {
         let (position, floor) = try FeedToken.range(from: start, epoch: epoch, head: head, horizon: horizon, zone: zone, remote: display)
-        let rows = records.values.filter { $0.record.id.zone == zone && $0.seq > position && (!$0.deleted || $0.seq > floor) }
+        var rows = records.values.filter { $0.record.id.zone == zone && $0.seq > position && (!$0.deleted || $0.seq > floor) }
             .sorted { $0.seq < $1.seq }
+        // Of a subscribed type: where each record stood at the token (its first change after it).
+        var moves: [Key: (before: Bool, now: Bool)] = [:]
+        if let subset {
+            var firstAfter: [Key: Int64] = [:]
+            for (seq, key) in log where seq > position && subset.types.contains(key.type.lowercased()) {
+                if let known = firstAfter[key], known < seq { continue }
+                firstAfter[key] = seq
+            }
+            var kept: [Stored] = []
+            for stored in rows {
+                let key = Key(stored.record.id)
+                guard subset.types.contains(key.type.lowercased()) else {
+                    kept.append(stored)
+                    continue
+                }
+                let now = stored.deleted ? false : try subset.matches(key.type, stored.record.fields)
+                var before = false
+                if let seq = firstAfter[key], let fields = previous[seq] { before = try subset.matches(key.type, fields) }
+                guard now || before else { continue }
+                moves[key] = (before, now)
+                kept.append(stored)
+            }
+            rows = kept
+        }
         let moreComing = rows.count > limit
         var batch = CloudChangeBatch(changed: [], deleted: [], token: CloudChangeToken(""), moreComing: moreComing)
         var last = position
         for stored in rows.prefix(limit) {
-            if stored.deleted { batch.deleted.append(stored.record.id) } else { batch.changed.append(stored.record) }
+            let move = moves[Key(stored.record.id)]
+            if stored.deleted {
+                batch.deleted.append(stored.record.id)
+            } else if let move, !move.now {
+                batch.movedOut.append(stored.record.id)
+            } else {
+                batch.changed.append(stored.record)
+            }
             last = stored.seq
         }
         let next = moreComing ? FeedToken(epoch: epoch, position: last, floor: floor) : FeedToken(epoch: epoch, position: head, floor: head)

@@ -33,6 +33,9 @@ struct MemoryRemoteStore: Sendable {
     var log: [Int64: Key] = [:]
     /// What identifies the change at each log position (see ``CloudHistoryMark/entry``).
     var entries: [Int64: String] = [:]
+    /// The fields of the record before the change at each log position,
+    /// when it was live then (what a subscription's subset held before it).
+    var previous: [Int64: CloudFields] = [:]
     var head: Int64 = 0
     /// The oldest position still served: tokens before it expire.
     var horizon: Int64 = 0
@@ -118,6 +121,7 @@ struct MemoryRemoteStore: Sendable {
     /// Logs the change and stores `record` (or its tombstone) under a new tag.
     private mutating func write(_ record: CloudRecord, deleted: Bool) -> CloudRecord {
         head += 1
+        if let before = records[Key(record.id)], !before.deleted { previous[head] = before.record.fields }
         var record = record
         let entry = FeedToken.newEntry()
         record.tag = FeedToken.tag(seq: head, epoch: epoch, entry: entry)
@@ -151,6 +155,7 @@ struct MemoryRemoteStore: Sendable {
         for position in log.keys where position <= horizon {
             log[position] = nil
             entries[position] = nil
+            previous[position] = nil
         }
         records = records.filter { !$0.value.deleted || $0.value.seq > horizon }
         return horizon

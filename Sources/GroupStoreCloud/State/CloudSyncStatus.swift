@@ -46,6 +46,18 @@ public struct CloudSyncStatus: Sendable, Codable, Hashable {
     /// Columns of the remote's records the synced tables here lack.
     public var schemaDrift: [Drift] = []
 
+    /// A table's subscription as last synced, and the synced rows of it held here.
+    public struct Subscription: Sendable, Codable, Hashable {
+        /// The table, in lower case.
+        public var table: String
+        /// The filter, its parameters bound (``CloudFilter/canonical``).
+        public var filter: String
+        public var rows: Int
+    }
+
+    /// The subscribed tables (the others sync whole).
+    public var subscriptions: [Subscription] = []
+
     /// Reads the status of the group at `group` (never synced: all zero).
     public static func read(group: String, member: MemberName? = nil) throws -> CloudSyncStatus {
         let inspector: GroupInspector
@@ -75,6 +87,13 @@ public struct CloudSyncStatus: Sendable, Codable, Hashable {
                 status.parkedRecords = try Row.fetchAll(
                     db, sql: "SELECT entity, name, direction, reason FROM \(SyncState.parked) ORDER BY parked_at LIMIT 100"
                 ).map { Parked(table: $0[0], record: $0[1], direction: $0[2], reason: $0[3]) }
+                status.subscriptions = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT substr(key, 14), value, (SELECT count(*) FROM \(SyncState.record) WHERE lower(entity) = substr(key, 14))
+                        FROM \(SyncState.meta) WHERE key LIKE 'subscription:%' AND value IS NOT NULL ORDER BY key
+                        """
+                ).map { Subscription(table: $0[0], filter: $0[1], rows: $0[2]) }
                 if try db.tableExists(SyncState.drift) {
                     status.remoteReset = try SyncState.remoteReset(db)
                     status.schemaDrift = try SyncState.drifts(db).map { Drift(table: $0.table, column: $0.column, seenAt: $0.seenAt) }

@@ -62,6 +62,32 @@ public struct CloudFilter: Hashable, Sendable, Codable, CustomStringConvertible 
         CloudFilter(text: text, root: root.binding(claims: claims, parameters: parameters))
     }
 
+    /// This filter with its `param(…)` replaced by their values (a missing
+    /// one is `NULL`); its `claim(…)` kept, for the remote to bind.
+    public func binding(parameters: [String: CloudValue]) -> CloudFilter {
+        CloudFilter(text: text, root: root.binding(claims: nil, parameters: parameters))
+    }
+
+    /// The filter written out again from its parse, in its own syntax
+    /// (columns quoted, literals as written by ``FilterSQL``): what a client
+    /// keeps to tell whether its subscription changed, and what it sends.
+    public var canonical: String {
+        // ``FilterSQL/sql(_:)`` parenthesizes the whole: one pair less.
+        String(
+            FilterSQL(dialect: .filter, column: { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }).sql(self)
+                .dropFirst().dropLast())
+    }
+
+    /// The rows `new` holds and `old` did not: `new AND NOT coalesce(old, FALSE)`
+    /// (`old` `nil`: every row was held, so none is new; `new` `nil`: every row).
+    static func newlyIn(_ new: CloudFilter?, leaving old: CloudFilter?) -> CloudFilter {
+        let none = FilterNode.literal(.boolean(false))
+        guard let old else { return CloudFilter(text: "FALSE", root: none) }
+        let notBefore = FilterNode.not(.function("coalesce", [old.root, none]))
+        guard let new else { return CloudFilter(text: "NOT coalesce(\(old.canonical), FALSE)", root: notBefore) }
+        return CloudFilter(text: "\(new.canonical) AND NOT coalesce(\(old.canonical), FALSE)", root: .binary("AND", new.root, notBefore))
+    }
+
     private init(text: String, root: FilterNode) {
         self.text = text
         self.root = root
@@ -130,12 +156,14 @@ indirect enum FilterNode: Hashable, Sendable {
         return children.reduce(into: []) { $0.formUnion($1.names(of: kind)) }
     }
 
-    func binding(claims: [String: CloudValue], parameters: [String: CloudValue]) -> FilterNode {
+    /// `claims` or `parameters` `nil`: those names are kept unbound.
+    func binding(claims: [String: CloudValue]?, parameters: [String: CloudValue]?) -> FilterNode {
         func bind(_ node: FilterNode) -> FilterNode { node.binding(claims: claims, parameters: parameters) }
         switch self {
         case .column, .literal: return self
         case .named(let kind, let name):
-            return .literal(Literal((kind == .claim ? claims : parameters)[name] ?? .null))
+            guard let values = kind == .claim ? claims : parameters else { return self }
+            return .literal(Literal(values[name] ?? .null))
         case .not(let node): return .not(bind(node))
         case .negate(let node): return .negate(bind(node))
         case .binary(let op, let lhs, let rhs): return .binary(op, bind(lhs), bind(rhs))

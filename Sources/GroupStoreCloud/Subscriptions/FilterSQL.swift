@@ -14,6 +14,9 @@ package struct FilterSQL: Sendable {
         /// PostgreSQL (typed tables): a literal compared with a column takes
         /// that column's type (`done = 0` on a `boolean` column is `done = false`).
         case postgres
+        /// The filter's own syntax (``CloudFilter/canonical``): what a
+        /// client stores and sends, `claim(…)` and `param(…)` kept.
+        case filter
     }
 
     package let dialect: Dialect
@@ -43,8 +46,9 @@ package struct FilterSQL: Sendable {
             return column(name)
         case .literal(let literal):
             return self.literal(literal, as: kind)
-        case .named:
-            return "NULL"
+        case .named(let kind, let name):
+            guard dialect == .filter else { return "NULL" }
+            return (kind == .claim ? "claim(" : "param(") + Self.quoted(name) + ")"
         case .not(let operand):
             return "(NOT \(render(operand, as: nil)))"
         case .negate(let operand):
@@ -85,6 +89,8 @@ package struct FilterSQL: Sendable {
             return "NULL"
         case (.sqlite, .boolean(let value)):
             return value ? "1" : "0"
+        case (.filter, .boolean(let value)):
+            return value ? "TRUE" : "FALSE"
         case (.postgres, .boolean(let value)):
             return kind == .integer ? (value ? "1" : "0") : (value ? "true" : "false")
         case (.postgres, .integer(let value)) where kind == .boolean:
@@ -102,7 +108,7 @@ package struct FilterSQL: Sendable {
 
     /// A text literal: single quotes doubled; NUL, which neither engine
     /// keeps in text, refused by the caller's check (``CloudFilter``).
-    static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 

@@ -145,18 +145,18 @@ private struct ModifyContext: Sendable {
             }
             let record = CloudRecord(
                 id: id, tag: "", fields: fields, owner: user, editedAt: editedTime(editedAt, base: nil, now: now), editedBy: user)
-            return .saved(try write(record, deleted: false, db))
+            return .saved(try write(record, deleted: false, previous: nil, db))
         }
         guard var record = live else { return .conflict(id, server: nil, deletedAt: deletedAt) }
         if conflictOnEverySave {
             // Injected fault: someone else saved it just before.
-            return .conflict(id, server: try write(record, deleted: false, db))
+            return .conflict(id, server: try write(record, deleted: false, previous: record.fields, db))
         }
         guard record.tag == baseTag else { return .conflict(id, server: record) }
         record.fields.merge(fields) { _, new in new }
         record.editedAt = editedTime(editedAt, base: record.editedAt, now: now)
         record.editedBy = user
-        return .saved(try write(record, deleted: false, db))
+        return .saved(try write(record, deleted: false, previous: live?.fields, db))
     }
 
     private func delete(
@@ -171,14 +171,14 @@ private struct ModifyContext: Sendable {
         record.fields = [:]
         record.editedAt = editedTime(editedAt, base: record.editedAt, now: now)
         record.editedBy = user
-        _ = try write(record, deleted: true, db)
+        _ = try write(record, deleted: true, previous: live?.fields, db)
         return .deleted(id)
     }
 
     /// Logs the change and stores `record` (or its tombstone) under a new
-    /// tag: the record as stored.
-    private func write(_ record: CloudRecord, deleted: Bool, _ db: Database) throws -> CloudRecord {
-        let (seq, entry) = try EmbeddedRemoteRecord.logChange(db, record.id)
+    /// tag: the record as stored. `previous`: its fields before, when live.
+    private func write(_ record: CloudRecord, deleted: Bool, previous: CloudFields?, _ db: Database) throws -> CloudRecord {
+        let (seq, entry) = try EmbeddedRemoteRecord.logChange(db, record.id, previous: previous)
         var record = record
         record.tag = FeedToken.tag(seq: seq, epoch: epoch, entry: entry)
         try EmbeddedRemoteRecord(record: record, deleted: deleted, seq: seq).store(db)

@@ -84,11 +84,13 @@ struct EmbeddedRemoteRecord: Sendable {
         )
     }
 
-    /// Appends `id` to the change log: the new change's position, and what identifies it.
-    static func logChange(_ db: Database, _ id: CloudRecordID) throws -> (seq: Int64, entry: String) {
+    /// Appends `id` to the change log: the new change's position, and what
+    /// identifies it. `previous`: the record's fields before the change,
+    /// when it was live (what a subscription's subset held before it).
+    static func logChange(_ db: Database, _ id: CloudRecordID, previous: CloudFields?) throws -> (seq: Int64, entry: String) {
         let entry = FeedToken.newEntry()
-        try db.cachedStatement(sql: "INSERT INTO change_log (zone, type, name, entry) VALUES (?, ?, ?, ?)")
-            .execute(arguments: [id.zone.description, id.type, id.name, entry])
+        try db.cachedStatement(sql: "INSERT INTO change_log (zone, type, name, entry, previous) VALUES (?, ?, ?, ?, ?)")
+            .execute(arguments: [id.zone.description, id.type, id.name, entry, previous.map { CloudFieldsJSON.encode($0) }])
         return (db.lastInsertedRowID, entry)
     }
 }

@@ -3,7 +3,7 @@ import GRDB
 import GroupStore
 import GroupStoreCloud
 
-/// The tables of an embedded remote (format 3), how a file is recognised as
+/// The tables of an embedded remote (format 4), how a file is recognised as
 /// one, and how it is created or upgraded (``migrations``).
 ///
 /// ```sql
@@ -14,7 +14,8 @@ import GroupStoreCloud
 /// records(zone, type, name, owner, tag, fields JSON, edited_at REAL,
 ///         edited_by, deleted, seq, PRIMARY KEY (zone, type, name))
 /// change_log(seq INTEGER PRIMARY KEY AUTOINCREMENT, zone, type, name,
-///            entry)  -- format 3: what identifies the change (random hex)
+///            entry,  -- format 3: what identifies the change (random hex)
+///            previous)  -- format 4: the record's fields before it, if live
 /// assets(hash PRIMARY KEY, size, bytes)
 /// -- format 2: who each shared zone is shared with:
 /// shares(owner, zone, member, can_write, PRIMARY KEY (owner, zone, member))
@@ -29,7 +30,7 @@ enum EmbeddedRemoteSchema {
     /// `meta.kind` of every embedded remote.
     static let kind = "groupstore-cloud-remote"
     /// The format this code writes, and the newest it reads.
-    static let format = 3
+    static let format = 4
 
     /// Where a file stands.
     enum Status: Equatable {
@@ -117,6 +118,14 @@ enum EmbeddedRemoteSchema {
             sql: """
                 ALTER TABLE change_log ADD COLUMN entry TEXT;
                 UPDATE meta SET value = '3' WHERE key = 'format';
+                """),
+        // Subscriptions: what each record held before each change (a filter's subset then), found by record.
+        SchemaMigration(
+            "groupstore.remote.v4",
+            sql: """
+                ALTER TABLE change_log ADD COLUMN previous TEXT;
+                CREATE INDEX change_log_by_record ON change_log (zone, type, name, seq);
+                UPDATE meta SET value = '4' WHERE key = 'format';
                 """),
     ]
 

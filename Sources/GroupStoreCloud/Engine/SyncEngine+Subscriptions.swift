@@ -1,0 +1,134 @@
+import Foundation
+import GRDB
+import GroupStore
+import Logging
+
+extension SyncEngine {
+    /// The configured subscriptions (``CloudSyncConfiguration/subscriptions``),
+    /// checked against the mapped tables: each names a synced table, reads
+    /// only its columns, and has a value for each `param(…)` it reads.
+    static func subscription(_ configuration: CloudSyncConfiguration, tables: [MappedTable]) throws -> CloudSubscription {
+        var filters: [String: CloudFilter] = [:]
+        for (name, filter) in configuration.subscriptions.sorted(by: { $0.key < $1.key }) {
+            guard let table = tables.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+                throw CloudSyncError(
+                    .invalidConfiguration, "a subscription names table \(name), which this group does not sync (sync it first)")
+            }
+            try filter.check(columns: table.columns.map(\.name), table: table.name)
+            for parameter in filter.parameters.sorted() where configuration.subscriptionParameters[parameter] == nil {
+                throw CloudSyncError(
+                    .invalidConfiguration,
+                    "the subscription of table \(table.name) reads param('\(parameter)'), which has no value (give one: --param \(parameter)=VALUE)"
+                )
+            }
+            filters[table.name.lowercased()] = filter
+        }
+        return CloudSubscription(filters: filters, parameters: configuration.subscriptionParameters)
+    }
+
+    /// The subscription of the tables syncing with `zone` (empty: none is subscribed).
+    func subscription(of zone: CloudZone) -> CloudSubscription {
+        subscription.restricted(to: Set(tables.filter { self.zone(of: $0) == zone }.map { $0.name.lowercased() }))
+    }
+
+    /// The sync-state key keeping a table's subscription as last synced.
+    private static func key(_ table: MappedTable) -> String { "subscription:" + table.name.lowercased() }
+
+    /// A setup step: a table whose subscription changed since its rows were
+    /// synced (a new filter, new parameter values, one added or removed)
+    /// gets only the difference. The rows the new subscription holds and the
+    /// old did not are listed (one listing of that difference, not of the
+    /// table); of the rows held here, those the remote says the new one does
+    /// not hold are moved out. Pending local changes stay pending. The new
+    /// subscription is recorded last, so a sync that fails before does it
+    /// again.
+    func applySubscriptionChanges(summary: inout CloudSyncSummary) async throws {
+        for table in tables {
+            let new = subscription.boundFilter(for: table.name)
+            let key = Self.key(table)
+            let (stored, held) = try readDatabase { db -> (String?, [String]) in
+                let stored = String.fromDatabaseValue(try SyncState.value(db, key))
+                let held = try String.fetchAll(
+                    db, sql: "SELECT name FROM \(SyncState.record) WHERE entity = ?", arguments: [table.name])
+                return (stored, held)
+            }
+            guard stored != new?.canonical else { continue }
+            let zone = self.zone(of: table)
+            if !held.isEmpty {
+                let old = try stored.map { try CloudFilter($0) }
+                guard try await moveIn(table, zone: zone, newlyIn: CloudFilter.newlyIn(new, leaving: old), summary: &summary) else {
+                    return
+                }
+                if new != nil {
+                    try await moveOut(held.map { CloudRecordID(zone: zone, type: table.name, name: $0) }, notIn: zone, summary: &summary)
+                }
+            }
+            try writeDatabase { db in try SyncState.setValue(db, key, new?.canonical) }
+            logger.info(
+                "subscription changed: only the difference moved",
+                metadata: ["table": "\(table.name)", "from": "\(stored ?? "every row")", "to": "\(new?.canonical ?? "every row")"])
+        }
+        state.setupLeft.remove(.applySubscriptions)
+    }
+
+    /// Lists the rows of `table` that `filter` holds (the rows newly in its
+    /// subscription) and applies them; the zone's token stays (its next
+    /// fetch goes on from where it was). Returns `false` when the remote was
+    /// found replaced or restored meanwhile (the step waits for its listing).
+    private func moveIn(_ table: MappedTable, zone: CloudZone, newlyIn filter: CloudFilter, summary: inout CloudSyncSummary) async throws
+        -> Bool
+    {
+        if filter.text == "FALSE" { return true }
+        // Of the zone's other types, nothing.
+        var filters = [table.name.lowercased(): filter]
+        for other in tables where other != table && self.zone(of: other) == zone {
+            filters[other.name.lowercased()] = try CloudFilter("FALSE")
+        }
+        let difference = CloudSubscription(filters: filters, parameters: subscription.parameters)
+        var token: CloudChangeToken?
+        while true {
+            let since = token
+            let (answer, reset) = try await callKeepingMark("list rows newly in a subscription of \(table.name)", history: \.history) {
+                try await self.remote.fetchChanges(
+                    in: zone, since: since, limit: Self.fetchPageSize, keeping: $0, subscription: difference)
+            }
+            guard !reset, let batch = answer.value else { return false }
+            let page = CloudChangeBatch(changed: batch.changed, deleted: [], token: batch.token, moreComing: batch.moreComing)
+            let (outcome, _) = try await apply(page, zone: zone, saveToken: nil, deleted: [], forgotten: [])
+            report(outcome, into: &summary)
+            summary.fetched += outcome.applied
+            guard batch.moreComing else { return true }
+            token = batch.token
+        }
+    }
+
+    /// Moves out of this group the records of `ids` that the remote says
+    /// `zone`'s subscription does not hold (see
+    /// ``RecordApplier/moveOut(_:in:outcome:)``).
+    func moveOut(_ ids: [CloudRecordID], notIn zone: CloudZone, summary: inout CloudSyncSummary) async throws {
+        let subscription = self.subscription(of: zone)
+        guard !ids.isEmpty, !subscription.isEmpty else { return }
+        var out: [CloudRecordID] = []
+        for start in stride(from: 0, to: ids.count, by: Self.fetchPageSize) {
+            let page = Array(ids[start..<min(ids.count, start + Self.fetchPageSize)])
+            let selected = try await Retry.run(configuration, "ask \(remote.displayName) which rows a subscription holds") {
+                try await self.remote.selected(page, subscription: subscription)
+            }
+            out += page.filter { !selected.contains($0) }
+        }
+        guard !out.isEmpty else { return }
+        let empty = CloudChangeBatch(changed: [], deleted: [], token: CloudChangeToken(""), moreComing: false)
+        let (outcome, _) = try await apply(empty, zone: zone, saveToken: nil, deleted: [], forgotten: [], movedOut: out)
+        report(outcome, into: &summary)
+    }
+
+    /// A group's own uploads of subscribed tables, acknowledged: those the
+    /// subscription does not hold (written here outside it) are moved out,
+    /// as a row another host moved out would be. Their upload is kept on
+    /// the remote; a later local edit of one is a new row here.
+    func moveOutOwnWrites(_ ids: [CloudRecordID], summary: inout CloudSyncSummary) async throws {
+        let subscribed = subscription.filters
+        let byZone = Dictionary(grouping: ids.filter { subscribed[$0.type.lowercased()] != nil }, by: \.zone)
+        for (zone, ids) in byZone { try await moveOut(ids, notIn: zone, summary: &summary) }
+    }
+}
