@@ -51,7 +51,7 @@ struct RecordApplier: Sendable {
         var appliedFields: [RecordKey: Applied] = [:]
         /// Columns of the remote's records first found missing here (table, column).
         var drifts: [(table: String, column: String)] = []
-        /// Rows removed because they left the subscription, by record type.
+        /// Rows removed because they left the subscription, by table.
         var movedOut: [String: Int] = [:]
         /// Pending keys exist (none when the apply began, and none marked
         /// since: no key is looked up).

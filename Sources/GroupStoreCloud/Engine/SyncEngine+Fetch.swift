@@ -57,6 +57,7 @@ extension SyncEngine {
             token = try readDatabase { try SyncState.token($0, zone: zone) }
             state.tokens[zone] = .stored(token)
         }
+        let subscription = self.subscription(of: zone)
         var listing = token == nil
         // Whether this group held records when the listing began: if not, none it lists can be
         // held here at a version the remote forgot (those applied from its pages are the remote's own).
@@ -68,7 +69,6 @@ extension SyncEngine {
             do {
                 let since = token
                 tracer.mark(.fetchSent)
-                let subscription = self.subscription(of: zone)
                 let (answer, reset) = try await callKeepingMark("fetch \(zone) from \(remote.displayName)", history: \.history) {
                     try await self.remote.fetchChanges(
                         in: zone, since: since, limit: Self.fetchPageSize, keeping: $0, subscription: subscription)
@@ -113,7 +113,7 @@ extension SyncEngine {
             var gone: (deleted: [CloudRecordID], forgotten: [CloudRecordID]) = ([], [])
             if listing && last { gone = try await unseen(in: zone, seen: seen) }
             // A subscribed table's record a listing lacks may be out of the subset rather than deleted.
-            let subscribed = subscription(of: zone).filters
+            let subscribed = subscription.filters
             let outOfSubset = gone.deleted.filter { subscribed[$0.type.lowercased()] != nil }
             let forgottenHere = try await versionsForgotten(in: batch.changed, listing: listing, heldBeforeListing: heldBeforeListing)
             tracer.mark(.applyStarted)

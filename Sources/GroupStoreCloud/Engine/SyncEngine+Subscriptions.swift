@@ -56,8 +56,8 @@ extension SyncEngine {
             let zone = self.zone(of: table)
             if !held.isEmpty {
                 let old = try stored.map { try CloudFilter($0) }
-                guard try await moveIn(table, zone: zone, newlyIn: CloudFilter.newlyIn(new, leaving: old), summary: &summary) else {
-                    return
+                if let newlyIn = CloudFilter.newlyIn(new, leaving: old) {
+                    guard try await moveIn(table, zone: zone, newlyIn: newlyIn, summary: &summary) else { return }
                 }
                 if new != nil {
                     try await moveOut(held.map { CloudRecordID(zone: zone, type: table.name, name: $0) }, notIn: zone, summary: &summary)
@@ -78,7 +78,6 @@ extension SyncEngine {
     private func moveIn(_ table: MappedTable, zone: CloudZone, newlyIn filter: CloudFilter, summary: inout CloudSyncSummary) async throws
         -> Bool
     {
-        if filter.text == "FALSE" { return true }
         // Of the zone's other types, nothing.
         var filters = [table.name.lowercased(): filter]
         for other in tables where other != table && self.zone(of: other) == zone {

@@ -147,27 +147,14 @@ public final class MemoryRemote: CloudDatabase {
     public func fetchChanges(
         in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
     ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
-        try faults.beforeCall("fetch changes", remote: displayName)
-        try checkReadable(zone)
-        let (user, display, limit, now) = (self.user, displayName, min(max(1, limit), Self.maxFetchLimit), Date())
-        let faults = self.faults
-        return try server.store.withLock { (store: inout MemoryRemoteStore) throws(CloudSyncError) in
-            guard mark.map({ store.keeps($0) }) ?? true else {
-                return CloudHistoryChecked(value: nil, history: CloudRemoteHistory(head: store.headMark, keepsMark: false, now: now))
-            }
-            let start = try FeedToken.start(of: token, in: zone, remote: display, faults: faults)
-            if zone.scope == .shared, store.access(to: zone, user: user) == nil {
-                throw CloudSyncError(.permissionDenied, "\(zone) is not shared with \(user) on \(display)")
-            }
-            let page = try store.page(zone, after: start, limit: limit, display: display)
-            return CloudHistoryChecked(value: page, history: CloudRemoteHistory(head: store.headMark, keepsMark: true, now: now))
-        }
+        try await fetchChanges(in: zone, since: token, limit: limit, keeping: mark, subscription: CloudSubscription())
     }
 
+    /// ``fetchChanges(in:since:limit:keeping:)`` narrowed to `subscription`,
+    /// evaluated by SQLite as the embedded remote evaluates it (``Subset``).
     public func fetchChanges(
         in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?, subscription: CloudSubscription
     ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
-        guard !subscription.isEmpty else { return try await fetchChanges(in: zone, since: token, limit: limit, keeping: mark) }
         try faults.beforeCall("fetch changes", remote: displayName)
         try checkReadable(zone)
         let (user, display, limit, now) = (self.user, displayName, min(max(1, limit), Self.maxFetchLimit), Date())
@@ -180,7 +167,9 @@ public final class MemoryRemote: CloudDatabase {
             if zone.scope == .shared, store.access(to: zone, user: user) == nil {
                 throw CloudSyncError(.permissionDenied, "\(zone) is not shared with \(user) on \(display)")
             }
-            let subset = try Subset(subscription, types: Array(store.types.values), evaluator: evaluator, display: display)
+            let subset =
+                subscription.isEmpty
+                ? nil : try Subset(subscription, types: Array(store.types.values), evaluator: evaluator, display: display)
             let page = try store.page(zone, after: start, limit: limit, display: display, subset: subset)
             return CloudHistoryChecked(value: page, history: CloudRemoteHistory(head: store.headMark, keepsMark: true, now: now))
         }
@@ -193,13 +182,9 @@ public final class MemoryRemote: CloudDatabase {
             let subset = try Subset(subscription, types: Array(store.types.values), evaluator: evaluator, display: display)
             var selected = Set<CloudRecordID>()
             for id in ids {
-                let readable =
-                    switch id.zone.scope {
-                    case .private: id.zone.owner == user
-                    case .shared: store.access(to: id.zone, user: user) != nil
-                    case .public: true
-                    }
-                guard readable, let stored = store.records[MemoryRemoteStore.Key(store.canonical(id))], !stored.deleted else { continue }
+                guard store.mayRead(id.zone, user: user), let stored = store.records[MemoryRemoteStore.Key(store.canonical(id))],
+                    !stored.deleted
+                else { continue }
                 let inSubset = subset.types.contains(id.type.lowercased()) ? try subset.matches(id.type, stored.record.fields) : true
                 if inSubset { selected.insert(id) }
             }

@@ -140,6 +140,16 @@ struct MemoryRemoteStore: Sendable {
         return Date(timeIntervalSince1970: min(seconds, now.timeIntervalSince1970))
     }
 
+    /// Whether `user` may read `zone`: a private zone its owner, a shared
+    /// zone its owner and those it is shared with, the public zone everyone.
+    func mayRead(_ zone: CloudZone, user: String) -> Bool {
+        switch zone.scope {
+        case .private: return zone.owner == user
+        case .shared: return access(to: zone, user: user) != nil
+        case .public: return true
+        }
+    }
+
     /// What `user` may do in the shared zone `zone`: its owner everything.
     func access(to zone: CloudZone, user: String) -> CloudShareAccess? {
         if zone.owner == user { return .readWrite }

@@ -70,7 +70,7 @@ public struct CloudFilter: Hashable, Sendable, Codable, CustomStringConvertible 
 
     /// The filter written out again from its parse, in its own syntax
     /// (columns quoted, literals as written by ``FilterSQL``): what a client
-    /// keeps to tell whether its subscription changed, and what it sends.
+    /// keeps to tell whether its subscription changed.
     public var canonical: String {
         // ``FilterSQL/sql(_:)`` parenthesizes the whole: one pair less.
         String(
@@ -79,10 +79,10 @@ public struct CloudFilter: Hashable, Sendable, Codable, CustomStringConvertible 
     }
 
     /// The rows `new` holds and `old` did not: `new AND NOT coalesce(old, FALSE)`
-    /// (`old` `nil`: every row was held, so none is new; `new` `nil`: every row).
-    static func newlyIn(_ new: CloudFilter?, leaving old: CloudFilter?) -> CloudFilter {
+    /// (`old` `nil`: every row was held, so none is new: `nil`; `new` `nil`: every row).
+    static func newlyIn(_ new: CloudFilter?, leaving old: CloudFilter?) -> CloudFilter? {
         let none = FilterNode.literal(.boolean(false))
-        guard let old else { return CloudFilter(text: "FALSE", root: none) }
+        guard let old else { return nil }
         let notBefore = FilterNode.not(.function("coalesce", [old.root, none]))
         guard let new else { return CloudFilter(text: "NOT coalesce(\(old.canonical), FALSE)", root: notBefore) }
         return CloudFilter(text: "\(new.canonical) AND NOT coalesce(\(old.canonical), FALSE)", root: .binary("AND", new.root, notBefore))
