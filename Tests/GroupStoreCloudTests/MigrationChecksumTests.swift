@@ -31,6 +31,7 @@ final class MigrationChecksumTests: XCTestCase {
                 ("groupstore.remote.v1", "62c1ea87d752a137ec533d79ae13d5d04a2fe909f0c6e4ae0da73ee5b79b37f2"),
                 ("groupstore.remote.v2", "016e8a194a5a24283d76061cccf2d95f5103759dc3ddc146d88813b1a85e7e1d"),
                 ("groupstore.remote.v3", "299b66d987ade2007f1d199f40bd83beb5669f2b07bfc876fde9937f96f22170"),
+                ("groupstore.remote.v4", "c8c616b4131e95b39ff7e7af092696bfdee706708a49d05353fd2285c37faefa"),
             ]
         ),
         (

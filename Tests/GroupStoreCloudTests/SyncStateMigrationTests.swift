@@ -70,7 +70,7 @@ final class SyncStateMigrationTests: CloudTestCase {
         let remoteMigrations = try await DatabaseQueue(path: remotePath).read { db in
             try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
         }
-        XCTAssertEqual(remoteMigrations, ["groupstore.remote.v1", "groupstore.remote.v2", "groupstore.remote.v3"])
+        XCTAssertEqual(remoteMigrations, ["groupstore.remote.v1", "groupstore.remote.v2", "groupstore.remote.v3", "groupstore.remote.v4"])
 
         let fresh = try open("fresh", schema: "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT)")
         try await sync("fresh", tables: ["note"], remote: remote)
