@@ -43,6 +43,7 @@ final class MigrationChecksumTests: XCTestCase {
                 ("groupstore.postgres.declared-types", "1267ab522a3f41a42e30910b0c716f3c3ca77fd420bb5b5a46fdbfa66560ce8d"),
                 ("groupstore.postgres.delete-times", "5891fadbf85b80f5c3b7d8e503bb030532e62aa07bab0d4ae1aca5f3316d9c1e"),
                 ("groupstore.postgres.history-guard", "2c9dfbf3b2625805ebfa9e97e95f49685db43b1af426745d4a322d6e235a1b81"),
+                ("groupstore.postgres.subscriptions", "f1a9e217cccc9bf28b5adbd6fbed16c216ecfb79e8a5b256d9e460b44e776168"),
             ]
         ),
     ]

@@ -47,7 +47,7 @@ public struct CloudFilter: Hashable, Sendable, Codable, CustomStringConvertible 
 
     /// Refuses a filter that names a column `table` lacks (case as SQLite
     /// matches names: ignoring ASCII case).
-    func check(columns: [String], table: String) throws {
+    package func check(columns: [String], table: String) throws {
         let known = Set(columns.map { $0.lowercased() })
         for column in self.columns.sorted() where !known.contains(column.lowercased()) {
             throw CloudSyncError(

@@ -43,13 +43,16 @@
         }
 
         /// `fetchChanges(in:since:limit:keeping:)` as `role` (`nil`: the login
-        /// role), and whether entries after the page are held back by the fence.
+        /// role), narrowed to `subset`, and whether entries after the page are
+        /// held back by the fence.
         func fetchChanges(
-            in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?, as role: String?
+            in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?, as role: String?,
+            subset: PostgresSubset = .whole
         ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool) {
             let history = HistoryGuard(mark: mark, display: displayName)
             do {
-                let (batch, heldBack) = try await fetchChanges(in: zone, since: token, limit: limit, as: role, history: history)
+                let (batch, heldBack) = try await fetchChanges(
+                    in: zone, since: token, limit: limit, as: role, history: history, subset: subset)
                 guard let found = history.answered else { preconditionFailure("a fetch reads the history it was given") }
                 // The page's tags and token carry the epoch cached when it was read: one the server no longer
                 // has (set up again since) makes a page of no use, even for a mark of the new epoch.
@@ -67,9 +70,10 @@
         /// The changes of `zone` after `token` as `role` (`nil`: the login
         /// role), and whether entries after them are held back by the fence (the
         /// caller then fetches again shortly); `history`: read the history in
-        /// the same transaction, into it.
+        /// the same transaction, into it; `subset`: the records asked for.
         func fetchChanges(
-            in zone: CloudZone, since token: CloudChangeToken?, limit: Int, as role: String?, history: HistoryGuard? = nil
+            in zone: CloudZone, since token: CloudChangeToken?, limit: Int, as role: String?, history: HistoryGuard? = nil,
+            subset: PostgresSubset = .whole
         ) async throws -> (CloudChangeBatch, heldBack: Bool) {
             try await perform("fetch changes", as: role) { session in
                 let user = try await user(session)
@@ -105,6 +109,7 @@
                 let isFeed: Bool
                 if case .position = start { isFeed = true } else { isFeed = false }
                 let catalog = try await tables([], session)
+                try await checkFilters(subset, catalog: catalog, session)
                 // The history read with the settings: the first statement, which takes the snapshot.
                 return try await session.transaction(
                     "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readsInKeyOrder: !isFeed,
@@ -115,12 +120,14 @@
                     case .none:
                         let fence = try await fence(transaction)
                         page = try await list(
-                            zone, catalog: catalog, epoch: epoch, fence: fence, type: "", after: "", limit: limit, transaction)
+                            zone, catalog: catalog, epoch: epoch, fence: fence, type: "", after: "", limit: limit, subset: subset,
+                            transaction)
                     case .listing(_, let fence, let type, let after):
                         page = try await list(
-                            zone, catalog: catalog, epoch: epoch, fence: fence, type: type, after: after, limit: limit, transaction)
+                            zone, catalog: catalog, epoch: epoch, fence: fence, type: type, after: after, limit: limit, subset: subset,
+                            transaction)
                     case .position(_, let tx, let seq):
-                        page = try await feed(zone, epoch: epoch, tx: tx, seq: seq, limit: limit, transaction)
+                        page = try await feed(zone, epoch: epoch, tx: tx, seq: seq, limit: limit, subset: subset, transaction)
                     }
                     if let history { try history.read(try await transaction.firstRead()) }
                     return page
@@ -133,10 +140,11 @@
             return (rows.first?.first ?? nil) ?? "0"
         }
 
-        /// A page of a full listing: live rows by type, then by name.
+        /// A page of a full listing: live rows (of a subscribed type, those in
+        /// the subset) by type, then by name.
         private func list(
             _ zone: CloudZone, catalog: [String: PostgresTypedTable], epoch: String, fence: String, type: String, after: String, limit: Int,
-            _ transaction: PostgresTransaction
+            subset: PostgresSubset, _ transaction: PostgresTransaction
         ) async throws -> (CloudChangeBatch, Bool) {
             let types = catalog.values.filter { $0.scope == zone.scope && $0.name >= type }.sorted { $0.name < $1.name }
             var changed: [CloudRecord] = []
@@ -150,7 +158,8 @@
                     PostgresQuery(
                         unsafeSQL: """
                             SELECT \(table.selectList) FROM \(table.quoted)
-                            WHERE gs_zone = $1 AND gs_name > $2 ORDER BY gs_name LIMIT $3::bigint
+                            WHERE gs_zone = $1 AND gs_name > $2\(subset.condition(for: table).map { " AND \($0) IS TRUE" } ?? "")
+                            ORDER BY gs_name LIMIT $3::bigint
                             """, binds: binds))
                 for row in rows {
                     if changed.count == limit {
@@ -175,7 +184,7 @@
         /// horizon and whether entries are held back by the fence with it); then
         /// the rows of the records named, with COMMIT behind them.
         private func feed(
-            _ zone: CloudZone, epoch: String, tx: String, seq: Int64, limit: Int,
+            _ zone: CloudZone, epoch: String, tx: String, seq: Int64, limit: Int, subset: PostgresSubset,
             _ transaction: PostgresTransaction
         ) async throws -> (CloudChangeBatch, Bool) {
             var binds = PostgresBindings()
@@ -225,45 +234,65 @@
                 order[key] = counter
             }
             let known = try await tables(names.keys, transaction)
-            var reads: [(PostgresTypedTable, EventLoopFuture<PostgresQueryResult>)] = []
+            var reads: [(PostgresTypedTable, subscribed: Bool, EventLoopFuture<PostgresQueryResult>)] = []
+            var befores: [EventLoopFuture<PostgresQueryResult>] = []
             for (type, typeNames) in names {
                 guard let table = known[type] else { continue }
+                let condition = subset.condition(for: table)
                 var binds = PostgresBindings()
                 binds.append(zone.description)
                 binds.append(typeNames)
+                let inSubset = condition.map { ", (\($0) IS TRUE)::text" } ?? ""
                 reads.append(
                     (
-                        table,
+                        table, condition != nil,
                         transaction.send(
                             PostgresQuery(
                                 unsafeSQL:
-                                    "SELECT \(table.selectList) FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = ANY($2::text[])",
+                                    "SELECT \(table.selectList)\(inSubset) FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = ANY($2::text[])",
                                 binds: binds))
                     ))
+                if let condition {
+                    befores.append(
+                        transaction.send(
+                            PostgresSubset.heldBefore(table, condition, zone: zone, type: type, names: typeNames, tx: tx, seq: seq)))
+                }
             }
             transaction.sendCommit()
-            var live: [String: CloudRecord] = [:]
-            for (table, read) in reads {
+            // Live records, and of subscribed types whether each is in the subset now.
+            var live: [String: (record: CloudRecord, in: Bool)] = [:]
+            for (table, subscribed, read) in reads {
                 for row in try await Self.cells(read) {
-                    let record = try table.record(row, zone: zone, epoch: epoch)
-                    live[table.name + "\u{0}" + record.id.name] = record
+                    let record = try table.record(subscribed ? Array(row.dropLast()) : row, zone: zone, epoch: epoch)
+                    live[table.name + "\u{0}" + record.id.name] = (record, !subscribed || row.last == "true")
+                }
+            }
+            // Of subscribed types, the records the subset held at the token.
+            var heldBefore: Set<String> = []
+            for read in befores {
+                for row in try await Self.cells(read) where row.count == 3 && row[2] == "true" {
+                    if let type = row[0], let name = row[1] { heldBefore.insert(type + "\u{0}" + name) }
                 }
             }
             var changed: [(Int, CloudRecord)] = []
             var deleted: [(Int, CloudRecordID)] = []
+            var movedOut: [(Int, CloudRecordID)] = []
             for (type, name) in keys {
                 let key = type + "\u{0}" + name
-                if let record = live[key] {
-                    changed.append((order[key]!, record))
-                } else {
-                    deleted.append((order[key]!, CloudRecordID(zone: zone, type: type, name: name)))
+                let subscribed = known[type].map { subset.condition(for: $0) != nil } ?? false
+                let id = CloudRecordID(zone: zone, type: type, name: name)
+                switch live[key] {
+                case .some((let record, true)): changed.append((order[key]!, record))
+                case .some: if heldBefore.contains(key) { movedOut.append((order[key]!, id)) }
+                case .none where !subscribed || heldBefore.contains(key): deleted.append((order[key]!, id))
+                case .none: break
                 }
             }
             let next = PostgresChangeToken.position(epoch: epoch, tx: last.tx, seq: last.seq)
             return (
                 CloudChangeBatch(
-                    changed: changed.sorted { $0.0 < $1.0 }.map(\.1), deleted: deleted.sorted { $0.0 < $1.0 }.map(\.1), token: next.token,
-                    moreComing: moreComing),
+                    changed: changed.sorted { $0.0 < $1.0 }.map(\.1), deleted: deleted.sorted { $0.0 < $1.0 }.map(\.1),
+                    movedOut: movedOut.sorted { $0.0 < $1.0 }.map(\.1), token: next.token, moreComing: moreComing),
                 heldBack
             )
         }

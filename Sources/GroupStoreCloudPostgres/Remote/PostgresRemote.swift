@@ -66,6 +66,8 @@
             var user: String?
             /// Typed tables by name, as last read from the catalog.
             var tables: [String: PostgresTypedTable] = [:]
+            /// Subscription conditions the server evaluated once, by table and SQL.
+            var checkedFilters: Set<String> = []
         }
 
         /// The most records one page of a fetch holds, whatever limit is asked for.

@@ -10,13 +10,13 @@ import XCTest
 /// change wherever they changed; a changed filter moves only the
 /// difference; a host's write outside its subset is uploaded, then removed
 /// here. On the in-memory remote here, on the embedded one in
-/// ``EmbeddedSubscriptionTests``.
+/// ``EmbeddedSubscriptionTests``, on PostgreSQL in ``PostgresSubscriptionTests``.
 class SubscriptionTests: CloudTestCase {
     static let schema = "CREATE TABLE job(id TEXT PRIMARY KEY, site INTEGER, body TEXT)"
 
     /// One sync of group `name` subscribed to `filter` on `job` (`nil`: every row).
     @discardableResult
-    private func sync(
+    func sync(
         _ name: String, where filter: String?, parameters: [String: CloudValue] = [:], file: StaticString = #filePath, line: UInt = #line
     ) async throws -> (summary: CloudSyncSummary, events: [CloudSyncEvent]) {
         var configuration = try configuration(name, tables: ["job"])
@@ -34,12 +34,12 @@ class SubscriptionTests: CloudTestCase {
         return (summary, seen)
     }
 
-    private func ids(_ store: GroupStore) async throws -> [String] {
+    func ids(_ store: GroupStore) async throws -> [String] {
         try await store.pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM job ORDER BY id") }
     }
 
     /// The keys of `job` rows deleted by saves whose author is `author`.
-    private func deleted(by author: String, in store: GroupStore) async throws -> Set<String> {
+    func deleted(by author: String, in store: GroupStore) async throws -> Set<String> {
         let saves = try await store.pool.read { db in try store.historyIntake(db, after: 0, limit: 10_000).saves }
         var keys = Set<String>()
         for save in saves where save.author == author {
