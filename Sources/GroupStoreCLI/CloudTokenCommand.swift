@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GroupStore
+import GroupStoreCloud
 
 #if Gateway
     import GroupStoreGateway
@@ -20,6 +21,10 @@ struct CloudTokenCommand: AsyncParsableCommand {
               openssl rand -base64 48 > /etc/groupstore/jwt.secret
               groupstore cloud token --jwt-secret-file /etc/groupstore/jwt.secret \\
                 --role alice --expires-in 2592000 > alice.token
+
+            --claim adds a claim a subscription's claim('NAME') reads through the gateway: \
+            a device's token with --claim site=7 and a filter 'job: site = claim('site')' \
+            syncs that site's jobs, whatever the device sends.
             """
     )
 
@@ -32,7 +37,16 @@ struct CloudTokenCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Seconds until the token expires (default: never).", valueName: "seconds"))
     var expiresIn: Int?
 
+    @Option(
+        name: .customLong("claim"),
+        help: ArgumentHelp(
+            "A claim for subscriptions' claim('NAME') (repeatable): an integer, a real, or text.", valueName: "NAME=VALUE"))
+    var claims: [String] = []
+
     func validate() throws {
+        for item in claims where item.firstIndex(of: "=").map({ $0 == item.startIndex }) ?? true {
+            throw ValidationError("--claim takes NAME=VALUE; '\(item)' is not one")
+        }
         if let expiresIn, expiresIn <= 0 { throw ValidationError("--expires-in takes a number of seconds above 0") }
     }
 
@@ -41,7 +55,15 @@ struct CloudTokenCommand: AsyncParsableCommand {
             try await reportingFailure {
                 #if Gateway
                     let (file, role, seconds) = (jwtSecretFile, role, expiresIn.map(TimeInterval.init))
-                    let token = try await offThePool { try GatewayToken.mint(secretFile: file, role: role, expiresIn: seconds) }
+                    var values: [String: CloudValue] = [:]
+                    for item in claims {
+                        let equals = item.firstIndex(of: "=")!
+                        values[String(item[..<equals])] = SubscriptionOptions.value(String(item[item.index(after: equals)...]))
+                    }
+                    let claimed = values
+                    let token = try await offThePool {
+                        try GatewayToken.mint(secretFile: file, role: role, expiresIn: seconds, claims: claimed)
+                    }
                     StandardOutput.writeLine(token)
                 #else
                     throw CommandFailure(message: RemoteArgument.gatewayNotBuilt)

@@ -157,6 +157,7 @@ public final class MemoryRemote: CloudDatabase {
     ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
         try faults.beforeCall("fetch changes", remote: displayName)
         try checkReadable(zone)
+        try subscription.refusingClaims(on: displayName)
         let (user, display, limit, now) = (self.user, displayName, min(max(1, limit), Self.maxFetchLimit), Date())
         let (faults, evaluator) = (self.faults, server.evaluator)
         return try server.store.withLock { (store: inout MemoryRemoteStore) throws(CloudSyncError) in
@@ -177,6 +178,7 @@ public final class MemoryRemote: CloudDatabase {
 
     public func selected(_ ids: [CloudRecordID], subscription: CloudSubscription) async throws -> Set<CloudRecordID> {
         try faults.beforeCall("select records", remote: displayName)
+        try subscription.refusingClaims(on: displayName)
         let (user, display, evaluator) = (self.user, displayName, server.evaluator)
         return try server.store.withLock { (store: inout MemoryRemoteStore) throws(CloudSyncError) in
             let subset = try Subset(subscription, types: Array(store.types.values), evaluator: evaluator, display: display)

@@ -32,6 +32,18 @@ public struct CloudSubscription: Hashable, Sendable {
         filters[type.lowercased()]?.binding(claims: claims, parameters: parameters)
     }
 
+    /// Refuses a filter that reads `claim(…)`: only a gateway binds claims,
+    /// from the token it verified; `remote`, reached directly, has none.
+    package func refusingClaims(on remote: String) throws {
+        for type in filters.keys.sorted() {
+            guard let claim = filters[type]?.claims.sorted().first else { continue }
+            throw CloudSyncError(
+                .invalidConfiguration,
+                "the subscription of table \(type) reads claim('\(claim)'), which only a gateway gives (from the token it verified); "
+                    + "\(remote) is not one: use param('\(claim)')")
+        }
+    }
+
     /// The filter of `type` with its parameters bound and its claims kept:
     /// what the host asks for (and keeps, to tell when it changes).
     func boundFilter(for type: String) -> CloudFilter? {

@@ -44,6 +44,7 @@ extension EmbeddedRemote {
         in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?, subscription: CloudSubscription
     ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
         let display = path
+        try subscription.refusingClaims(on: "the remote \(path)")
         return try await perform("fetch changes") { connection in
             let query = Result { try fetchQuery(zone, since: token, limit: limit, subscription: subscription) }
             return try await connection.read { db in
@@ -73,6 +74,7 @@ extension EmbeddedRemote {
     /// `subscription`'s subset (see ``CloudDatabase/selected(_:subscription:)``).
     public func selected(_ ids: [CloudRecordID], subscription: CloudSubscription) async throws -> Set<CloudRecordID> {
         let (user, display) = (self.user, path)
+        try subscription.refusingClaims(on: "the remote \(path)")
         return try await perform("select records") { connection in
             try await connection.read { db in
                 let types = try Self.recordTypesWithColumns(db, display: display)

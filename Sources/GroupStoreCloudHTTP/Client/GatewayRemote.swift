@@ -203,10 +203,59 @@
             return CloudHistoryChecked(value: history.keepsMark ? answer.batch : nil, history: history)
         }
 
-        private func fetch(_ request: GatewayWire.FetchRequest) async throws -> GatewayWire.Batch {
+        /// The page read by the gateway narrowed to `subscription`: its
+        /// parameters bound here, its `claim(…)` bound by the gateway from the
+        /// token it verified (see ``GroupStoreCloud/CloudSubscription``).
+        /// - Throws: ``GroupStoreCloud/CloudSyncError/Code/invalidConfiguration``
+        ///   from a gateway of an older build, which does not evaluate subscriptions.
+        public func fetchChanges(
+            in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?, subscription: CloudSubscription
+        ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
+            guard !subscription.isEmpty else { return try await fetchChanges(in: zone, since: token, limit: limit, keeping: mark) }
+            let request = GatewayWire.FetchRequest(zone: zone, token: token, limit: limit, history: GatewayWire.HistoryRequest(mark: mark))
+            let answer = try await fetch(request, subscription: GatewayWire.Subscription(subscription))
+            guard let history = answer.history?.history else {
+                throw CloudSyncError(.badRemote, "\(displayName) answered a subscribed fetch without the history it was asked")
+            }
+            return CloudHistoryChecked(value: history.keepsMark ? answer.batch : nil, history: history)
+        }
+
+        /// Of these records, those live, readable by this token's role and in
+        /// `subscription`'s subset, as the gateway evaluates it.
+        public func selected(_ ids: [CloudRecordID], subscription: CloudSubscription) async throws -> Set<CloudRecordID> {
+            guard !subscription.isEmpty else { return Set(ids) }
+            guard !ids.isEmpty else { return [] }
+            let request = GatewayWire.SelectRequest(ids: ids, subscription: GatewayWire.Subscription(subscription))
+            do {
+                return Set(
+                    try await transport.callIfRouted(.POST, "/select", json: request, as: [CloudRecordID].self, doing: "select records"))
+            } catch is GatewayTransport.RouteMissing {
+                throw olderGateway
+            }
+        }
+
+        /// What a gateway without the subscribed routes (an older build) means.
+        private var olderGateway: CloudSyncError {
+            CloudSyncError(.invalidConfiguration, "\(displayName) does not evaluate subscriptions (an older gateway): upgrade it")
+        }
+
+        private func fetch(_ request: GatewayWire.FetchRequest, subscription: GatewayWire.Subscription? = nil) async throws
+            -> GatewayWire.Batch
+        {
             let answer: GatewayWire.Batch
             do {
-                answer = try await transport.call(.POST, "/fetch", json: request, as: GatewayWire.Batch.self, doing: "fetch changes")
+                if let subscription {
+                    do {
+                        answer = try await transport.callIfRouted(
+                            .POST, "/fetch-subscribed",
+                            json: GatewayWire.SubscribedFetchRequest(fetch: request, subscription: subscription),
+                            as: GatewayWire.Batch.self, doing: "fetch changes")
+                    } catch is GatewayTransport.RouteMissing {
+                        throw olderGateway
+                    }
+                } else {
+                    answer = try await transport.call(.POST, "/fetch", json: request, as: GatewayWire.Batch.self, doing: "fetch changes")
+                }
             } catch let error as CloudSyncError where error.code == .permissionDenied {
                 if zones.withLock({ $0.remove(request.zone) }) != nil { zonesChanged.yield(()) }
                 throw error

@@ -207,6 +207,9 @@ package enum GatewayWire {
         /// Asked for (``FetchRequest/history``): the remote's history; when it
         /// does not keep the mark, the page is empty and is not to be used.
         package var history: History?
+        /// The records that left the subscription's subset (a subscribed
+        /// fetch only; absent from a plain one).
+        package var movedOut: [CloudRecordID]?
 
         package init(_ batch: CloudChangeBatch, heldBack: Bool, history: History? = nil) {
             changed = batch.changed
@@ -215,10 +218,59 @@ package enum GatewayWire {
             moreComing = batch.moreComing
             self.heldBack = heldBack
             self.history = history
+            movedOut = batch.movedOut.isEmpty ? nil : batch.movedOut
         }
 
         package var batch: CloudChangeBatch {
-            CloudChangeBatch(changed: changed, deleted: deleted, token: token, moreComing: moreComing)
+            CloudChangeBatch(changed: changed, deleted: deleted, movedOut: movedOut ?? [], token: token, moreComing: moreComing)
+        }
+    }
+
+    /// A subscription on the wire (``CloudSubscription``): each subscribed
+    /// record type's filter in its own syntax (``CloudFilter/canonical``),
+    /// its parameters bound by the client and its `claim(…)` kept, for the
+    /// gateway to bind from the verified token. The gateway parses each
+    /// filter again: nothing the client sent reaches the database unparsed.
+    package struct Subscription: Codable, Sendable {
+        package var filters: [String: String]
+
+        package init(_ subscription: CloudSubscription) {
+            filters = subscription.filters.mapValues { $0.binding(parameters: subscription.parameters).canonical }
+        }
+
+        /// The subscription parsed.
+        /// - Throws: ``CloudSyncError/Code/invalidConfiguration`` for a filter
+        ///   that is not one (``CloudFilter``), naming its table.
+        package func parsed() throws -> CloudSubscription {
+            var parsed: [String: CloudFilter] = [:]
+            for (type, text) in filters {
+                do {
+                    parsed[type] = try CloudFilter(text)
+                } catch let error as CloudSyncError {
+                    throw CloudSyncError(.invalidConfiguration, "the subscription of table \(type): \(error.message)", underlying: error)
+                }
+            }
+            return CloudSubscription(filters: parsed)
+        }
+    }
+
+    /// `/v1/fetch-subscribed`: a fetch narrowed to a subscription.
+    package struct SubscribedFetchRequest: Codable, Sendable {
+        package var fetch: FetchRequest
+        package var subscription: Subscription
+        package init(fetch: FetchRequest, subscription: Subscription) {
+            self.fetch = fetch
+            self.subscription = subscription
+        }
+    }
+
+    /// `/v1/select`: which of these records are live, readable and in the subscription's subset.
+    package struct SelectRequest: Codable, Sendable {
+        package var ids: [CloudRecordID]
+        package var subscription: Subscription
+        package init(ids: [CloudRecordID], subscription: Subscription) {
+            self.ids = ids
+            self.subscription = subscription
         }
     }
 

@@ -97,6 +97,26 @@
         ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool) {
             try await bounded { try await remote.fetchChanges(in: zone, since: token, limit: limit, keeping: mark, as: role) }
         }
+        /// A page of changes narrowed to `subscription`, its `claim(…)` bound
+        /// to `claims` (the gateway's verified token's), on condition that
+        /// `mark` is part of the history.
+        package func fetchChanges(
+            in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?,
+            subscription: CloudSubscription, claims: [String: CloudValue]
+        ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool) {
+            let subset = PostgresSubset(subscription: subscription, claims: claims)
+            return try await bounded {
+                try await remote.fetchChanges(in: zone, since: token, limit: limit, keeping: mark, as: role, subset: subset)
+            }
+        }
+        /// Of these records, those live, readable by the role and in the subset.
+        package func selected(_ ids: [CloudRecordID], subscription: CloudSubscription, claims: [String: CloudValue]) async throws -> Set<
+            CloudRecordID
+        > {
+            try await bounded {
+                try await remote.selected(ids, as: role, subset: PostgresSubset(subscription: subscription, claims: claims))
+            }
+        }
         package func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {
             try await bounded { try await remote.forgotten(records, as: role) }
         }

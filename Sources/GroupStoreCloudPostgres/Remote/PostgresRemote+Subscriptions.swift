@@ -22,6 +22,7 @@
         public func fetchChanges(
             in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?, subscription: CloudSubscription
         ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
+            try subscription.refusingClaims(on: displayName)
             let subset = PostgresSubset(subscription: subscription, claims: [:])
             let (answer, heldBack) = try await fetchChanges(in: zone, since: token, limit: limit, keeping: mark, as: nil, subset: subset)
             poll.fetched(heldBack: heldBack) { [hints] in hints.yield() }
@@ -31,7 +32,8 @@
         /// Of these records, those live, readable by this role and in
         /// `subscription`'s subset (see ``CloudDatabase/selected(_:subscription:)``).
         public func selected(_ ids: [CloudRecordID], subscription: CloudSubscription) async throws -> Set<CloudRecordID> {
-            try await selected(ids, as: nil, subset: PostgresSubset(subscription: subscription, claims: [:]))
+            try subscription.refusingClaims(on: displayName)
+            return try await selected(ids, as: nil, subset: PostgresSubset(subscription: subscription, claims: [:]))
         }
 
         /// ``selected(_:subscription:)`` as `role` (`nil`: the login role):

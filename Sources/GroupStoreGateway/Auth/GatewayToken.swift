@@ -1,6 +1,7 @@
 #if Gateway
     import Crypto
     import Foundation
+    import GroupStoreCloud
 
     /// Mints tokens the gateway takes (`groupstore cloud token`): HS256, signed
     /// with a secret file's secret, naming a role. For operators and tests; an
@@ -8,18 +9,33 @@
     public enum GatewayToken {
         /// A compact JWT: header `{"alg":"HS256","kid":…,"typ":"JWT"}` (the key
         /// id lets the gateway tell a token of another key from a tampered one),
-        /// claims `{"exp":…,"iat":…,"role":…}` (`exp` only with `expiresIn`).
+        /// claims `{"exp":…,"iat":…,"role":…}` (`exp` only with `expiresIn`)
+        /// and `claims`, which a subscription's `claim(…)` reads (a device's
+        /// `"site": 7`: see ``GatewayIdentity/claims``).
         /// - Throws: ``GatewayError/Code/badKey`` for a secret file that cannot
         ///   be read or is too short; ``GatewayError/Code/invalidConfiguration``
-        ///   for a role that is no PostgreSQL role name.
+        ///   for a role that is no PostgreSQL role name, or a claim that is
+        ///   `role`, `exp`, `iat` or `nbf`, or not text or a number.
         public static func mint(
-            secretFile: String, role: String, expiresIn: TimeInterval? = nil, now: Date = Date()
+            secretFile: String, role: String, expiresIn: TimeInterval? = nil, now: Date = Date(), claims: [String: CloudValue] = [:]
         ) throws -> String {
             guard !role.isEmpty, role.utf8.count <= 63 else {
                 throw GatewayError(.invalidConfiguration, "a role is 1 to 63 bytes, not \(String(reflecting: role))")
             }
+            var extra: [String: Any] = [:]
+            for (name, value) in claims {
+                guard !["role", "exp", "iat", "nbf"].contains(name) else {
+                    throw GatewayError(.invalidConfiguration, "the claim \(name) is the token's own: give it with its option")
+                }
+                switch value {
+                case .text(let text): extra[name] = text
+                case .integer(let integer): extra[name] = integer
+                case .real(let real) where real.isFinite: extra[name] = real
+                default: throw GatewayError(.invalidConfiguration, "the claim \(name) is \(value): a claim is text or a number")
+                }
+            }
             let secret = try GatewayKeys.secretBytes(secretFile)
-            return try mint(secret: secret, role: role, expiresIn: expiresIn, now: now)
+            return try mint(secret: secret, role: role, expiresIn: expiresIn, now: now, extra: extra)
         }
 
         static func mint(secret: [UInt8], role: String, expiresIn: TimeInterval?, now: Date, extra: [String: Any] = [:]) throws -> String {

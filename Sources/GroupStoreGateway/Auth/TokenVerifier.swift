@@ -2,6 +2,7 @@
     import Crypto
     import CryptoExtras
     import Foundation
+    import GroupStoreCloud
 
     /// Who a request comes from, as its verified token says: the database
     /// role it acts as.
@@ -10,6 +11,11 @@
         public var role: String
         /// The `exp` claim, if any.
         public var expiresAt: Date?
+        /// The token's claims that are a string, a number or a boolean
+        /// (`true` as 1, a whole number as an integer), as a subscription's `claim(…)` reads them: verified,
+        /// so a device's token saying `"site": 7` subscribes it to its site
+        /// whatever the device sends.
+        public var claims: [String: CloudValue] = [:]
 
         /// What the limits count by (the rate bucket, the push connections):
         /// the verified identity, never the token's spelling, so that one
@@ -97,7 +103,29 @@
             guard !role.isEmpty, role.utf8.count <= 63, !role.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "\u{7F}" }) else {
                 throw refused("the token's role claim is not a PostgreSQL role name (1 to 63 bytes, no control characters)")
             }
-            return GatewayIdentity(role: role, expiresAt: expiresAt)
+            return GatewayIdentity(role: role, expiresAt: expiresAt, claims: Self.scalars(claims))
+        }
+
+        /// The claims a filter may read: strings, integers, other numbers and
+        /// booleans; objects, arrays and nulls are left out.
+        static func scalars(_ claims: [String: Any]) -> [String: CloudValue] {
+            var values: [String: CloudValue] = [:]
+            for (name, value) in claims {
+                switch value {
+                case let text as String:
+                    values[name] = .text(text)
+                case let number as NSNumber:
+                    // A boolean is an NSNumber of 1 or 0; a whole number, an integer.
+                    if let integer = Int64(exactly: number.doubleValue) {
+                        values[name] = .integer(integer)
+                    } else {
+                        values[name] = .real(number.doubleValue)
+                    }
+                default:
+                    continue
+                }
+            }
+            return values
         }
 
         private func refused(_ reason: String) -> GatewayError {

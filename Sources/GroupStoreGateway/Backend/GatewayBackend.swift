@@ -57,6 +57,16 @@ public protocol GatewayRoleDatabase: Sendable {
     func fetchChanges(
         in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
     ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool)
+    /// ``fetchChanges(in:since:limit:keeping:)`` narrowed to `subscription`,
+    /// its `claim(…)` bound to `claims` (the verified token's; see
+    /// ``GroupStoreCloud/CloudDatabase/fetchChanges(in:since:limit:keeping:subscription:)``).
+    func fetchChanges(
+        in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?, subscription: CloudSubscription,
+        claims: [String: CloudValue]
+    ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool)
+    /// Of these records, those live, readable by the role and in
+    /// `subscription`'s subset, its `claim(…)` bound to `claims`.
+    func selected(_ ids: [CloudRecordID], subscription: CloudSubscription, claims: [String: CloudValue]) async throws -> Set<CloudRecordID>
     func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID>
     func missingAssets(_ hashes: [String]) async throws -> Set<String>
     func uploadAsset(_ asset: CloudAsset, bytes: [UInt8]) async throws
@@ -74,6 +84,27 @@ extension GatewayBackend {
 }
 
 extension GatewayRoleDatabase {
+    /// A backend that does not evaluate subscriptions answers an empty one
+    /// as a plain fetch, and refuses any other.
+    public func fetchChanges(
+        in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?, subscription: CloudSubscription,
+        claims: [String: CloudValue]
+    ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool) {
+        guard subscription.isEmpty else { throw Self.unsupportedSubscriptions }
+        return try await fetchChanges(in: zone, since: token, limit: limit, keeping: mark)
+    }
+
+    /// A backend that does not evaluate subscriptions refuses to say which records one holds.
+    public func selected(_ ids: [CloudRecordID], subscription: CloudSubscription, claims: [String: CloudValue]) async throws -> Set<
+        CloudRecordID
+    > {
+        throw Self.unsupportedSubscriptions
+    }
+
+    private static var unsupportedSubscriptions: CloudSyncError {
+        CloudSyncError(.invalidConfiguration, "this gateway's backend does not evaluate subscriptions: sync the tables whole")
+    }
+
     /// The history checked first, then the changes made, then the history
     /// read again: for a backend that cannot do it in one transaction.
     public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<

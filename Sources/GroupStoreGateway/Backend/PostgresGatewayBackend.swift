@@ -121,6 +121,20 @@
         ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool) {
             try await checked { try await remote.fetchChanges(in: zone, since: token, limit: limit, keeping: mark) }
         }
+        func fetchChanges(
+            in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?,
+            subscription: CloudSubscription, claims: [String: CloudValue]
+        ) async throws -> (CloudHistoryChecked<CloudChangeBatch>, heldBack: Bool) {
+            try await checked {
+                try await remote.fetchChanges(
+                    in: zone, since: token, limit: limit, keeping: mark, subscription: subscription, claims: claims)
+            }
+        }
+        func selected(_ ids: [CloudRecordID], subscription: CloudSubscription, claims: [String: CloudValue]) async throws -> Set<
+            CloudRecordID
+        > {
+            try await checked { try await remote.selected(ids, subscription: subscription, claims: claims) }
+        }
         func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {
             try await checked { try await remote.forgotten(records) }
         }

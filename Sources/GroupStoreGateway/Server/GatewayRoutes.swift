@@ -80,6 +80,19 @@
                 let asked = try decode(GatewayWire.FetchRequest.self, context)
                 return json(try await context.database("fetch") { try await Self.fetch(asked, $0) })
             }
+            api.post("fetch-subscribed") { _, context in
+                let asked = try decode(GatewayWire.SubscribedFetchRequest.self, context)
+                let (subscription, claims) = (try asked.subscription.parsed(), context.identity.claims)
+                return json(try await context.database("fetch") { try await Self.fetch(asked.fetch, subscription, claims: claims, $0) })
+            }
+            api.post("select") { _, context in
+                let asked = try decode(GatewayWire.SelectRequest.self, context)
+                let (subscription, claims) = (try asked.subscription.parsed(), context.identity.claims)
+                return json(
+                    try await context.database("select") { database in
+                        Array(try await database.selected(asked.ids, subscription: subscription, claims: claims))
+                    })
+            }
             api.post("forgotten") { _, context in
                 let tagged = try decode([GatewayWire.Tagged].self, context)
                 let records = Dictionary(tagged.map { ($0.id, $0.tag) }) { first, _ in first }
@@ -131,6 +144,21 @@
             let page =
                 answer.value ?? CloudChangeBatch(changed: [], deleted: [], token: asked.token ?? CloudChangeToken(""), moreComing: false)
             return GatewayWire.Batch(page, heldBack: heldBack, history: GatewayWire.History(answer.history))
+        }
+
+        /// A fetch narrowed to `subscription`, its `claim(…)` bound to the
+        /// verified token's `claims`: what the client sent can narrow what its
+        /// role may read, never name whose rows it reads.
+        private static func fetch(
+            _ asked: GatewayWire.FetchRequest, _ subscription: CloudSubscription, claims: [String: CloudValue],
+            _ database: any GatewayRoleDatabase
+        ) async throws -> GatewayWire.Batch {
+            let (answer, heldBack) = try await database.fetchChanges(
+                in: asked.zone, since: asked.token, limit: asked.limit, keeping: asked.history?.mark, subscription: subscription,
+                claims: claims)
+            let page =
+                answer.value ?? CloudChangeBatch(changed: [], deleted: [], token: asked.token ?? CloudChangeToken(""), moreComing: false)
+            return GatewayWire.Batch(page, heldBack: heldBack, history: asked.history.map { _ in GatewayWire.History(answer.history) })
         }
 
         private func json(_ value: some Encodable) -> Response { GatewayAnswer.json(value) }
