@@ -104,6 +104,35 @@
             XCTAssertEqual(try gateway.waitForExit(timeout: 20), 0, "\(gateway.errors)")
         }
 
+        /// `cloud token --claim site=7` mints a device's token; through
+        /// `serve`, `cloud sync --where "note: site = claim('site')"` syncs that
+        /// site's rows, whatever `--param` the device gives; a claim that is
+        /// one of the token's own is refused in one line.
+        func testADeviceTokensClaim_choosesTheRowsItSyncs_throughServe() throws {
+            try prepareServer()
+            let (_, url) = try serve()
+            let owner = try tokenFile("alice")
+            let device = try tokenFile("alice", extra: ["--claim", "site=7"], name: "device")
+            for name in ["A", "B"] { try exec(in: root + "/" + name, "CREATE TABLE note(id TEXT PRIMARY KEY, body TEXT, site INTEGER)") }
+            try exec(in: root + "/A", "INSERT INTO note VALUES ('n1', 'site seven', 7), ('n2', 'site eight', 8)")
+            let up = try cloudSync(root + "/A", url: url, token: owner)
+            XCTAssertEqual(up.process.status, 0, "\(up.errors)")
+            let down = try cloudSync(
+                root + "/B", url: url, token: device, extra: ["--where", "note: site = claim('site')", "--param", "site=8"])
+            XCTAssertEqual(down.process.status, 0, "\(down.errors)")
+            var configuration = Configuration()
+            configuration.readonly = true
+            let b = try DatabaseQueue(path: root + "/B/store.sqlite", configuration: configuration)
+            XCTAssertEqual(try b.read { try String.fetchAll($0, sql: "SELECT id FROM note") }, ["n1"], "the token's site, not --param's")
+
+            let refused = try spawn(
+                "groupstore", ["cloud", "token", "--jwt-secret-file", secret, "--role", "alice", "--claim", "role=postgres"],
+                name: "cloud token")
+            XCTAssertEqual(try refused.waitForExit(), 1)
+            XCTAssertEqual(refused.errors.filter { !$0.isEmpty }.count, 1, "\(refused.errors)")
+            XCTAssertTrue(refused.errors.joined().contains("the claim role is the token's own"), "\(refused.errors)")
+        }
+
         func testOverTLS_withTheCertificateAndKeyGiven_aBridgeThatTrustsTheCASyncs_andOneThatDoesNotIsRefused() throws {
             try prepareServer()
             let (certificate, key) = (root + "/cert.pem", root + "/key.pem")

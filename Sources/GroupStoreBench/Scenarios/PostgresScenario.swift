@@ -16,7 +16,7 @@
         let bench: Bench
         static let section = "10. cloud bridge (PostgreSQL)"
 
-        static let parts = CloudScenario.parts + ["fleet"]
+        static let parts = CloudScenario.parts + ["fleet", "subscriptions"]
 
         func run(parts: Set<String>) async throws -> [TableRow] {
             let server = try PostgresServer.start()
@@ -45,6 +45,7 @@
                 }, latencyTarget: "p50 ≤ 5000 µs")
             rows += try await scenario.run(parts: parts)
             if parts.contains("fleet") { rows.append(try await FleetScenario(bench: bench, server: server).run()) }
+            if parts.contains("subscriptions") { rows += try await SubscriptionScenario(bench: bench, server: server).run() }
             return rows
         }
 

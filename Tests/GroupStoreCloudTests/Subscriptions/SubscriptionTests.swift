@@ -206,17 +206,23 @@ class SubscriptionTests: CloudTestCase {
     }
 
     func testASubscription_neverWidensWhatTheUserMayRead() async throws {
-        let a = try open("a", schema: Self.schema)
-        let b = try open("b", schema: Self.schema)
-        try await a.write { db in try db.execute(sql: "INSERT INTO job VALUES ('private', 7, 'alice only')") }
-        try await sync("a", where: nil)
-        for filter in ["TRUE", "site = 7 OR 1 = 1"] {
-            var configuration = try configuration("b", tables: ["job"], remote: try defaultRemote(user: "bob"))
-            configuration.subscriptions = ["job": try CloudFilter(filter)]
+        let schema = Self.schema + "; CREATE TABLE memo(id TEXT PRIMARY KEY, owner TEXT)"
+        let a = try open("a", schema: schema)
+        let b = try open("b", schema: schema)
+        try await a.write { db in
+            try db.execute(sql: "INSERT INTO job VALUES ('private', 7, 'alice only'); INSERT INTO memo VALUES ('m1', 'alice')")
+        }
+        _ = try await sync("a", tables: ["job", "memo"])
+        let filters = [("job", "TRUE"), ("job", "site = 7 OR 1 = 1"), ("memo", "owner = 'alice'"), ("memo", "TRUE")]
+        for (table, filter) in filters {
+            var configuration = try configuration("b", tables: ["job", "memo"], remote: try defaultRemote(user: "bob"))
+            configuration.subscriptions = [table: try CloudFilter(filter)]
             let summary = try await CloudSync(configuration).syncOnce(complete: false)
             XCTAssertNil(summary.error)
-            let held = try await ids(b)
-            XCTAssertEqual(held, [], "bob subscribed to \(filter) gets none of alice's rows")
+            let held = try await b.pool.read { db in
+                try String.fetchAll(db, sql: "SELECT id FROM job UNION ALL SELECT id FROM memo")
+            }
+            XCTAssertEqual(held, [], "bob subscribed to \(table): \(filter) gets none of alice's rows")
         }
         let bob = try defaultRemote(user: "bob")
         let everything = CloudSubscription(filters: ["job": try CloudFilter("TRUE")])
