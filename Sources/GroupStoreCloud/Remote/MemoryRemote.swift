@@ -187,7 +187,8 @@ public final class MemoryRemote: CloudDatabase {
                 guard store.mayRead(id.zone, user: user), let stored = store.records[MemoryRemoteStore.Key(store.canonical(id))],
                     !stored.deleted
                 else { continue }
-                let inSubset = subset.types.contains(id.type.lowercased()) ? try subset.matches(id.type, stored.record.fields) : true
+                let inSubset =
+                    subset.types.contains(id.type.lowercased()) ? try subset.matches(id.type, id.name, stored.record.fields) : true
                 if inSubset { selected.insert(id) }
             }
             return selected
@@ -195,10 +196,10 @@ public final class MemoryRemote: CloudDatabase {
     }
 
     /// A subscription as the store evaluates it: the types it narrows, and
-    /// whether a record's fields (`nil`: none live) are in its subset.
+    /// whether a record (its type, name and fields; `nil`: none live) is in its subset.
     struct Subset {
         var types: Set<String>
-        var matches: (String, CloudFields?) throws(CloudSyncError) -> Bool
+        var matches: (String, String, CloudFields?) throws(CloudSyncError) -> Bool
 
         init(_ subscription: CloudSubscription, types known: [CloudRecordType], evaluator: DatabaseQueue, display: String)
             throws(CloudSyncError)
@@ -206,14 +207,17 @@ public final class MemoryRemote: CloudDatabase {
             types = Set(subscription.filters.keys)
             let sql: String
             do {
-                sql = try "SELECT " + RecordFilterSQL.matches(fields: "?1", type: "?2", subscription: subscription, types: known)
+                // ?3 (the name) read always, as SQLite wants every argument given to be read.
+                sql =
+                    try "SELECT (?3 IS NULL AND 0) OR "
+                    + RecordFilterSQL.matches(fields: "?1", type: "?2", name: "?3", subscription: subscription, types: known)
             } catch {
                 throw CloudSyncError.wrap(error, "evaluate a subscription on \(display)")
             }
-            matches = { (type: String, fields: CloudFields?) throws(CloudSyncError) -> Bool in
+            matches = { (type: String, name: String, fields: CloudFields?) throws(CloudSyncError) -> Bool in
                 do {
                     return try evaluator.read { db in
-                        try Bool.fetchOne(db, sql: sql, arguments: [fields.map { CloudFieldsJSON.encode($0) }, type]) ?? false
+                        try Bool.fetchOne(db, sql: sql, arguments: [fields.map { CloudFieldsJSON.encode($0) }, type, name]) ?? false
                     }
                 } catch {
                     throw CloudSyncError(

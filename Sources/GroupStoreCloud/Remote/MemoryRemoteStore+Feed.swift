@@ -26,9 +26,9 @@ extension MemoryRemoteStore {
                     kept.append(stored)
                     continue
                 }
-                let now = stored.deleted ? false : try subset.matches(key.type, stored.record.fields)
+                let now = stored.deleted ? false : try subset.matches(key.type, key.name, stored.record.fields)
                 var before = false
-                if let seq = firstAfter[key], let fields = previous[seq] { before = try subset.matches(key.type, fields) }
+                if let seq = firstAfter[key], let fields = previous[seq] { before = try subset.matches(key.type, key.name, fields) }
                 guard now || before else { continue }
                 moves[key] = (before, now)
                 kept.append(stored)

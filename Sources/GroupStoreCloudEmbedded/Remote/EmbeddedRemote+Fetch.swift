@@ -79,7 +79,7 @@ extension EmbeddedRemote {
             try await connection.read { db in
                 let types = try Self.recordTypesWithColumns(db, display: display)
                 let match = try RecordFilterSQL.matches(
-                    fields: "CASE WHEN deleted = 0 THEN fields END", type: "type", subscription: subscription, types: types)
+                    fields: "CASE WHEN deleted = 0 THEN fields END", type: "type", name: "name", subscription: subscription, types: types)
                 let statement = try db.cachedStatement(
                     sql: "SELECT \(match) FROM records WHERE zone = ? AND type = ? COLLATE NOCASE AND name = ?")
                 var selected = Set<CloudRecordID>()
@@ -173,8 +173,9 @@ private struct FetchQuery: Sendable {
         }
         let types = try EmbeddedRemote.recordTypesWithColumns(db, display: display)
         let subscribed = subscription.filters.keys.sorted().map(FilterSQL.quoted).joined(separator: ", ")
-        let now = try RecordFilterSQL.matches(fields: "now_fields", type: "type", subscription: subscription, types: types)
-        let before = try RecordFilterSQL.matches(fields: "before_fields", type: "type", subscription: subscription, types: types)
+        let now = try RecordFilterSQL.matches(fields: "now_fields", type: "type", name: "name", subscription: subscription, types: types)
+        let before = try RecordFilterSQL.matches(
+            fields: "before_fields", type: "type", name: "name", subscription: subscription, types: types)
         return """
             SELECT \(columns), \(now) AS now_in, \(before) AS before_in FROM (
                 SELECT \(columns), CASE WHEN deleted = 0 THEN fields END AS now_fields,

@@ -20,6 +20,9 @@
         override func testARemote_sendsOnlyTheChangesInOrLeavingTheSubset() async throws {
             try await super.testARemote_sendsOnlyTheChangesInOrLeavingTheSubset()
         }
+        override func testAFilterOnTheKeyColumn_readsTheKey() async throws {
+            try await super.testAFilterOnTheKeyColumn_readsTheKey()
+        }
         override func testAChangedSubscription_movesOnlyTheDifference_andKeepsPendingEdits() async throws {
             try await super.testAChangedSubscription_movesOnlyTheDifference_andKeepsPendingEdits()
         }

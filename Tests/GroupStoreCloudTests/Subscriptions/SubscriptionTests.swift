@@ -80,6 +80,20 @@ class SubscriptionTests: CloudTestCase {
         XCTAssertEqual(kept, ["j1", "j2", "j3"])
     }
 
+    /// A filter may read the key column too, as on the host's own table
+    /// (a remote that keeps keys in record names reads them from there).
+    func testAFilterOnTheKeyColumn_readsTheKey() async throws {
+        let a = try open("a", schema: Self.schema)
+        let b = try open("b", schema: Self.schema)
+        try await a.write { db in
+            try db.execute(sql: "INSERT INTO job VALUES ('j1', 7, 'one'), ('j2', 8, 'two'), ('j3', 7, 'three'), ('txt:x', 7, 'odd')")
+        }
+        try await sync("a", where: nil)
+        try await sync("b", where: "id IN ('j1', 'j2', 'j9') AND site = 7 OR id LIKE 'j3'")
+        let held = try await ids(b)
+        XCTAssertEqual(held, ["j1", "j3"])
+    }
+
     func testARemote_sendsOnlyTheChangesInOrLeavingTheSubset() async throws {
         let remote = try defaultRemote()
         let columns = [
@@ -248,6 +262,9 @@ final class EmbeddedSubscriptionTests: SubscriptionTests {
     }
     override func testARemote_sendsOnlyTheChangesInOrLeavingTheSubset() async throws {
         try await super.testARemote_sendsOnlyTheChangesInOrLeavingTheSubset()
+    }
+    override func testAFilterOnTheKeyColumn_readsTheKey() async throws {
+        try await super.testAFilterOnTheKeyColumn_readsTheKey()
     }
     override func testAChangedSubscription_movesOnlyTheDifference_andKeepsPendingEdits() async throws {
         try await super.testAChangedSubscription_movesOnlyTheDifference_andKeepsPendingEdits()
