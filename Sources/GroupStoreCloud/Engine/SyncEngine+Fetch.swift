@@ -64,6 +64,7 @@ extension SyncEngine {
         var heldBeforeListing = try listing && readDatabase { try SyncState.hasRecords($0) }
         var seen: Set<String> = []
         var applied = 0
+        var parked: [(table: String, record: String, reason: String)] = []
         while true {
             let batch: CloudChangeBatch
             do {
@@ -124,9 +125,11 @@ extension SyncEngine {
             if outcome.applied > 0 { tracer.mark(.applied) }
             report(outcome, into: &summary)
             applied += outcome.applied
+            parked += outcome.parked
             token = batch.token
             if last { break }
         }
+        try await pullParents(of: parked, zone: zone, summary: &summary)
         return applied
     }
 

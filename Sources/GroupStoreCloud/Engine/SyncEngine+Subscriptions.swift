@@ -75,7 +75,7 @@ extension SyncEngine {
     /// subscription) and applies them; the zone's token stays (its next
     /// fetch goes on from where it was). Returns `false` when the remote was
     /// found replaced or restored meanwhile (the step waits for its listing).
-    private func moveIn(_ table: MappedTable, zone: CloudZone, newlyIn filter: CloudFilter, summary: inout CloudSyncSummary) async throws
+    func moveIn(_ table: MappedTable, zone: CloudZone, newlyIn filter: CloudFilter, summary: inout CloudSyncSummary) async throws
         -> Bool
     {
         // Of the zone's other types, nothing.
@@ -98,6 +98,64 @@ extension SyncEngine {
             summary.fetched += outcome.applied
             guard batch.moreComing else { return true }
             token = batch.token
+        }
+    }
+
+    /// The rule for references across subsets: a row held here keeps its
+    /// parent. A child this fetch parked because its parent is not here
+    /// (`waits:`), whose parent's table is subscribed in the same zone, would
+    /// wait for ever if the parent is outside the subset: its parents are
+    /// listed with it instead (a listing of the parent table narrowed to the
+    /// keys its children reference), and the child is applied then. A parent
+    /// brought in so is kept as last synced while a row here references it,
+    /// as ``RecordApplier/moveOut(_:in:outcome:)`` keeps one; changes to it
+    /// outside the subset are not sent here. A child whose parent the
+    /// remote does not have, or whose reference is not a single column of
+    /// text or a number, keeps waiting, as without a subscription.
+    /// - Parameter parked: the records this fetch parked, by table.
+    func pullParents(of parked: [(table: String, record: String, reason: String)], zone: CloudZone, summary: inout CloudSyncSummary)
+        async throws
+    {
+        let subscription = self.subscription(of: zone)
+        let waiting = parked.filter { $0.reason.hasPrefix("waits:") }
+        guard !subscription.isEmpty, !waiting.isEmpty else { return }
+        let wanted = try readDatabase { db -> [(MappedTable, CloudFilter)] in
+            let orphans = try SyncState.orphans(db)
+            var values: [String: [String: Set<String>]] = [:]
+            for (name, record) in orphans.compactMap({ orphan in orphan.record.map { (orphan.entity, $0) } })
+            where waiting.contains(where: { $0.table == name && $0.record == record.id.name }) && record.id.zone == zone {
+                let references = try Row.fetchAll(
+                    db, sql: "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq", arguments: [name])
+                for (_, parts) in Dictionary(grouping: references, by: { $0[0] as Int64 }) where parts.count == 1 {
+                    let (parentName, from, to) = (parts[0][1] as String, parts[0][2] as String, parts[0][3] as String?)
+                    guard let parent = tables.first(where: { $0.name.lowercased() == parentName.lowercased() }),
+                        subscription.filters[parent.name.lowercased()] != nil, self.zone(of: parent) == zone,
+                        let column = to ?? parent.keyColumns.first, let literal = Self.literal(record.fields[from])
+                    else { continue }
+                    values[parent.name, default: [:]][column, default: []].insert(literal)
+                }
+            }
+            return try values.compactMap { name, columns in
+                guard let parent = tables.first(where: { $0.name == name }) else { return nil }
+                let text = columns.sorted { $0.key < $1.key }.map { column, literals in
+                    "\"\(column.replacingOccurrences(of: "\"", with: "\"\""))\" IN (\(literals.sorted().joined(separator: ", ")))"
+                }.joined(separator: " OR ")
+                return (parent, try CloudFilter(text))
+            }
+        }
+        for (parent, filter) in wanted {
+            logger.info("listing parents outside the subscription for the rows that reference them", metadata: ["table": "\(parent.name)"])
+            guard try await moveIn(parent, zone: zone, newlyIn: filter, summary: &summary) else { return }
+        }
+    }
+
+    /// A field as a filter's literal, if it can be one (text or a number).
+    private static func literal(_ value: CloudValue?) -> String? {
+        switch value {
+        case .text(let text) where !text.utf8.contains(0): FilterSQL.quoted(text)
+        case .integer(let integer): String(integer)
+        case .real(let real) where real.isFinite: FilterSQL.real(real)
+        default: nil
         }
     }
 

@@ -94,6 +94,41 @@ class SubscriptionTests: CloudTestCase {
         XCTAssertEqual(held, ["j1", "j3"])
     }
 
+    /// References across subsets (``SyncEngine/pullParents(of:zone:summary:)``):
+    /// a held child whose parent is outside the parent table's subscription
+    /// brings that parent with it, and waits for nothing; a parent no held
+    /// row references stays out.
+    func testAChildWhoseParentIsOutsideTheSubset_bringsItsParent_andWaitsForNothing() async throws {
+        let schema = """
+            CREATE TABLE site(id TEXT PRIMARY KEY, region INTEGER);
+            CREATE TABLE task(id TEXT PRIMARY KEY, site_id TEXT REFERENCES site(id), n INTEGER)
+            """
+        let a = try open("a", schema: schema)
+        let b = try open("b", schema: schema)
+        try await a.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO site VALUES ('s1', 1), ('s2', 2), ('s3', 3);
+                    INSERT INTO task VALUES ('t1', 's1', 7), ('t2', 's2', 7), ('t3', 's3', 8)
+                    """)
+        }
+        _ = try await sync("a", tables: ["site", "task"])
+        var configuration = try configuration("b", tables: ["site", "task"])
+        configuration.subscriptions = ["site": try CloudFilter("region = 1"), "task": try CloudFilter("n = 7")]
+        let summary = try await CloudSync(configuration).syncOnce(complete: false)
+        XCTAssertNil(summary.error)
+        let held = try await b.pool.read { db in
+            (
+                try String.fetchAll(db, sql: "SELECT id FROM site ORDER BY id"),
+                try String.fetchAll(db, sql: "SELECT id FROM task ORDER BY id"),
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM groupstore_cloud_parked") ?? -1
+            )
+        }
+        XCTAssertEqual(held.0, ["s1", "s2"], "s2 came as t2's parent; s3, which no held row references, did not")
+        XCTAssertEqual(held.1, ["t1", "t2"])
+        XCTAssertEqual(held.2, 0, "nothing waits")
+    }
+
     func testARemote_sendsOnlyTheChangesInOrLeavingTheSubset() async throws {
         let remote = try defaultRemote()
         let columns = [
@@ -265,6 +300,9 @@ final class EmbeddedSubscriptionTests: SubscriptionTests {
     }
     override func testAFilterOnTheKeyColumn_readsTheKey() async throws {
         try await super.testAFilterOnTheKeyColumn_readsTheKey()
+    }
+    override func testAChildWhoseParentIsOutsideTheSubset_bringsItsParent_andWaitsForNothing() async throws {
+        try await super.testAChildWhoseParentIsOutsideTheSubset_bringsItsParent_andWaitsForNothing()
     }
     override func testAChangedSubscription_movesOnlyTheDifference_andKeepsPendingEdits() async throws {
         try await super.testAChangedSubscription_movesOnlyTheDifference_andKeepsPendingEdits()
