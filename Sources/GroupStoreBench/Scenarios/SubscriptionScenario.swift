@@ -57,6 +57,7 @@
                 tokens.append(token)
                 (seconds, received, bytes) = (seconds + [time * 1000], received + [Double(count)], bytes + [Double(size)])
             }
+            FileHandle.standardError.write(Data("bench: subscriptions: \(hosts) hosts synced\n".utf8))
             let whole = try await sync(remote, zone, since: nil, CloudSubscription())
             let scale = rows.formatted()
             var table = [
@@ -86,6 +87,7 @@
                 (seconds, received) = (seconds + [fetched.seconds * 1000], received + [Double(fetched.count)])
             }
             let subscribedCPU = FleetScenario.serverCPUSeconds() - cpuBefore
+            FileHandle.standardError.write(Data("bench: subscriptions: the burst fetched by \(hosts) hosts\n".utf8))
             let wholeBefore = FleetScenario.serverCPUSeconds()
             let wholeBurst = try await sync(remote, zone, since: whole.token, CloudSubscription())
             let wholeCPU = FleetScenario.serverCPUSeconds() - wholeBefore

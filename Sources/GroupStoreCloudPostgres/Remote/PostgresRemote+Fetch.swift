@@ -234,7 +234,10 @@
                 order[key] = counter
             }
             let known = try await tables(names.keys, transaction)
-            var reads: [(PostgresTypedTable, subscribed: Bool, EventLoopFuture<PostgresQueryResult>)] = []
+            // Of a subscribed type, the records in the subset now are read whole; of the others live,
+            // only their names (out of the subset now), and what the subset held at the token.
+            var reads: [(PostgresTypedTable, EventLoopFuture<PostgresQueryResult>)] = []
+            var outs: [(type: String, EventLoopFuture<PostgresQueryResult>)] = []
             var befores: [EventLoopFuture<PostgresQueryResult>] = []
             for (type, typeNames) in names {
                 guard let table = known[type] else { continue }
@@ -242,30 +245,34 @@
                 var binds = PostgresBindings()
                 binds.append(zone.description)
                 binds.append(typeNames)
-                let inSubset = condition.map { ", (\($0) IS TRUE)::text" } ?? ""
+                let select = "FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = ANY($2::text[])"
                 reads.append(
                     (
-                        table, condition != nil,
+                        table,
                         transaction.send(
                             PostgresQuery(
-                                unsafeSQL:
-                                    "SELECT \(table.selectList)\(inSubset) FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = ANY($2::text[])",
-                                binds: binds))
+                                unsafeSQL: "SELECT \(table.selectList) \(select)\(condition.map { " AND \($0) IS TRUE" } ?? "")", binds: binds))
                     ))
                 if let condition {
+                    outs.append(
+                        (type, transaction.send(PostgresQuery(unsafeSQL: "SELECT gs_name \(select) AND NOT (\(condition) IS TRUE)", binds: binds))))
                     befores.append(
                         transaction.send(
                             PostgresSubset.heldBefore(table, condition, zone: zone, type: type, names: typeNames, tx: tx, seq: seq)))
                 }
             }
             transaction.sendCommit()
-            // Live records, and of subscribed types whether each is in the subset now.
-            var live: [String: (record: CloudRecord, in: Bool)] = [:]
-            for (table, subscribed, read) in reads {
+            // Live records in the subset (or of a type not subscribed), and live ones out of it.
+            var live: [String: CloudRecord] = [:]
+            for (table, read) in reads {
                 for row in try await Self.cells(read) {
-                    let record = try table.record(subscribed ? Array(row.dropLast()) : row, zone: zone, epoch: epoch)
-                    live[table.name + "\u{0}" + record.id.name] = (record, !subscribed || row.last == "true")
+                    let record = try table.record(row, zone: zone, epoch: epoch)
+                    live[table.name + "\u{0}" + record.id.name] = record
                 }
+            }
+            var liveOut: Set<String> = []
+            for (type, read) in outs {
+                for row in try await Self.cells(read) { if let name = row.first ?? nil { liveOut.insert(type + "\u{0}" + name) } }
             }
             // Of subscribed types, the records the subset held at the token.
             var heldBefore: Set<String> = []
@@ -281,11 +288,12 @@
                 let key = type + "\u{0}" + name
                 let subscribed = known[type].map { subset.condition(for: $0) != nil } ?? false
                 let id = CloudRecordID(zone: zone, type: type, name: name)
-                switch live[key] {
-                case .some((let record, true)): changed.append((order[key]!, record))
-                case .some: if heldBefore.contains(key) { movedOut.append((order[key]!, id)) }
-                case .none where !subscribed || heldBefore.contains(key): deleted.append((order[key]!, id))
-                case .none: break
+                if let record = live[key] {
+                    changed.append((order[key]!, record))
+                } else if liveOut.contains(key) {
+                    if heldBefore.contains(key) { movedOut.append((order[key]!, id)) }
+                } else if !subscribed || heldBefore.contains(key) {
+                    deleted.append((order[key]!, id))
                 }
             }
             let next = PostgresChangeToken.position(epoch: epoch, tx: last.tx, seq: last.seq)
