@@ -234,35 +234,32 @@
                 order[key] = counter
             }
             let known = try await tables(names.keys, transaction)
-            // Of a subscribed type, the records in the subset now are read whole; of the others live,
-            // only their names (out of the subset now), and what the subset held at the token.
+            // Of a subscribed type, the records in the subset now are read whole, and of the others
+            // only those that were in it at the token, by name (moved out if live, else deleted).
             var reads: [(PostgresTypedTable, EventLoopFuture<PostgresQueryResult>)] = []
-            var outs: [(type: String, EventLoopFuture<PostgresQueryResult>)] = []
-            var befores: [EventLoopFuture<PostgresQueryResult>] = []
+            var lefts: [EventLoopFuture<PostgresQueryResult>] = []
             for (type, typeNames) in names {
                 guard let table = known[type] else { continue }
                 let condition = subset.condition(for: table)
                 var binds = PostgresBindings()
                 binds.append(zone.description)
                 binds.append(typeNames)
-                let select = "FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = ANY($2::text[])"
+                let inSubset = condition.map { " AND \($0) IS TRUE" } ?? ""
                 reads.append(
                     (
                         table,
                         transaction.send(
                             PostgresQuery(
-                                unsafeSQL: "SELECT \(table.selectList) \(select)\(condition.map { " AND \($0) IS TRUE" } ?? "")", binds: binds))
+                                unsafeSQL:
+                                    "SELECT \(table.selectList) FROM \(table.quoted) WHERE gs_zone = $1 AND gs_name = ANY($2::text[])\(inSubset)",
+                                binds: binds))
                     ))
                 if let condition {
-                    outs.append(
-                        (type, transaction.send(PostgresQuery(unsafeSQL: "SELECT gs_name \(select) AND NOT (\(condition) IS TRUE)", binds: binds))))
-                    befores.append(
-                        transaction.send(
-                            PostgresSubset.heldBefore(table, condition, zone: zone, type: type, names: typeNames, tx: tx, seq: seq)))
+                    lefts.append(
+                        transaction.send(PostgresSubset.left(table, condition, zone: zone, type: type, names: typeNames, tx: tx, seq: seq)))
                 }
             }
             transaction.sendCommit()
-            // Live records in the subset (or of a type not subscribed), and live ones out of it.
             var live: [String: CloudRecord] = [:]
             for (table, read) in reads {
                 for row in try await Self.cells(read) {
@@ -270,15 +267,11 @@
                     live[table.name + "\u{0}" + record.id.name] = record
                 }
             }
-            var liveOut: Set<String> = []
-            for (type, read) in outs {
-                for row in try await Self.cells(read) { if let name = row.first ?? nil { liveOut.insert(type + "\u{0}" + name) } }
-            }
-            // Of subscribed types, the records the subset held at the token.
-            var heldBefore: Set<String> = []
-            for read in befores {
-                for row in try await Self.cells(read) where row.count == 3 && row[2] == "true" {
-                    if let type = row[0], let name = row[1] { heldBefore.insert(type + "\u{0}" + name) }
+            // Of subscribed types, the records that left the subset: live (moved out) or not (deleted).
+            var left: [String: Bool] = [:]
+            for read in lefts {
+                for row in try await Self.cells(read) where row.count == 3 {
+                    if let type = row[0], let name = row[1] { left[type + "\u{0}" + name] = row[2] == "true" }
                 }
             }
             var changed: [(Int, CloudRecord)] = []
@@ -290,9 +283,9 @@
                 let id = CloudRecordID(zone: zone, type: type, name: name)
                 if let record = live[key] {
                     changed.append((order[key]!, record))
-                } else if liveOut.contains(key) {
-                    if heldBefore.contains(key) { movedOut.append((order[key]!, id)) }
-                } else if !subscribed || heldBefore.contains(key) {
+                } else if let isLive = left[key] {
+                    if isLive { movedOut.append((order[key]!, id)) } else { deleted.append((order[key]!, id)) }
+                } else if !subscribed {
                     deleted.append((order[key]!, id))
                 }
             }

@@ -31,12 +31,14 @@
             return sql.sql(filter)
         }
 
-        /// Of the records `names` of type `type` in `zone`, whether each was
-        /// in the subset at the token (`tx`, `seq`): `condition` evaluated on
-        /// what the record's first change-log entry after the token keeps of
-        /// it before that change (`previous`; an entry without one, an
-        /// insert, held nothing). Answers type, name and `true`/`false`.
-        static func heldBefore(
+        /// Of the records `names` of type `type` in `zone`, those that were in
+        /// the subset at the token (`tx`, `seq`) and are not now: each with
+        /// whether it is live (moved out) or not (deleted). What a record was
+        /// at the token is what its first change-log entry after the token
+        /// keeps of it before that change (`previous`; an entry without one,
+        /// an insert, held nothing), `condition` evaluated on it. Answers
+        /// type, name, and `true` (live) or `false`.
+        static func left(
             _ table: PostgresTypedTable, _ condition: String, zone: CloudZone, type: String, names: [String], tx: String, seq: Int64
         ) -> PostgresQuery {
             var binds = PostgresBindings()
@@ -45,16 +47,19 @@
             binds.append(names)
             binds.append(tx)
             binds.append(String(seq))
-            // The filter's columns, unqualified, are read from gs_r, the innermost scope.
+            // The filter's columns, unqualified, read gs_r's in the scalar subquery (the innermost
+            // scope), and t's outside it (b's own columns are named so that no table column is).
             return PostgresQuery(
                 unsafeSQL: """
-                    SELECT $2::text, b.gs_entry_name,
-                      (SELECT \(condition) IS TRUE FROM jsonb_populate_record(NULL::\(table.quoted), b.gs_entry_previous) AS gs_r)::text
+                    SELECT $2::text, b.gs_entry_name, (t.gs_name IS NOT NULL)::text
                     FROM (
                       SELECT DISTINCT ON (c.name) c.name AS gs_entry_name, c.previous AS gs_entry_previous FROM groupstore.change_log AS c
                       WHERE c.zone = $1 AND c.type = $2 AND c.name = ANY($3::text[]) AND (c.tx, c.seq) > ($4::xid8, $5::bigint)
                       ORDER BY c.name, c.tx, c.seq) AS b
+                    LEFT JOIN \(table.quoted) AS t ON t.gs_zone = $1 AND t.gs_name = b.gs_entry_name
                     WHERE b.gs_entry_previous IS NOT NULL
+                      AND (SELECT \(condition) IS TRUE FROM jsonb_populate_record(NULL::\(table.quoted), b.gs_entry_previous) AS gs_r)
+                      AND NOT (t.gs_name IS NOT NULL AND \(condition) IS TRUE)
                     """, binds: binds)
         }
     }
