@@ -28,6 +28,14 @@ final class RefusalTests: CloudTestCase {
         XCTAssertTrue(error?.message.contains("collide") ?? false, error?.message ?? "")
     }
 
+    /// A sync refused before it ever synced leaves no member `cloud` behind
+    /// to hold back pruning (a new user's first `cloud sync` of a wrong table).
+    func testARefusedFirstSync_leavesNoMemberBehind() async throws {
+        _ = try await refusal("CREATE TABLE item(id INTEGER PRIMARY KEY, name TEXT)", tables: ["item"])
+        let members = try GroupInspector(directory: group("a")).status().members.map(\.name)
+        XCTAssertFalse(members.contains("cloud"), "the refused bridge stayed a member: \(members)")
+    }
+
     func testRowidTable_isRefused() async throws {
         let error = try await refusal("CREATE TABLE item(name TEXT)", tables: ["item"])
         XCTAssertEqual(error?.code, .tableRefused)

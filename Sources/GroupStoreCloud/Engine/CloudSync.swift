@@ -79,6 +79,10 @@ public final class CloudSync: Service, Sendable {
         let store: GroupStore
         var storeConfiguration = self.storeConfiguration
         storeConfiguration.warnsWhenNotStarted = false
+        let (group, member) = (configuration.group, configuration.member)
+        let joinsNow = await offThePool {
+            !FileManager.default.fileExists(atPath: "\(group)/members/\(member.rawValue)")
+        }
         do {
             store = try await GroupStore.open(storeConfiguration)
         } catch let error as GroupStoreError where error.code == .memberAlreadyLive {
@@ -96,6 +100,9 @@ public final class CloudSync: Service, Sendable {
             return result.summary
         } catch {
             await store.close()
+            // Refused before it ever synced: a member that joined for this sync leaves the group
+            // again, rather than stay behind holding back pruning with a cursor nobody moves.
+            if joinsNow { _ = try? await offThePool { try GroupInspector(directory: group).retire(member) } }
             throw CloudSyncError.wrap(error, "start syncing group \(configuration.group)")
         }
     }
