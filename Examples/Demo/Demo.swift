@@ -99,7 +99,9 @@ struct Demo {
     }
 
     static func makeGroupDirectory() -> String {
-        var template = Array((NSTemporaryDirectory() + "/groupstore-demo-XXXXXX").utf8CString)
+        // NSTemporaryDirectory() ends with a slash ("/tmp/"): one slash in the path, not two.
+        let temporary = NSTemporaryDirectory().hasSuffix("/") ? String(NSTemporaryDirectory().dropLast()) : NSTemporaryDirectory()
+        var template = Array((temporary + "/groupstore-demo-XXXXXX").utf8CString)
         guard let path = mkdtemp(&template) else { fatalError("cannot create a temporary directory") }
         return String(cString: path) + "/group"
     }
