@@ -135,13 +135,20 @@ extension SyncEngine {
                     values[parent.name, default: [:]][column, default: []].insert(literal)
                 }
             }
-            return try values.compactMap { name, columns in
-                guard let parent = tables.first(where: { $0.name == name }) else { return nil }
-                let text = columns.sorted { $0.key < $1.key }.map { column, literals in
-                    "\"\(column.replacingOccurrences(of: "\"", with: "\"\""))\" IN (\(literals.sorted().joined(separator: ", ")))"
-                }.joined(separator: " OR ")
-                return (parent, try CloudFilter(text))
+            // A listing of at most 200 keys (a filter's parse is bounded), as many as it takes.
+            var listings: [(MappedTable, CloudFilter)] = []
+            for (name, columns) in values.sorted(by: { $0.key < $1.key }) {
+                guard let parent = tables.first(where: { $0.name == name }) else { continue }
+                for (column, literals) in columns.sorted(by: { $0.key < $1.key }) {
+                    let quoted = "\"" + column.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                    let sorted = literals.sorted()
+                    for start in stride(from: 0, to: sorted.count, by: 200) {
+                        let chunk = sorted[start..<min(sorted.count, start + 200)]
+                        listings.append((parent, try CloudFilter("\(quoted) IN (\(chunk.joined(separator: ", ")))")))
+                    }
+                }
             }
+            return listings
         }
         for (parent, filter) in wanted {
             logger.info("listing parents outside the subscription for the rows that reference them", metadata: ["table": "\(parent.name)"])

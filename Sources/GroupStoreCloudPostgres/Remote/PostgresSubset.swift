@@ -31,13 +31,17 @@
             return sql.sql(filter)
         }
 
-        /// Of the records `names` of type `type` in `zone`, those that were in
-        /// the subset at the token (`tx`, `seq`) and are not now: each with
-        /// whether it is live (moved out) or not (deleted). What a record was
-        /// at the token is what its first change-log entry after the token
-        /// keeps of it before that change (`previous`; an entry without one,
-        /// an insert, held nothing), `condition` evaluated on it. Answers
-        /// type, name, and `true` (live) or `false`.
+        /// Of the records `names` of type `type` in `zone`, those that may
+        /// have been in the subset since the token (`tx`, `seq`) and are not
+        /// now: each with whether it is live (moved out) or not (deleted).
+        /// What a record was is what each of its change-log entries after the
+        /// token keeps of it before that change (`previous`; an insert keeps
+        /// nothing), `condition` evaluated on each: any of them in the subset
+        /// counts. Not only the first: a host's listing, or a page, may
+        /// already hold a version logged after the token (one committed by a
+        /// transaction the fence held back). A record the host never held may
+        /// be sent too; removing it there does nothing. Answers type, name,
+        /// and `true` (live) or `false`.
         static func left(
             _ table: PostgresTypedTable, _ condition: String, zone: CloudZone, type: String, names: [String], tx: String, seq: Int64
         ) -> PostgresQuery {
@@ -53,13 +57,15 @@
                 unsafeSQL: """
                     SELECT $2::text, b.gs_entry_name, (t.gs_name IS NOT NULL)::text
                     FROM (
-                      SELECT DISTINCT ON (c.name) c.name AS gs_entry_name, c.previous AS gs_entry_previous FROM groupstore.change_log AS c
+                      SELECT c.name AS gs_entry_name,
+                        bool_or((SELECT \(condition) IS TRUE FROM jsonb_populate_record(NULL::\(table.quoted), c.previous) AS gs_r))
+                          AS gs_entry_was_in
+                      FROM groupstore.change_log AS c
                       WHERE c.zone = $1 AND c.type = $2 AND c.name = ANY($3::text[]) AND (c.tx, c.seq) > ($4::xid8, $5::bigint)
-                      ORDER BY c.name, c.tx, c.seq) AS b
+                        AND c.previous IS NOT NULL
+                      GROUP BY c.name) AS b
                     LEFT JOIN \(table.quoted) AS t ON t.gs_zone = $1 AND t.gs_name = b.gs_entry_name
-                    WHERE b.gs_entry_previous IS NOT NULL
-                      AND (SELECT \(condition) IS TRUE FROM jsonb_populate_record(NULL::\(table.quoted), b.gs_entry_previous) AS gs_r)
-                      AND NOT (t.gs_name IS NOT NULL AND \(condition) IS TRUE)
+                    WHERE b.gs_entry_was_in AND NOT (t.gs_name IS NOT NULL AND \(condition) IS TRUE)
                     """, binds: binds)
         }
     }

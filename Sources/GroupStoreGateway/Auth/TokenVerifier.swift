@@ -12,9 +12,11 @@
         /// The `exp` claim, if any.
         public var expiresAt: Date?
         /// The token's claims that are a string, a number or a boolean
-        /// (`true` as 1, a whole number as an integer), as a subscription's `claim(…)` reads them: verified,
-        /// so a device's token saying `"site": 7` subscribes it to its site
-        /// whatever the device sends.
+        /// (`true` as 1, a whole number as an integer), as a subscription's
+        /// `claim(…)` reads them: verified, so a filter `site = claim('site')`
+        /// binds the token's site, not one the device configured. A filter is
+        /// the client's: it narrows what the role may read (row-level
+        /// security decides that), it does not restrict it.
         public var claims: [String: CloudValue] = [:]
 
         /// What the limits count by (the rate bucket, the push connections):

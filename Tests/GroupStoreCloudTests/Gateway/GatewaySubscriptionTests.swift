@@ -42,7 +42,7 @@
         /// the device syncs its site's rows, and a parameter of the same name
         /// it sets changes nothing. A remote reached directly has no claims
         /// and refuses such a filter with a sentence.
-        func testAClaimOfTheVerifiedToken_choosesTheRows_whateverTheDeviceSends() async throws {
+        func testAClaimOfTheVerifiedToken_choosesTheRows_notAParameterOfTheSameName() async throws {
             let a = try open("a", schema: Self.schema)
             try await a.write { db in
                 try db.execute(sql: "INSERT INTO job VALUES ('j1', 7, 'one'), ('j2', 8, 'two'), ('j3', 7, 'three')")
