@@ -66,6 +66,34 @@
             XCTAssertEqual(names(again), [])
         }
 
+        /// A subscribed listing may hold a row whose insert the fence held
+        /// back (committed after an older transaction began): the row's
+        /// first entry after the listing's token is that insert, which kept
+        /// nothing before it. Its delete later is still sent, as are the
+        /// deletes of rows it held at the token.
+        func testASubscribedListing_thenTheDeleteOfARowTheFenceHeldBack_isSent() async throws {
+            let remote = try pgRemote()
+            _ = try await remote.account()
+            try await remote.prepare([Self.note])
+            let subscription = CloudSubscription(filters: ["note": try CloudFilter("title = 'in'")])
+            let older = try await connect("alice")
+            defer { Task { try? await older.close() } }
+            try await older.query("BEGIN", logger: Logger(label: "test"))
+            try await older.query("INSERT INTO note (id, title) VALUES ('n0', 'out')", logger: Logger(label: "test"))
+            try server.psql("INSERT INTO note (id, title) VALUES ('n1', 'in')", as: "alice")
+            let listed = try await remote.fetchChanges(
+                in: .private("alice"), since: nil, limit: 100, keeping: nil, subscription: subscription)
+            let listing = try XCTUnwrap(listed.value)
+            XCTAssertEqual(names(listing), ["n1"], "the listing sees the committed row the fence holds back from the feed")
+            try await older.query("COMMIT", logger: Logger(label: "test"))
+            try server.psql("DELETE FROM note WHERE id = 'n1'", as: "alice")
+            let fetched = try await remote.fetchChanges(
+                in: .private("alice"), since: listing.token, limit: 100, keeping: nil, subscription: subscription)
+            let after = try XCTUnwrap(fetched.value)
+            XCTAssertEqual(after.deleted.map(\.name), ["n1"], "the delete of the row the listing gave")
+            XCTAssertEqual(names(after), [], "n0 was never in the subset")
+        }
+
         func testANotification_carriesTheWritingRemotesOrigin_orNothing_andNothingOfTheRows() async throws {
             let remote = try pgRemote()
             _ = try await remote.account()
