@@ -62,6 +62,9 @@
             }
         }
 
+        /// The most subscription conditions a remote remembers having checked.
+        static let checkedFiltersKept = 1_000
+
         private struct GroupKey: Hashable {
             var zone: CloudZone
             var type: String
@@ -91,7 +94,11 @@
                         "the subscription of table \(table.name) cannot be evaluated by \(displayName): \(message) (filter \(filter.canonical))",
                         underlying: error)
                 }
-                state.withLock { _ = $0.checkedFilters.insert(key) }
+                state.withLock { state in
+                    // Bounded: through a gateway the filters are any client's text.
+                    if state.checkedFilters.count >= Self.checkedFiltersKept { state.checkedFilters.removeAll() }
+                    state.checkedFilters.insert(key)
+                }
             }
         }
     }
