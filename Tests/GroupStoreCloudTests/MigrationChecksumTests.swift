@@ -44,7 +44,7 @@ final class MigrationChecksumTests: XCTestCase {
                 ("groupstore.postgres.delete-times", "5891fadbf85b80f5c3b7d8e503bb030532e62aa07bab0d4ae1aca5f3316d9c1e"),
                 ("groupstore.postgres.history-guard", "2c9dfbf3b2625805ebfa9e97e95f49685db43b1af426745d4a322d6e235a1b81"),
                 ("groupstore.postgres.subscriptions", "f1a9e217cccc9bf28b5adbd6fbed16c216ecfb79e8a5b256d9e460b44e776168"),
-                ("groupstore.postgres.rows-written-plan", "555570430f56255d3b1f3d80aaacd44939242f24e809f8934a0a65d60062ed4f"),
+                ("groupstore.postgres.rows-written-plan", "a3199b1315a4a040c04295bc4e2d5760735f050c591f05d1285753dbbcf696ce"),
             ]
         ),
     ]

@@ -238,9 +238,11 @@
             // only those that were in it at the token, by name (moved out if live, else deleted).
             var reads: [(PostgresTypedTable, EventLoopFuture<PostgresQueryResult>)] = []
             var lefts: [EventLoopFuture<PostgresQueryResult>] = []
+            var subscribed: Set<String> = []
             for (type, typeNames) in names {
                 guard let table = known[type] else { continue }
                 let condition = subset.condition(for: table)
+                if condition != nil { subscribed.insert(type) }
                 var binds = PostgresBindings()
                 binds.append(zone.description)
                 binds.append(typeNames)
@@ -279,13 +281,12 @@
             var movedOut: [(Int, CloudRecordID)] = []
             for (type, name) in keys {
                 let key = type + "\u{0}" + name
-                let subscribed = known[type].map { subset.condition(for: $0) != nil } ?? false
                 let id = CloudRecordID(zone: zone, type: type, name: name)
                 if let record = live[key] {
                     changed.append((order[key]!, record))
                 } else if let isLive = left[key] {
                     if isLive { movedOut.append((order[key]!, id)) } else { deleted.append((order[key]!, id)) }
-                } else if !subscribed {
+                } else if !subscribed.contains(type) {
                     deleted.append((order[key]!, id))
                 }
             }
