@@ -24,8 +24,7 @@ struct CloudTokenCommand: AsyncParsableCommand {
 
             --claim adds a claim a subscription's claim('NAME') reads through the gateway: \
             a device's token with --claim site=7 and a filter 'job: site = claim('site')' \
-            syncs that site's jobs: the value is the token's, not the device's configuration. \
-            It narrows; what a device may read at all is its role's row-level security.
+            syncs that site's jobs (a claim binds a value; it does not restrict what the role reads).
             """
     )
 
