@@ -22,9 +22,10 @@ struct CloudTokenCommand: AsyncParsableCommand {
               groupstore cloud token --jwt-secret-file /etc/groupstore/jwt.secret \\
                 --role alice --expires-in 2592000 > alice.token
 
-            --claim adds a claim a subscription's claim('NAME') reads through the gateway: \
-            a device's token with --claim site=7 and a filter 'job: site = claim('site')' \
-            syncs that site's jobs (a claim binds a value; it does not restrict what the role reads).
+            --claim adds a claim a subscription's claim('NAME') reads through the gateway. \
+            --where restricts what the token reads: a device's token with --claim site=7 and \
+            --where "job: site = claim('site')" reads that site's jobs only, whatever filter \
+            the device asks for (see GatewayIdentity.restrictions in the gateway's docs).
             """
     )
 
@@ -43,6 +44,13 @@ struct CloudTokenCommand: AsyncParsableCommand {
             "A claim for subscriptions' claim('NAME') (repeatable): an integer, a real, or text.", valueName: "NAME=VALUE"))
     var claims: [String] = []
 
+    @Option(
+        name: .customLong("where"),
+        help: ArgumentHelp(
+            "A filter the gateway ANDs into every read of TABLE with this token (repeatable, one per table); it may read claim('NAME').",
+            valueName: "TABLE: FILTER"))
+    var restrictions: [String] = []
+
     func validate() throws {
         for item in claims where item.firstIndex(of: "=").map({ $0 == item.startIndex }) ?? true {
             throw ValidationError("--claim takes NAME=VALUE; '\(item)' is not one")
@@ -60,9 +68,10 @@ struct CloudTokenCommand: AsyncParsableCommand {
                         let equals = item.firstIndex(of: "=")!
                         values[String(item[..<equals])] = SubscriptionOptions.value(String(item[item.index(after: equals)...]))
                     }
-                    let claimed = values
+                    let (claimed, restricted) = (values, try SubscriptionOptions.filters(restrictions, option: "--where"))
                     let token = try await offThePool {
-                        try GatewayToken.mint(secretFile: file, role: role, expiresIn: seconds, claims: claimed)
+                        try GatewayToken.mint(
+                            secretFile: file, role: role, expiresIn: seconds, claims: claimed, restrictions: restricted)
                     }
                     StandardOutput.writeLine(token)
                 #else

@@ -20,22 +20,7 @@ struct SubscriptionOptions: ParsableArguments {
 
     /// Sets the configuration's subscriptions, refusing a malformed one with its sentence.
     func apply(to configuration: inout CloudSyncConfiguration) throws {
-        for item in filters {
-            guard let colon = item.firstIndex(of: ":") else {
-                throw CommandFailure(message: "--where takes 'TABLE: FILTER' (for example 'job: site = 7'); '\(item)' has no colon")
-            }
-            let table = item[..<colon].trimmingCharacters(in: .whitespaces)
-            let text = item[item.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            guard !table.isEmpty else { throw CommandFailure(message: "--where '\(item)' names no table before its colon") }
-            guard !configuration.subscriptions.keys.contains(where: { $0.lowercased() == table.lowercased() }) else {
-                throw CommandFailure(message: "--where names table \(table) twice: give one filter per table (join them with OR)")
-            }
-            do {
-                configuration.subscriptions[table] = try CloudFilter(text)
-            } catch let error as CloudSyncError {
-                throw CommandFailure(message: "--where for table \(table): \(error.message)")
-            }
-        }
+        configuration.subscriptions.merge(try Self.filters(filters, option: "--where")) { $1 }
         for item in parameters {
             guard let equals = item.firstIndex(of: "="), equals != item.startIndex else {
                 throw CommandFailure(message: "--param takes NAME=VALUE; '\(item)' is not one")
@@ -44,6 +29,30 @@ struct SubscriptionOptions: ParsableArguments {
             let value = String(item[item.index(after: equals)...])
             configuration.subscriptionParameters[name] = Self.value(value)
         }
+    }
+
+    /// `'TABLE: FILTER'` items parsed, by table (as given), refusing a
+    /// malformed one, or a second filter for one table, with a sentence
+    /// naming `option`.
+    static func filters(_ items: [String], option: String) throws -> [String: CloudFilter] {
+        var filters: [String: CloudFilter] = [:]
+        for item in items {
+            guard let colon = item.firstIndex(of: ":") else {
+                throw CommandFailure(message: "\(option) takes 'TABLE: FILTER' (for example 'job: site = 7'); '\(item)' has no colon")
+            }
+            let table = item[..<colon].trimmingCharacters(in: .whitespaces)
+            let text = item[item.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            guard !table.isEmpty else { throw CommandFailure(message: "\(option) '\(item)' names no table before its colon") }
+            guard !filters.keys.contains(where: { $0.lowercased() == table.lowercased() }) else {
+                throw CommandFailure(message: "\(option) names table \(table) twice: give one filter per table (join them with OR)")
+            }
+            do {
+                filters[table] = try CloudFilter(text)
+            } catch let error as CloudSyncError {
+                throw CommandFailure(message: "\(option) for table \(table): \(error.message)")
+            }
+        }
+        return filters
     }
 
     /// `7` an integer, `2.5` a real, `'x'` or anything else text.

@@ -88,6 +88,11 @@ public struct CloudFilter: Hashable, Sendable, Codable, CustomStringConvertible 
         return CloudFilter(text: "\(new.canonical) AND NOT coalesce(\(old.canonical), FALSE)", root: .binary("AND", new.root, notBefore))
     }
 
+    /// The rows both filters hold: `(lhs) AND (rhs)`.
+    package static func both(_ lhs: CloudFilter, _ rhs: CloudFilter) -> CloudFilter {
+        CloudFilter(text: "(\(lhs.text)) AND (\(rhs.text))", root: .binary("AND", lhs.root, rhs.root))
+    }
+
     private init(text: String, root: FilterNode) {
         self.text = text
         self.root = root

@@ -44,6 +44,21 @@ public struct CloudSubscription: Hashable, Sendable {
         }
     }
 
+    /// This subscription within `restrictions` (by type name, any case):
+    /// each restricted type's filter is its own AND the restriction's (the
+    /// restriction alone for a type not subscribed here), so whatever a
+    /// client asks for, it reads no record outside them: what a gateway does
+    /// with a token's `where` claim. A restriction reads no `param(…)` (the
+    /// client's parameters are bound into the whole).
+    package func restricted(by restrictions: [String: CloudFilter]) -> CloudSubscription {
+        var copy = self
+        for (type, restriction) in restrictions {
+            let type = type.lowercased()
+            copy.filters[type] = filters[type].map { CloudFilter.both($0, restriction) } ?? restriction
+        }
+        return copy
+    }
+
     /// The filter of `type` with its parameters bound and its claims kept:
     /// what the host asks for (and keeps, to tell when it changes).
     func boundFilter(for type: String) -> CloudFilter? {

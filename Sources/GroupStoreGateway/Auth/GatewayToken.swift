@@ -11,20 +11,23 @@
         /// id lets the gateway tell a token of another key from a tampered one),
         /// claims `{"exp":…,"iat":…,"role":…}` (`exp` only with `expiresIn`)
         /// and `claims`, which a subscription's `claim(…)` reads (a device's
-        /// `"site": 7`: see ``GatewayIdentity/claims``).
+        /// `"site": 7`: see ``GatewayIdentity/claims``), and, with
+        /// `restrictions`, a `where` claim (``GatewayIdentity/restrictions``).
         /// - Throws: ``GatewayError/Code/badKey`` for a secret file that cannot
         ///   be read or is too short; ``GatewayError/Code/invalidConfiguration``
         ///   for a role that is no PostgreSQL role name, or a claim that is
-        ///   `role`, `exp`, `iat` or `nbf`, or not text or a number.
+        ///   `role`, `exp`, `iat`, `nbf` or `where`, or not text or a number,
+        ///   or a restriction that reads `param(…)`.
         public static func mint(
-            secretFile: String, role: String, expiresIn: TimeInterval? = nil, now: Date = Date(), claims: [String: CloudValue] = [:]
+            secretFile: String, role: String, expiresIn: TimeInterval? = nil, now: Date = Date(), claims: [String: CloudValue] = [:],
+            restrictions: [String: CloudFilter] = [:]
         ) throws -> String {
             guard !role.isEmpty, role.utf8.count <= 63 else {
                 throw GatewayError(.invalidConfiguration, "a role is 1 to 63 bytes, not \(String(reflecting: role))")
             }
             var extra: [String: Any] = [:]
             for (name, value) in claims {
-                guard !["role", "exp", "iat", "nbf"].contains(name) else {
+                guard !["role", "exp", "iat", "nbf", "where"].contains(name) else {
                     throw GatewayError(.invalidConfiguration, "the claim \(name) is the token's own: give it with its option")
                 }
                 switch value {
@@ -33,6 +36,15 @@
                 case .real(let real) where real.isFinite: extra[name] = real
                 default: throw GatewayError(.invalidConfiguration, "the claim \(name) is \(value): a claim is text or a number")
                 }
+            }
+            if !restrictions.isEmpty {
+                for (table, filter) in restrictions.sorted(by: { $0.key < $1.key }) {
+                    if let parameter = filter.parameters.sorted().first {
+                        throw GatewayError(
+                            .invalidConfiguration, "the restriction of table \(table) reads param('\(parameter)'): a token's filter reads claims")
+                    }
+                }
+                extra["where"] = Dictionary(restrictions.map { ($0.key.lowercased(), $0.value.text) }) { first, _ in first }
             }
             let secret = try GatewayKeys.secretBytes(secretFile)
             return try mint(secret: secret, role: role, expiresIn: expiresIn, now: now, extra: extra)

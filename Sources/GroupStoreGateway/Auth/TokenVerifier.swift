@@ -14,10 +14,19 @@
         /// The token's claims that are a string, a number or a boolean
         /// (`true` as 1, a whole number as an integer), as a subscription's
         /// `claim(…)` reads them: verified, so a filter `site = claim('site')`
-        /// binds the token's site, not one the device configured. A filter is
-        /// the client's: it narrows what the role may read (row-level
-        /// security decides that), it does not restrict it.
+        /// binds the token's site, not one the device configured. A client's
+        /// filter only narrows what it reads; what restricts it is
+        /// ``restrictions``.
         public var claims: [String: CloudValue] = [:]
+        /// The token's `where` claim: a filter per table (an object of table
+        /// name to ``GroupStoreCloud/CloudFilter`` text, which may read
+        /// `claim(…)` but not `param(…)`), that the gateway ANDs into every
+        /// read of that table for this request (`/v1/fetch` included) whatever
+        /// the client asks: `{"job": "site = claim('site')"}` keeps a device
+        /// to its site's jobs without trusting it. Reads only: what the role
+        /// may write, row-level security decides. A record the device held
+        /// before its token said so leaves it when it next changes.
+        public var restrictions: [String: CloudFilter] = [:]
 
         /// What the limits count by (the rate bucket, the push connections):
         /// the verified identity, never the token's spelling, so that one
@@ -105,7 +114,37 @@
             guard !role.isEmpty, role.utf8.count <= 63, !role.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "\u{7F}" }) else {
                 throw refused("the token's role claim is not a PostgreSQL role name (1 to 63 bytes, no control characters)")
             }
-            return GatewayIdentity(role: role, expiresAt: expiresAt, claims: Self.scalars(claims))
+            return GatewayIdentity(
+                role: role, expiresAt: expiresAt, claims: Self.scalars(claims), restrictions: try Self.restrictions(claims["where"]))
+        }
+
+        /// The `where` claim parsed (see ``GatewayIdentity/restrictions``).
+        static func restrictions(_ claim: Any?) throws -> [String: CloudFilter] {
+            guard let claim else { return [:] }
+            guard let tables = claim as? [String: Any] else {
+                throw GatewayError(.unauthenticated, "the token's where claim is not an object of table name to filter")
+            }
+            var restrictions: [String: CloudFilter] = [:]
+            for (table, value) in tables {
+                let name = String(table.prefix(63))
+                guard let text = value as? String else {
+                    throw GatewayError(.unauthenticated, "the token's where claim for table \(name) is not a filter's text")
+                }
+                let filter: CloudFilter
+                do {
+                    filter = try CloudFilter(text)
+                } catch let error as CloudSyncError {
+                    throw GatewayError(.unauthenticated, "the token's where claim for table \(name): \(error.message)")
+                }
+                if let parameter = filter.parameters.sorted().first {
+                    throw GatewayError(
+                        .unauthenticated,
+                        "the token's where claim for table \(name) reads param('\(parameter)'): a token's filter reads claims, not the client's parameters"
+                    )
+                }
+                restrictions[table.lowercased()] = filter
+            }
+            return restrictions
         }
 
         /// The claims a filter may read: strings, integers, other numbers and

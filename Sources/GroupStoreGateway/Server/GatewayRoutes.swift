@@ -78,16 +78,23 @@
             }
             api.post("fetch") { _, context in
                 let asked = try decode(GatewayWire.FetchRequest.self, context)
+                let (identity, restricted) = (context.identity, CloudSubscription().restricted(by: context.identity.restrictions))
+                guard restricted.isEmpty else {
+                    return json(
+                        try await context.database("fetch") { try await Self.fetch(asked, restricted, claims: identity.claims, $0) })
+                }
                 return json(try await context.database("fetch") { try await Self.fetch(asked, $0) })
             }
             api.post("fetch-subscribed") { _, context in
                 let asked = try decode(GatewayWire.SubscribedFetchRequest.self, context)
-                let (subscription, claims) = (try asked.subscription.parsed(), context.identity.claims)
+                let identity = context.identity
+                let (subscription, claims) = (try asked.subscription.parsed().restricted(by: identity.restrictions), identity.claims)
                 return json(try await context.database("fetch") { try await Self.fetch(asked.fetch, subscription, claims: claims, $0) })
             }
             api.post("select") { _, context in
                 let asked = try decode(GatewayWire.SelectRequest.self, context)
-                let (subscription, claims) = (try asked.subscription.parsed(), context.identity.claims)
+                let identity = context.identity
+                let (subscription, claims) = (try asked.subscription.parsed().restricted(by: identity.restrictions), identity.claims)
                 return json(
                     try await context.database("select") { database in
                         Array(try await database.selected(asked.ids, subscription: subscription, claims: claims))

@@ -2,6 +2,7 @@
     import Crypto
     import CryptoExtras
     import Foundation
+    import GroupStoreCloud
     import XCTest
 
     @testable import GroupStoreGateway
@@ -180,6 +181,36 @@
             XCTAssertThrowsError(try GatewayKeys(secretFiles: [try write("short", "short.secret")])) { error in
                 XCTAssertEqual((error as? GatewayError)?.code, .badKey)
             }
+        }
+
+        /// The `where` claim (``GatewayIdentity/restrictions``): parsed, by
+        /// table in lower case; one that is not an object of filters, does
+        /// not parse, or reads the client's `param(…)` refuses the token.
+        func testAWhereClaim_isParsedPerTable_andAMalformedOneRefusesTheToken() throws {
+            let secret = String(repeating: "s", count: 40)
+            let verifier = TokenVerifier(keys: try GatewayKeys(secretFiles: [try write(secret, "jwt.secret")]))
+            func minted(_ claim: Any) throws -> String {
+                try GatewayToken.mint(secret: Array(secret.utf8), role: "alice", expiresIn: 60, now: Date(), extra: ["where": claim])
+            }
+            let identity = try verifier.verify(try minted(["Job": "site = claim('site')", "note": "TRUE"]))
+            XCTAssertEqual(identity.restrictions.keys.sorted(), ["job", "note"])
+            XCTAssertEqual(identity.restrictions["job"]?.claims, ["site"])
+            let cases: [(Any, String)] = [
+                ("site = 7", "the token's where claim is not an object of table name to filter"),
+                (["job": 7], "the token's where claim for table job is not a filter's text"),
+                (["job": "site = (SELECT 1)"], "the token's where claim for table job:"),
+                (["job": "site = param('site')"], "reads param('site'): a token's filter reads claims"),
+            ]
+            for (claim, sentence) in cases {
+                XCTAssertThrowsError(try verifier.verify(try minted(claim))) { error in
+                    XCTAssertEqual((error as? GatewayError)?.code, .unauthenticated)
+                    XCTAssertTrue("\(error)".contains(sentence), "\(sentence): \(error)")
+                }
+            }
+            XCTAssertThrowsError(
+                try GatewayToken.mint(
+                    secretFile: try write(secret, "other.secret"), role: "alice", restrictions: ["job": try CloudFilter("site = param('s')")])
+            ) { error in XCTAssertEqual((error as? GatewayError)?.code, .invalidConfiguration) }
         }
     }
 #endif  // Gateway
