@@ -57,7 +57,9 @@ extension SyncEngine {
             if !held.isEmpty {
                 let old = try stored.map { try CloudFilter($0) }
                 if let newlyIn = CloudFilter.newlyIn(new, leaving: old) {
-                    guard try await moveIn(table, zone: zone, newlyIn: newlyIn, summary: &summary) else { return }
+                    var parked: [(table: String, record: String, reason: String)] = []
+                    guard try await moveIn(table, zone: zone, newlyIn: newlyIn, summary: &summary, parked: &parked) else { return }
+                    try await pullParents(of: parked, zone: zone, summary: &summary)
                 }
                 if new != nil {
                     try await moveOut(held.map { CloudRecordID(zone: zone, type: table.name, name: $0) }, notIn: zone, summary: &summary)
@@ -75,9 +77,11 @@ extension SyncEngine {
     /// subscription) and applies them; the zone's token stays (its next
     /// fetch goes on from where it was). Returns `false` when the remote was
     /// found replaced or restored meanwhile (the step waits for its listing).
-    func moveIn(_ table: MappedTable, zone: CloudZone, newlyIn filter: CloudFilter, summary: inout CloudSyncSummary) async throws
-        -> Bool
-    {
+    /// - Parameter parked: the records its pages parked are added here.
+    func moveIn(
+        _ table: MappedTable, zone: CloudZone, newlyIn filter: CloudFilter, summary: inout CloudSyncSummary,
+        parked: inout [(table: String, record: String, reason: String)]
+    ) async throws -> Bool {
         // Of the zone's other types, nothing.
         var filters = [table.name.lowercased(): filter]
         for other in tables where other != table && self.zone(of: other) == zone {
@@ -96,6 +100,7 @@ extension SyncEngine {
             let (outcome, _) = try await apply(page, zone: zone, saveToken: nil, deleted: [], forgotten: [])
             report(outcome, into: &summary)
             summary.fetched += outcome.applied
+            parked += outcome.parked
             guard batch.moreComing else { return true }
             token = batch.token
         }
@@ -106,54 +111,89 @@ extension SyncEngine {
     /// (`waits:`), whose parent's table is subscribed in the same zone, would
     /// wait for ever if the parent is outside the subset: its parents are
     /// listed with it instead (a listing of the parent table narrowed to the
-    /// keys its children reference), and the child is applied then. A parent
-    /// brought in so is kept as last synced while a row here references it,
-    /// as ``RecordApplier/moveOut(_:in:outcome:)`` keeps one; changes to it
-    /// outside the subset are not sent here. A child whose parent the
-    /// remote does not have, or whose reference is not a single column of
-    /// text or a number, keeps waiting, as without a subscription.
+    /// keys its children reference, read from a field or, for a link table,
+    /// from the child's key), and the child is applied then. A parent so
+    /// brought in that waits for its own parent brings that one in turn, up
+    /// to ``parentGenerations`` generations. A parent brought in so is kept as
+    /// last synced while a row here references it, as
+    /// ``RecordApplier/moveOut(_:in:outcome:)`` keeps one; changes to it
+    /// outside the subset are not sent here. A child whose parent the remote
+    /// does not have (or does not let this user read), or whose reference is
+    /// not a single column of text or a number, keeps waiting, as without a
+    /// subscription.
     /// - Parameter parked: the records this fetch parked, by table.
     func pullParents(of parked: [(table: String, record: String, reason: String)], zone: CloudZone, summary: inout CloudSyncSummary)
         async throws
     {
         let subscription = self.subscription(of: zone)
-        let waiting = parked.filter { $0.reason.hasPrefix("waits:") }
-        guard !subscription.isEmpty, !waiting.isEmpty else { return }
-        let wanted = try readDatabase { db -> [(MappedTable, CloudFilter)] in
-            let orphans = try SyncState.orphans(db)
-            var values: [String: [String: Set<String>]] = [:]
-            for (name, record) in orphans.compactMap({ orphan in orphan.record.map { (orphan.entity, $0) } })
-            where waiting.contains(where: { $0.table == name && $0.record == record.id.name }) && record.id.zone == zone {
-                let references = try Row.fetchAll(
-                    db, sql: "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq", arguments: [name])
-                for (_, parts) in Dictionary(grouping: references, by: { $0[0] as Int64 }) where parts.count == 1 {
-                    let (parentName, from, to) = (parts[0][1] as String, parts[0][2] as String, parts[0][3] as String?)
-                    guard let parent = tables.first(where: { $0.name.lowercased() == parentName.lowercased() }),
-                        subscription.filters[parent.name.lowercased()] != nil, self.zone(of: parent) == zone,
-                        let column = to ?? parent.keyColumns.first, let literal = Self.literal(record.fields[from])
-                    else { continue }
-                    values[parent.name, default: [:]][column, default: []].insert(literal)
+        guard !subscription.isEmpty else { return }
+        var waiting = parked.filter { $0.reason.hasPrefix("waits:") }
+        var listed: Set<CloudFilter> = []
+        for _ in 0..<Self.parentGenerations where !waiting.isEmpty {
+            let wanted = try readDatabase { db in try parentListings(for: waiting, zone: zone, subscription: subscription, db) }
+            waiting = []
+            for (parent, filter) in wanted where listed.insert(filter).inserted {
+                logger.info(
+                    "listing parents outside the subscription for the rows that reference them", metadata: ["table": "\(parent.name)"])
+                var parkedNow: [(table: String, record: String, reason: String)] = []
+                guard try await moveIn(parent, zone: zone, newlyIn: filter, summary: &summary, parked: &parkedNow) else { return }
+                waiting += parkedNow.filter { $0.reason.hasPrefix("waits:") }
+            }
+        }
+    }
+
+    /// How many generations of parents ``pullParents(of:zone:summary:)``
+    /// brings in (a child, its parent, the grandparent, …): a chain of
+    /// references deeper than this keeps its last row waiting.
+    static let parentGenerations = 8
+
+    /// The listings that bring in the parents `waiting` records reference,
+    /// each of at most 200 keys (a filter's parse is bounded).
+    private func parentListings(
+        for waiting: [(table: String, record: String, reason: String)], zone: CloudZone, subscription: CloudSubscription, _ db: Database
+    ) throws -> [(MappedTable, CloudFilter)] {
+        let orphans = try SyncState.orphans(db)
+        var values: [String: [String: Set<String>]] = [:]
+        for (name, record) in orphans.compactMap({ orphan in orphan.record.map { (orphan.entity, $0) } })
+        where waiting.contains(where: { $0.table == name && $0.record == record.id.name }) && record.id.zone == zone {
+            let child = tables.first { $0.name.lowercased() == name.lowercased() }
+            let references = try Row.fetchAll(
+                db, sql: "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?) ORDER BY id, seq", arguments: [name])
+            for (_, parts) in Dictionary(grouping: references, by: { $0[0] as Int64 }) where parts.count == 1 {
+                let (parentName, from, to) = (parts[0][1] as String, parts[0][2] as String, parts[0][3] as String?)
+                guard let parent = tables.first(where: { $0.name.lowercased() == parentName.lowercased() }),
+                    subscription.filters[parent.name.lowercased()] != nil, self.zone(of: parent) == zone,
+                    let column = to ?? parent.keyColumns.first, let literal = Self.reference(from, of: record, in: child)
+                else { continue }
+                values[parent.name, default: [:]][column, default: []].insert(literal)
+            }
+        }
+        var listings: [(MappedTable, CloudFilter)] = []
+        for (name, columns) in values.sorted(by: { $0.key < $1.key }) {
+            guard let parent = tables.first(where: { $0.name == name }) else { continue }
+            for (column, literals) in columns.sorted(by: { $0.key < $1.key }) {
+                let quoted = "\"" + column.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                let sorted = literals.sorted()
+                for start in stride(from: 0, to: sorted.count, by: 200) {
+                    let chunk = sorted[start..<min(sorted.count, start + 200)]
+                    listings.append((parent, try CloudFilter("\(quoted) IN (\(chunk.joined(separator: ", ")))")))
                 }
             }
-            // A listing of at most 200 keys (a filter's parse is bounded), as many as it takes.
-            var listings: [(MappedTable, CloudFilter)] = []
-            for (name, columns) in values.sorted(by: { $0.key < $1.key }) {
-                guard let parent = tables.first(where: { $0.name == name }) else { continue }
-                for (column, literals) in columns.sorted(by: { $0.key < $1.key }) {
-                    let quoted = "\"" + column.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-                    let sorted = literals.sorted()
-                    for start in stride(from: 0, to: sorted.count, by: 200) {
-                        let chunk = sorted[start..<min(sorted.count, start + 200)]
-                        listings.append((parent, try CloudFilter("\(quoted) IN (\(chunk.joined(separator: ", ")))")))
-                    }
-                }
-            }
-            return listings
         }
-        for (parent, filter) in wanted {
-            logger.info("listing parents outside the subscription for the rows that reference them", metadata: ["table": "\(parent.name)"])
-            guard try await moveIn(parent, zone: zone, newlyIn: filter, summary: &summary) else { return }
+        return listings
+    }
+
+    /// The value `record` holds in column `column` as a filter's literal: a
+    /// field, or a part of its key (a link table's reference), read from its
+    /// name.
+    private static func reference(_ column: String, of record: CloudRecord, in table: MappedTable?) -> String? {
+        if let table, let index = table.keyColumns.firstIndex(where: { $0.lowercased() == column.lowercased() }) {
+            guard let parts = RecordName.keyValues(of: record.id.name, shape: table.key), index < parts.count,
+                case .text(let text) = parts[index]
+            else { return nil }
+            return literal(.text(text))
         }
+        return literal(record.fields[column])
     }
 
     /// A field as a filter's literal, if it can be one (text or a number).

@@ -26,6 +26,9 @@
         override func testAChildWhoseParentIsOutsideTheSubset_bringsItsParent_andWaitsForNothing() async throws {
             try await super.testAChildWhoseParentIsOutsideTheSubset_bringsItsParent_andWaitsForNothing()
         }
+        override func testAGrandparentAndALinksParent_outsideTheSubset_comeToo() async throws {
+            try await super.testAGrandparentAndALinksParent_outsideTheSubset_comeToo()
+        }
         override func testAChangedSubscription_movesOnlyTheDifference_andKeepsPendingEdits() async throws {
             try await super.testAChangedSubscription_movesOnlyTheDifference_andKeepsPendingEdits()
         }

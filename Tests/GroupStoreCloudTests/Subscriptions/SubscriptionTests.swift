@@ -129,6 +129,54 @@ class SubscriptionTests: CloudTestCase {
         XCTAssertEqual(held.2, 0, "nothing waits")
     }
 
+    /// The same rule down a chain and through a link table: a parent
+    /// brought in brings its own parent (a grandparent outside its
+    /// subscription), and a link row's key brings the parent it names.
+    func testAGrandparentAndALinksParent_outsideTheSubset_comeToo() async throws {
+        let schema = """
+            CREATE TABLE region(id TEXT PRIMARY KEY, n INTEGER);
+            CREATE TABLE site(id TEXT PRIMARY KEY, region_id TEXT REFERENCES region(id), n INTEGER);
+            CREATE TABLE task(id TEXT PRIMARY KEY, site_id TEXT REFERENCES site(id), n INTEGER);
+            CREATE TABLE tag(id TEXT PRIMARY KEY, n INTEGER);
+            CREATE TABLE task_tag(task_id TEXT NOT NULL REFERENCES task(id), tag_id TEXT NOT NULL REFERENCES tag(id),
+                PRIMARY KEY (task_id, tag_id))
+            """
+        let tables = ["region", "site", "task", "tag", "task_tag"]
+        let a = try open("a", schema: schema)
+        let b = try open("b", schema: schema)
+        try await a.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO region VALUES ('r1', 1), ('r2', 2), ('r3', 3);
+                    INSERT INTO site VALUES ('s1', 'r1', 1), ('s2', 'r2', 2), ('s3', 'r3', 3);
+                    INSERT INTO task VALUES ('t1', 's1', 7), ('t2', 's2', 7), ('t3', 's3', 8);
+                    INSERT INTO tag VALUES ('g1', 1), ('g2', 2), ('g3', 3);
+                    INSERT INTO task_tag VALUES ('t1', 'g2'), ('t2', 'g1')
+                    """)
+        }
+        _ = try await sync("a", tables: tables)
+        var configuration = try configuration("b", tables: tables)
+        configuration.subscriptions = [
+            "region": try CloudFilter("n = 1"), "site": try CloudFilter("n = 1"), "task": try CloudFilter("n = 7"),
+            "tag": try CloudFilter("n = 1"),
+        ]
+        let summary = try await CloudSync(configuration).syncOnce(complete: false)
+        XCTAssertNil(summary.error)
+        let held = try await b.pool.read { db in
+            try ["region", "site", "task", "tag"].map { try String.fetchAll(db, sql: "SELECT id FROM \($0) ORDER BY id") }
+                + [
+                    try String.fetchAll(db, sql: "SELECT task_id || '-' || tag_id FROM task_tag ORDER BY 1"),
+                    [String(try Int.fetchOne(db, sql: "SELECT count(*) FROM groupstore_cloud_parked") ?? -1)],
+                ]
+        }
+        XCTAssertEqual(held[0], ["r1", "r2"], "r2 came as the parent of s2, itself the parent of t2")
+        XCTAssertEqual(held[1], ["s1", "s2"])
+        XCTAssertEqual(held[2], ["t1", "t2"])
+        XCTAssertEqual(held[3], ["g1", "g2"], "g2 came as the parent the link t1-g2 names in its key")
+        XCTAssertEqual(held[4], ["t1-g2", "t2-g1"])
+        XCTAssertEqual(held[5], ["0"], "nothing waits")
+    }
+
     func testARemote_sendsOnlyTheChangesInOrLeavingTheSubset() async throws {
         let remote = try defaultRemote()
         let columns = [
@@ -303,6 +351,9 @@ final class EmbeddedSubscriptionTests: SubscriptionTests {
     }
     override func testAChildWhoseParentIsOutsideTheSubset_bringsItsParent_andWaitsForNothing() async throws {
         try await super.testAChildWhoseParentIsOutsideTheSubset_bringsItsParent_andWaitsForNothing()
+    }
+    override func testAGrandparentAndALinksParent_outsideTheSubset_comeToo() async throws {
+        try await super.testAGrandparentAndALinksParent_outsideTheSubset_comeToo()
     }
     override func testAChangedSubscription_movesOnlyTheDifference_andKeepsPendingEdits() async throws {
         try await super.testAChangedSubscription_movesOnlyTheDifference_andKeepsPendingEdits()
