@@ -126,12 +126,14 @@
             XCTAssertEqual(try b.read { try String.fetchAll($0, sql: "SELECT id FROM note") }, ["n1"], "the token's site, not --param's")
 
             // A token minted with --where restricts: the device asking for every row reads its site's.
-            let restricted = try tokenFile("alice", extra: ["--claim", "site=8", "--where", "note: site = claim('site')"], name: "restricted")
+            let restricted = try tokenFile(
+                "alice", extra: ["--claim", "site=8", "--where", "note: site = claim('site')"], name: "restricted")
             try exec(in: root + "/C", "CREATE TABLE note(id TEXT PRIMARY KEY, body TEXT, site INTEGER)")
             let wide = try cloudSync(root + "/C", url: url, token: restricted, extra: ["--where", "note: TRUE"])
             XCTAssertEqual(wide.process.status, 0, "\(wide.errors)")
             let c = try DatabaseQueue(path: root + "/C/store.sqlite", configuration: configuration)
-            XCTAssertEqual(try c.read { try String.fetchAll($0, sql: "SELECT id FROM note") }, ["n2"], "the token's --where, not the device's")
+            XCTAssertEqual(
+                try c.read { try String.fetchAll($0, sql: "SELECT id FROM note") }, ["n2"], "the token's --where, not the device's")
 
             let refused = try spawn(
                 "groupstore", ["cloud", "token", "--jwt-secret-file", secret, "--role", "alice", "--claim", "role=postgres"],

@@ -41,7 +41,8 @@
                 for (table, filter) in restrictions.sorted(by: { $0.key < $1.key }) {
                     if let parameter = filter.parameters.sorted().first {
                         throw GatewayError(
-                            .invalidConfiguration, "the restriction of table \(table) reads param('\(parameter)'): a token's filter reads claims")
+                            .invalidConfiguration,
+                            "the restriction of table \(table) reads param('\(parameter)'): a token's filter reads claims")
                     }
                 }
                 extra["where"] = Dictionary(restrictions.map { ($0.key.lowercased(), $0.value.text) }) { first, _ in first }

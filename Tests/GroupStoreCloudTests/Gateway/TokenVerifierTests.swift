@@ -209,7 +209,8 @@
             }
             XCTAssertThrowsError(
                 try GatewayToken.mint(
-                    secretFile: try write(secret, "other.secret"), role: "alice", restrictions: ["job": try CloudFilter("site = param('s')")])
+                    secretFile: try write(secret, "other.secret"), role: "alice",
+                    restrictions: ["job": try CloudFilter("site = param('s')")])
             ) { error in XCTAssertEqual((error as? GatewayError)?.code, .invalidConfiguration) }
         }
     }
