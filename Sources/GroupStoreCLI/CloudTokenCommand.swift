@@ -11,7 +11,8 @@ import GroupStoreCloud
 struct CloudTokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
-        abstract: "Print a token (an HS256 JWT) that a gateway started with the same secret file takes, for a database role.",
+        abstract:
+            "Print a token (an HS256 JWT) that a gateway started with the same secret file takes, for a database role or a fleet's device.",
         discussion: """
             The token's role claim names the database role the gateway acts as for its requests \
             (the gateway's login role must be granted it). Without --expires-in the token does not \
@@ -21,6 +22,12 @@ struct CloudTokenCommand: AsyncParsableCommand {
               openssl rand -base64 48 > /etc/groupstore/jwt.secret
               groupstore cloud token --jwt-secret-file /etc/groupstore/jwt.secret \\
                 --role alice --expires-in 2592000 > alice.token
+
+            --device mints a fleet device's token instead: role groupstore_device, sub the \
+            device (see GatewayIdentity.device): enrolling a device is minting its token, \
+            with no change to the database:
+              groupstore cloud token --jwt-secret-file /etc/groupstore/jwt.secret \\
+                --device pump-0017 --expires-in 2592000 > pump-0017.token
 
             --claim adds a claim a subscription's claim('NAME') reads through the gateway. \
             --where restricts what the token reads: a device's token with --claim site=7 and \
@@ -33,7 +40,13 @@ struct CloudTokenCommand: AsyncParsableCommand {
     var jwtSecretFile: String
 
     @Option(name: .long, help: ArgumentHelp("The database role the token acts as.", valueName: "role"))
-    var role: String
+    var role: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A fleet device the token acts for, instead of --role (role groupstore_device, sub NAME).", valueName: "name"))
+    var device: String?
 
     @Option(name: .long, help: ArgumentHelp("Seconds until the token expires (default: never).", valueName: "seconds"))
     var expiresIn: Int?
@@ -52,6 +65,7 @@ struct CloudTokenCommand: AsyncParsableCommand {
     var restrictions: [String] = []
 
     func validate() throws {
+        guard (role == nil) != (device == nil) else { throw ValidationError("give one of --role and --device") }
         for item in claims where item.firstIndex(of: "=").map({ $0 == item.startIndex }) ?? true {
             throw ValidationError("--claim takes NAME=VALUE; '\(item)' is not one")
         }
@@ -62,7 +76,8 @@ struct CloudTokenCommand: AsyncParsableCommand {
         do {
             try await reportingFailure {
                 #if Gateway
-                    let (file, role, seconds) = (jwtSecretFile, role, expiresIn.map(TimeInterval.init))
+                    let (file, device, seconds) = (jwtSecretFile, device, expiresIn.map(TimeInterval.init))
+                    let role = device == nil ? self.role ?? "" : TokenVerifier.deviceRole
                     var values: [String: CloudValue] = [:]
                     for item in claims {
                         let equals = item.firstIndex(of: "=")!
@@ -71,7 +86,7 @@ struct CloudTokenCommand: AsyncParsableCommand {
                     let (claimed, restricted) = (values, try SubscriptionOptions.filters(restrictions, option: "--where"))
                     let token = try await offThePool {
                         try GatewayToken.mint(
-                            secretFile: file, role: role, expiresIn: seconds, claims: claimed, restrictions: restricted)
+                            secretFile: file, role: role, expiresIn: seconds, claims: claimed, restrictions: restricted, device: device)
                     }
                     StandardOutput.writeLine(token)
                 #else

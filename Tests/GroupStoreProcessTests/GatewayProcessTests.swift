@@ -64,7 +64,9 @@
         /// `groupstore cloud token`'s token for `role`, written to a file; the file.
         func tokenFile(_ role: String, extra: [String] = [], secret: String? = nil, name: String? = nil) throws -> String {
             let child = try spawn(
-                "groupstore", ["cloud", "token", "--jwt-secret-file", secret ?? self.secret, "--role", role] + extra, name: "cloud token")
+                "groupstore",
+                ["cloud", "token", "--jwt-secret-file", secret ?? self.secret] + (role.isEmpty ? [] : ["--role", role]) + extra,
+                name: "cloud token")
             XCTAssertEqual(try child.waitForExit(), 0, "\(child.errors)")
             XCTAssertEqual(child.output.count, 1)
             let path = root + "/" + (name ?? role) + ".token"
@@ -141,6 +143,33 @@
             XCTAssertEqual(try refused.waitForExit(), 1)
             XCTAssertEqual(refused.errors.filter { !$0.isEmpty }.count, 1, "\(refused.errors)")
             XCTAssertTrue(refused.errors.joined().contains("the claim role is the token's own"), "\(refused.errors)")
+        }
+
+        /// A fleet: the authenticator is granted `groupstore_device` once;
+        /// then a device is enrolled by `cloud token --device` alone, syncs
+        /// through `serve`, and owns its rows as `device+NAME`.
+        func testADeviceEnrolledByMintingItsToken_syncsAsItself_throughServe() throws {
+            try prepareServer()
+            try server.psql("GRANT groupstore_device TO authenticator")
+            let (_, url) = try serve()
+            let rolesBefore = try server.psql("SELECT count(*) FROM pg_roles")
+            let token = try tokenFile("", extra: ["--device", "pump-7"], name: "pump-7")
+            try exec(in: root + "/A", "CREATE TABLE note(id TEXT PRIMARY KEY, body TEXT, site INTEGER)")
+            try exec(in: root + "/A", "INSERT INTO note VALUES ('n1', 'from pump-7', 7)")
+            let sync = try cloudSync(root + "/A", url: url, token: token)
+            XCTAssertEqual(sync.process.status, 0, "\(sync.errors)")
+            XCTAssertEqual(
+                try server.psql("SELECT gs_owner || ' ' || gs_zone || ' ' || body FROM note"),
+                "device+pump-7 private/device+pump-7 from pump-7")
+            XCTAssertEqual(try server.psql("SELECT count(*) FROM pg_roles"), rolesBefore)
+
+            let both = try spawn(
+                "groupstore", ["cloud", "token", "--jwt-secret-file", secret, "--role", "alice", "--device", "pump-8"], name: "cloud token")
+            XCTAssertEqual(try both.waitForExit(), 64, "a usage error")
+            XCTAssertTrue(both.errors.joined().contains("give one of --role and --device"), "\(both.errors)")
+            let bad = try spawn("groupstore", ["cloud", "token", "--jwt-secret-file", secret, "--device", "pump 8"], name: "cloud token")
+            XCTAssertEqual(try bad.waitForExit(), 1)
+            XCTAssertTrue(bad.errors.joined().contains("not \"pump 8\""), "\(bad.errors)")
         }
 
         func testOverTLS_withTheCertificateAndKeyGiven_aBridgeThatTrustsTheCASyncs_andOneThatDoesNotIsRefused() throws {

@@ -15,8 +15,13 @@
         /// - Parameter deadline: when each operation must have ended (a
         ///   gateway's request deadline): statements still running then are
         ///   aborted by the server (``PostgresSession``).
-        package func acting(as role: String, origin: String? = nil, deadline: ContinuousClock.Instant? = nil) -> PostgresRoleRemote {
-            PostgresRoleRemote(remote: self, role: role, origin: origin, deadline: deadline)
+        ///
+        /// - Parameter device: for the fleet's role (``PostgresServerSchema/deviceRole``),
+        ///   the device it acts for (a verified token's `sub`; see ``PostgresServerSchema/fleet``).
+        package func acting(
+            as role: String, device: String? = nil, origin: String? = nil, deadline: ContinuousClock.Instant? = nil
+        ) -> PostgresRoleRemote {
+            PostgresRoleRemote(remote: self, role: role, device: device, origin: origin, deadline: deadline)
         }
 
         /// The notifications on the channel, with their zone tags, while the
@@ -60,14 +65,19 @@
     package struct PostgresRoleRemote: Sendable {
         package let remote: PostgresRemote
         package let role: String
+        /// The device the fleet's role acts for (`nil`: none, or another role):
+        /// each transaction sets it as `groupstore.device`.
+        package let device: String?
         package let origin: String?
         /// When each operation must have ended (``PostgresRemote/statementDeadline``), if ever.
         package let deadline: ContinuousClock.Instant?
 
-        /// `body` with the operation's deadline set for its transactions.
+        /// `body` with the operation's device and deadline set for its transactions.
         private func bounded<T>(_ body: () async throws -> T) async throws -> T {
-            guard let deadline else { return try await body() }
-            return try await PostgresRemote.$statementDeadline.withValue(deadline) { try await body() }
+            try await PostgresRemote.$actingDevice.withValue(device) {
+                guard let deadline else { return try await body() }
+                return try await PostgresRemote.$statementDeadline.withValue(deadline) { try await body() }
+            }
         }
 
         package func account() async throws -> String { try await bounded { try await remote.account(as: role) } }

@@ -41,11 +41,11 @@
                 if let access {
                     binds.append(access == .readWrite)
                     sql = """
-                        INSERT INTO groupstore.shares (owner, zone, member, can_write) VALUES (current_user, $1, $2, $3)
+                        INSERT INTO groupstore.shares (owner, zone, member, can_write) VALUES (groupstore.user_name(), $1, $2, $3)
                         ON CONFLICT (owner, zone, member) DO UPDATE SET can_write = excluded.can_write
                         """
                 } else {
-                    sql = "DELETE FROM groupstore.shares WHERE owner = current_user AND zone = $1 AND member = $2"
+                    sql = "DELETE FROM groupstore.shares WHERE owner = groupstore.user_name() AND zone = $1 AND member = $2"
                 }
                 _ = try await session.result(PostgresQuery(unsafeSQL: sql, binds: binds))
                 logger.info(
@@ -75,7 +75,10 @@
         }
 
         /// Whether a role named `name` exists (`pg_roles` is readable by every role).
+        /// Whether `name` is a user of this server: a role, or a device
+        /// (``PostgresServerSchema/devicePrefix``), which needs no enrolment.
         func roleExists(_ name: String, _ session: PostgresSession) async throws -> Bool {
+            if name.hasPrefix(PostgresServerSchema.devicePrefix), name.count > PostgresServerSchema.devicePrefix.count { return true }
             var binds = PostgresBindings()
             binds.append(name)
             let rows = try await session.cells(PostgresQuery(unsafeSQL: "SELECT 1::text FROM pg_roles WHERE rolname = $1", binds: binds))

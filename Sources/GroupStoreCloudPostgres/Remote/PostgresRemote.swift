@@ -180,7 +180,7 @@
                     state.epoch = epoch
                     if role == nil { state.user = user }
                 }
-                return user
+                return session.device.map { PostgresServerSchema.devicePrefix + $0 } ?? user
             }
         }
 
@@ -274,7 +274,8 @@
             do {
                 return try await client.withConnection { connection in
                     let session = PostgresSession(
-                        connection: connection, role: role, origin: origin ?? self.origin, logger: logger, deadline: Self.statementDeadline)
+                        connection: connection, role: role, origin: origin ?? self.origin, logger: logger,
+                        device: role == nil ? nil : Self.actingDevice, deadline: Self.statementDeadline)
                     return try await Self.$leased.withValue(connection) { try await body(session) }
                 }
             } catch {
@@ -296,6 +297,10 @@
         /// request deadline; see ``PostgresRoleRemote/deadline``): each of their
         /// transactions sets `statement_timeout` to the time left (``PostgresSession``).
         @TaskLocal static var statementDeadline: ContinuousClock.Instant?
+
+        /// The device the operations run in this task act for, acting as the
+        /// fleet's role (``PostgresRoleRemote/device``).
+        @TaskLocal static var actingDevice: String?
 
         /// `future`'s value, or a transient error after ``statementTimeout``, or
         /// shortly after the leased connection closed.
@@ -342,8 +347,10 @@
             return epoch
         }
 
-        /// The role the session acts as; for the login role, reading it if not known yet.
+        /// The user the session acts as: a device's name (``PostgresServerSchema/devicePrefix``
+        /// and its `sub`), the role, or for the login role, reading it if not known yet.
         func user(_ session: PostgresSession) async throws -> String {
+            if let device = session.device { return PostgresServerSchema.devicePrefix + device }
             if let role = session.role { return role }
             if let user = state.withLock({ $0.user }) { return user }
             let rows = try await session.cells("SELECT current_user::text")

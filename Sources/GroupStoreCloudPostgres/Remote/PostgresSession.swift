@@ -27,6 +27,10 @@
         /// What this session's writes send with their notifications (see ``PushHints``).
         let origin: String
         let logger: Logger
+        /// The device the fleet's role acts for (its token's `sub`), set for
+        /// every transaction as `groupstore.device` (see
+        /// ``PostgresServerSchema/fleet``); `nil` for any other role.
+        var device: String? = nil
         /// When the operation must have ended (``PostgresRemote/statementDeadline``), if ever.
         var deadline: ContinuousClock.Instant? = nil
 

@@ -55,7 +55,8 @@
             role = session.role
             // The role first: a role the login may not become fails this statement, and so
             // every statement of the transaction, before any of them runs.
-            let all = (session.role.map { [("role", $0)] } ?? []) + settings
+            let device = session.device.map { [(PostgresServerSchema.deviceSetting, $0)] } ?? []
+            let all = (session.role.map { [("role", $0)] } ?? []) + device + settings
             // Acting as another role, the read goes alone after the settings: the server checks
             // who may call a function when it starts the statement, before the role is taken.
             let merged = session.role == nil ? read : nil

@@ -37,7 +37,7 @@
         /// `meta.kind` of every GroupStore remote.
         static let kind = "groupstore-cloud-remote"
         /// The format this code writes, and the newest it reads.
-        static let format = 8
+        static let format = 9
         /// The NOTIFY channel.
         static let channel = "groupstore"
         /// The transaction-local setting whose value a write's notification
@@ -61,6 +61,7 @@
             SchemaMigration("groupstore.postgres.history-guard", sql: historyGuard),
             SchemaMigration("groupstore.postgres.subscriptions", sql: subscriptions),
             SchemaMigration("groupstore.postgres.rows-written-plan", sql: rowsWrittenPlan),
+            SchemaMigration("groupstore.postgres.fleet", sql: fleet),
         ]
         /// The role whose members read the key of the notifications' zone tags
         /// (a gateway's login role: ``PostgresNotice``).

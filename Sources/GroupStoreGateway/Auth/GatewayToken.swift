@@ -12,7 +12,9 @@
         /// claims `{"exp":…,"iat":…,"role":…}` (`exp` only with `expiresIn`)
         /// and `claims`, which a subscription's `claim(…)` reads (a device's
         /// `"site": 7`: see ``GatewayIdentity/claims``), and, with
-        /// `restrictions`, a `where` claim (``GatewayIdentity/restrictions``).
+        /// `restrictions`, a `where` claim (``GatewayIdentity/restrictions``);
+        /// with `device`, a fleet device's token: `sub` names it, and `role`
+        /// must be ``TokenVerifier/deviceRole`` (``GatewayIdentity/device``).
         /// - Throws: ``GatewayError/Code/badKey`` for a secret file that cannot
         ///   be read or is too short; ``GatewayError/Code/invalidConfiguration``
         ///   for a role that is no PostgreSQL role name, or a claim that is
@@ -20,14 +22,23 @@
         ///   or a restriction that reads `param(…)`.
         public static func mint(
             secretFile: String, role: String, expiresIn: TimeInterval? = nil, now: Date = Date(), claims: [String: CloudValue] = [:],
-            restrictions: [String: CloudFilter] = [:]
+            restrictions: [String: CloudFilter] = [:], device: String? = nil
         ) throws -> String {
             guard !role.isEmpty, role.utf8.count <= 63 else {
                 throw GatewayError(.invalidConfiguration, "a role is 1 to 63 bytes, not \(String(reflecting: role))")
             }
             var extra: [String: Any] = [:]
+            if let device {
+                guard role == TokenVerifier.deviceRole, TokenVerifier.isDeviceName(device) else {
+                    throw GatewayError(
+                        .invalidConfiguration,
+                        "a device token's role is \(TokenVerifier.deviceRole), and its device 1 to 120 of A-Z a-z 0-9 . _ - @, not \(String(reflecting: device))"
+                    )
+                }
+                extra["sub"] = device
+            }
             for (name, value) in claims {
-                guard !["role", "exp", "iat", "nbf", "where"].contains(name) else {
+                guard !["role", "exp", "iat", "nbf", "where", "sub"].contains(name) else {
                     throw GatewayError(.invalidConfiguration, "the claim \(name) is the token's own: give it with its option")
                 }
                 switch value {

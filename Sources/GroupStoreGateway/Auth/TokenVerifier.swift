@@ -9,6 +9,15 @@
     public struct GatewayIdentity: Sendable, Hashable {
         /// The `role` claim: the database role every statement of the request runs as.
         public var role: String
+        /// For a device of a fleet (a token whose role is the fleet's,
+        /// `groupstore_device`), its `sub` claim: the device the request acts
+        /// for. Every transaction of the request sets it (`groupstore.device`),
+        /// and the database takes the user from it (`device+<sub>`: its
+        /// private zone, the owner of its rows, a member of its shares), as
+        /// PostgREST takes it from `request.jwt.claims`: enrolling a device is
+        /// minting its token, and a device is who its verified token says,
+        /// whatever it sends. `nil` for any other role.
+        public var device: String?
         /// The `exp` claim, if any.
         public var expiresAt: Date?
         /// The token's claims that are a string, a number or a boolean
@@ -31,9 +40,14 @@
         /// What the limits count by (the rate bucket, the push connections):
         /// the verified identity, never the token's spelling, so that one
         /// identity has one bucket however many tokens (or spellings of one
-        /// token) it presents. The role today; a `sub` claim, once the gateway
-        /// reads one, goes here too.
-        var key: String { "role:" + role }
+        /// token) it presents: the device, or the role.
+        var key: String { device.map { "device:" + $0 } ?? "role:" + role }
+
+        /// The user the database sees (`device+<sub>` for a device, else the role).
+        public var user: String { device.map { "device+" + $0 } ?? role }
+
+        /// The identity as messages name it.
+        var described: String { device.map { "device \(String(reflecting: $0))" } ?? "role \(String(reflecting: role))" }
     }
 
     /// Checks a bearer token as PostgREST does: a JWT (compact form) signed with
@@ -114,8 +128,30 @@
             guard !role.isEmpty, role.utf8.count <= 63, !role.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "\u{7F}" }) else {
                 throw refused("the token's role claim is not a PostgreSQL role name (1 to 63 bytes, no control characters)")
             }
+            var device: String?
+            if role == Self.deviceRole {
+                guard let sub = claims["sub"] as? String, Self.isDeviceName(sub) else {
+                    throw refused(
+                        "the token's role is the fleet's (\(Self.deviceRole)) and its sub claim names no device (1 to 120 of A-Z a-z 0-9 . _ - @)"
+                    )
+                }
+                device = sub
+            }
             return GatewayIdentity(
-                role: role, expiresAt: expiresAt, claims: Self.scalars(claims), restrictions: try Self.restrictions(claims["where"]))
+                role: role, device: device, expiresAt: expiresAt, claims: Self.scalars(claims),
+                restrictions: try Self.restrictions(claims["where"]))
+        }
+
+        /// The fleet's role: a token naming it acts for the device its `sub` names.
+        public static let deviceRole = "groupstore_device"
+
+        /// Whether `name` can name a device: 1 to 120 of `A-Z a-z 0-9 . _ - @`
+        /// (with its prefix, a user name every remote takes).
+        public static func isDeviceName(_ name: String) -> Bool {
+            !name.isEmpty && name.utf8.count <= 120
+                && name.unicodeScalars.allSatisfy {
+                    $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-@".unicodeScalars.contains($0))
+                }
         }
 
         /// The `where` claim parsed (see ``GatewayIdentity/restrictions``).

@@ -12,16 +12,17 @@ public protocol GatewayBackend: Service {
     /// Names the backend in messages (a URL without its password).
     var displayName: String { get }
 
-    /// The operations acting as `role`, whose writes' notifications carry
-    /// `origin` (the client's, or `nil`).
-    func acting(as role: String, origin: String?) -> any GatewayRoleDatabase
+    /// The operations acting as `identity` (its role, and for a fleet's
+    /// device, the device: ``GatewayIdentity/device``), whose writes'
+    /// notifications carry `origin` (the client's, or `nil`).
+    func acting(as identity: GatewayIdentity, origin: String?) -> any GatewayRoleDatabase
 
     /// ``acting(as:origin:)`` for a request that must have ended by
     /// `deadline`: a backend that can stop its statements then does, so that a
     /// request answered "try again" at its deadline commits nothing later and
     /// holds no connection (``PostgresGatewayBackend``: `statement_timeout`).
     /// The default ignores the deadline.
-    func acting(as role: String, origin: String?, deadline: ContinuousClock.Instant) -> any GatewayRoleDatabase
+    func acting(as identity: GatewayIdentity, origin: String?, deadline: ContinuousClock.Instant) -> any GatewayRoleDatabase
 
     /// The notices of changes, while the backend runs.
     func notices() -> AsyncStream<GatewayNotice>
@@ -78,8 +79,8 @@ public protocol GatewayRoleDatabase: Sendable {
 }
 
 extension GatewayBackend {
-    public func acting(as role: String, origin: String?, deadline: ContinuousClock.Instant) -> any GatewayRoleDatabase {
-        acting(as: role, origin: origin)
+    public func acting(as identity: GatewayIdentity, origin: String?, deadline: ContinuousClock.Instant) -> any GatewayRoleDatabase {
+        acting(as: identity, origin: origin)
     }
 }
 

@@ -25,8 +25,8 @@ public final class MemoryGatewayBackend: GatewayBackend {
         notified.finish()
     }
 
-    public func acting(as role: String, origin: String?) -> any GatewayRoleDatabase {
-        MemoryRoleDatabase(role: role, server: server)
+    public func acting(as identity: GatewayIdentity, origin: String?) -> any GatewayRoleDatabase {
+        MemoryRoleDatabase(role: identity.user, server: server)
     }
 
     public func notices() -> AsyncStream<GatewayNotice> { notified.stream(bufferingNewest: 4096) }

@@ -63,16 +63,17 @@
             }
         }
 
-        public func acting(as role: String, origin: String?) -> any GatewayRoleDatabase {
-            PostgresRoleDatabase(remote: remote.acting(as: role, origin: origin), checks: checks)
+        public func acting(as identity: GatewayIdentity, origin: String?) -> any GatewayRoleDatabase {
+            PostgresRoleDatabase(remote: remote.acting(as: identity.role, device: identity.device, origin: origin), checks: checks)
         }
 
         /// Each transaction of the operations sets `statement_timeout` to the
         /// time left until `deadline`: PostgreSQL aborts a statement still
         /// running then, the transaction rolls back (nothing of it commits),
         /// and its connection goes back to the pool.
-        public func acting(as role: String, origin: String?, deadline: ContinuousClock.Instant) -> any GatewayRoleDatabase {
-            PostgresRoleDatabase(remote: remote.acting(as: role, origin: origin, deadline: deadline), checks: checks)
+        public func acting(as identity: GatewayIdentity, origin: String?, deadline: ContinuousClock.Instant) -> any GatewayRoleDatabase {
+            PostgresRoleDatabase(
+                remote: remote.acting(as: identity.role, device: identity.device, origin: origin, deadline: deadline), checks: checks)
         }
 
         public func notices() -> AsyncStream<GatewayNotice> { notified.stream(bufferingNewest: 4096) }

@@ -74,7 +74,7 @@
         static func refusal(_ wait: Double?, identity: GatewayIdentity, what: String) -> CloudSyncError? {
             guard let wait else { return nil }
             return CloudSyncError(
-                .rateLimited, "too many \(what) for role \(String(reflecting: identity.role)): wait \(String(format: "%.2f", wait)) s",
+                .rateLimited, "too many \(what) for \(identity.described): wait \(String(format: "%.2f", wait)) s",
                 retryAfter: wait)
         }
     }

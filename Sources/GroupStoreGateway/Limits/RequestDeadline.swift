@@ -17,11 +17,12 @@
         let grace: Double
         let backend: any GatewayBackend
 
-        /// Runs `body` with the database acting as `role`, within the deadline.
+        /// Runs `body` with the database acting as `identity`, within the deadline.
         func run<T: Sendable>(
-            _ what: String, role: String, origin: String?, _ body: @escaping @Sendable (any GatewayRoleDatabase) async throws -> T
+            _ what: String, identity: GatewayIdentity, origin: String?,
+            _ body: @escaping @Sendable (any GatewayRoleDatabase) async throws -> T
         ) async throws -> T {
-            let database = backend.acting(as: role, origin: origin, deadline: instant)
+            let database = backend.acting(as: identity, origin: origin, deadline: instant)
             return try await Deadline.run(what, seconds: seconds, deadline: instant, grace: grace) { try await body(database) }
         }
     }

@@ -75,7 +75,7 @@
             }
             guard let client else {
                 metrics.refused("push-connections")
-                let reason = "too many push connections for role \(String(reflecting: identity.role)) (at most \(maxPerIdentity))"
+                let reason = "too many push connections for \(identity.described) (at most \(maxPerIdentity))"
                 await Self.close(outbound, code: PushCloseCode.tooMany, reason: reason)
                 return
             }
@@ -87,7 +87,7 @@
             // The role is checked before anything is sent (as for a request: granted to the
             // gateway, not bypassing row-level security), so a refusal is said at once.
             do {
-                _ = try await backend.acting(as: identity.role, origin: nil).readable([])
+                _ = try await backend.acting(as: identity, origin: nil).readable([])
             } catch let error as CloudSyncError where error.code == .unauthorized || error.code == .permissionDenied {
                 await Self.close(outbound, code: PushCloseCode.refused, reason: error.message)
                 return
@@ -180,7 +180,7 @@
         func subscribe(_ client: PushClient, to zones: [CloudZone]) async {
             let asked = Array(Set(zones).prefix(maxZones))
             do {
-                let readable = try await backend.acting(as: client.role, origin: nil).readable(asked)
+                let readable = try await backend.acting(as: client.identity, origin: nil).readable(asked)
                 state.withLock { state in
                     guard state.clients[client.id] != nil else { return }
                     state.zones[client.id] = readable
@@ -226,7 +226,7 @@
                 state.byTag[tag]?.remove(id)
                 if state.byTag[tag]?.isEmpty == true { state.byTag[tag] = nil }
             }
-            guard let client = state.clients[id], let member = backend.tag(of: "member:" + client.role) else {
+            guard let client = state.clients[id], let member = backend.tag(of: "member:" + client.identity.user) else {
                 state.tags[id] = nil
                 return
             }

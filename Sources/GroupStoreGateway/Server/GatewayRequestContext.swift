@@ -68,7 +68,7 @@
         func database<T: Sendable>(_ what: String, _ body: @escaping @Sendable (any GatewayRoleDatabase) async throws -> T) async throws
             -> T
         {
-            try await deadline.run(what, role: identity.role, origin: origin, body)
+            try await deadline.run(what, identity: identity, origin: origin, body)
         }
     }
 

@@ -1,0 +1,150 @@
+#if Gateway && Postgres
+    import Foundation
+    import GRDB
+    import GroupStore
+    import GroupStoreCloudHTTP
+    import GroupStoreGateway
+    import PostgresTestServer
+    import XCTest
+
+    @testable import GroupStoreCloud
+
+    /// A fleet's devices on one database role (``GatewayIdentity/device``):
+    /// the gateway's login role is granted `groupstore_device` once, and each
+    /// device is who its verified token's `sub` says. Through a real gateway
+    /// process in front of a real PostgreSQL server.
+    final class FleetIdentityTests: CloudTestCase {
+        override class var remoteKind: RemoteKind { .gateway }
+        static let schema = "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT)"
+
+        override func setUp() async throws {
+            try await super.setUp()
+            try server.psql("GRANT groupstore_device TO authenticator")
+        }
+
+        func deviceToken(_ device: String) throws -> String {
+            try GatewayToken.mint(secretFile: gatewaySecret.path, role: TokenVerifier.deviceRole, expiresIn: 3600, device: device)
+        }
+
+        func syncDevice(_ name: String, token: String, file: StaticString = #filePath, line: UInt = #line) async throws {
+            let summary = try await CloudSync(try configuration(name, tables: ["note"], remote: try gatewayRemote(token: token)))
+                .syncOnce(complete: false)
+            XCTAssertNil(summary.error, "sync of \(name) failed: \(summary.error ?? "")", file: file, line: line)
+        }
+
+        /// Two devices of the one fleet role keep apart what alice and bob,
+        /// two roles, keep apart: each its private zone, through the library
+        /// and the gateway; and enrolling them changed nothing in the database.
+        func testTwoDevicesOfTheFleetRole_cannotReadOrWriteEachOthersPrivateRows() async throws {
+            let rolesBefore = try server.psql("SELECT count(*) FROM pg_roles")
+            let (one, two) = (try deviceToken("pump-1"), try deviceToken("pump-2"))
+            let first = try open("pump-1", schema: Self.schema)
+            let second = try open("pump-2", schema: Self.schema)
+            try await first.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'secret of pump-1')") }
+            try await syncDevice("pump-1", token: one)
+            try await second.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'pump-2''s own')") }
+            try await syncDevice("pump-2", token: two)
+            try await syncDevice("pump-1", token: one)
+            XCTAssertEqual(try dump(first, "note"), ["t:n1|t:secret of pump-1"])
+            XCTAssertEqual(try dump(second, "note"), ["t:n1|t:pump-2's own"])
+            XCTAssertEqual(
+                try server.psql("SELECT gs_owner || ' ' || gs_zone || ' ' || gs_edited_by FROM note ORDER BY 1", as: "postgres"),
+                "device+pump-1 private/device+pump-1 device+pump-1\ndevice+pump-2 private/device+pump-2 device+pump-2")
+            XCTAssertEqual(try server.psql("SELECT count(*) FROM pg_roles"), rolesBefore, "enrolling a device is minting its token")
+
+            // pump-2, through the gateway, may neither read pump-1's zone nor write to it.
+            let asTwo = try gatewayRemote(token: two)
+            let account = try await asTwo.account()
+            XCTAssertEqual(account, "device+pump-2")
+            do {
+                _ = try await asTwo.fetchChanges(in: .private("device+pump-1"), since: nil, limit: 10)
+                XCTFail("pump-2 read pump-1's private zone")
+            } catch let error as CloudSyncError where error.code == .permissionDenied {}
+            let id = CloudRecordID(zone: .private("device+pump-1"), type: "note", name: "n1")
+            let results = try await asTwo.modify([
+                .save(id: id, baseTag: nil, fields: ["title": .text("pump-2 was here")], editedAt: Date())
+            ])
+            guard case .refused = results.first else { return XCTFail("pump-2 wrote to pump-1's zone: \(results)") }
+            XCTAssertEqual(try server.psql("SELECT title FROM note WHERE gs_owner = 'device+pump-1'", as: "postgres"), "secret of pump-1")
+        }
+
+        /// What a device sends cannot make it another: a token whose `sub` was
+        /// changed is refused (its signature), one of the fleet's role naming
+        /// no device is refused, and a session of another role that sets the
+        /// device setting, or tries to become the fleet's role, is nobody.
+        func testAForgedSub_andASessionOfAnotherRole_cannotPassForADevice() async throws {
+            let first = try open("pump-1", schema: Self.schema)
+            try await first.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'secret of pump-1')") }
+            try await syncDevice("pump-1", token: try deviceToken("pump-1"))
+
+            // The token of pump-2 with its sub changed to pump-1, signature kept.
+            let parts = try deviceToken("pump-2").split(separator: ".").map(String.init)
+            var claims = try XCTUnwrap(
+                try JSONSerialization.jsonObject(with: try XCTUnwrap(Self.base64URL(parts[1]))) as? [String: Any])
+            claims["sub"] = "pump-1"
+            let forged = [parts[0], Self.base64URL(try JSONSerialization.data(withJSONObject: claims)), parts[2]].joined(separator: ".")
+            let noDevice = try GatewayToken.mint(secretFile: gatewaySecret.path, role: TokenVerifier.deviceRole)
+            for (token, says) in [(forged, "does not match its contents"), (noDevice, "its sub claim names no device")] {
+                do {
+                    _ = try await gatewayRemote(token: token).account()
+                    XCTFail("a token that should be refused was taken (\(says))")
+                } catch let error as CloudSyncError {
+                    XCTAssertEqual(error.code, .unauthorized)
+                    XCTAssertTrue(error.message.contains(says), error.message)
+                }
+            }
+
+            // alice, a role of her own, sets the device setting: she is still alice.
+            XCTAssertEqual(
+                try server.psql("SET groupstore.device = 'pump-1'; SELECT count(*) FROM note", as: "alice"), "0",
+                "another role's groupstore.device is ignored")
+            XCTAssertThrowsError(try server.psql("SET ROLE groupstore_device", as: "alice"), "only the gateway's login may become it")
+            // The fleet's role with no device set (a gateway's bug) reads and writes nothing.
+            XCTAssertEqual(try server.psql("SET ROLE groupstore_device; SELECT count(*) FROM note", as: "authenticator"), "0")
+            XCTAssertThrowsError(
+                try server.psql("SET ROLE groupstore_device; INSERT INTO note (id, title) VALUES ('n9', 'nobody')", as: "authenticator"))
+        }
+
+        /// A device shares a zone with another device by its user name
+        /// (`device+<sub>`), as a role shares with a role.
+        func testADevice_sharesAZoneWithAnotherDevice() async throws {
+            let schema = "CREATE TABLE item(id TEXT PRIMARY KEY, title TEXT)"
+            let zone = CloudZone.shared(owner: "device+pump-1", name: "site7")
+            let tokens = ["pump-1": try deviceToken("pump-1"), "pump-2": try deviceToken("pump-2")]
+            var stores: [String: GroupStore] = [:]
+            func syncShared(_ name: String) async throws {
+                try await declareAsOwner(name, publicTables: [], sharedTables: ["item"])
+                var configuration = try configuration(name, tables: [], remote: try gatewayRemote(token: try XCTUnwrap(tokens[name])))
+                configuration.sharedTables = ["item"]
+                configuration.sharedZone = zone
+                let summary = try await CloudSync(configuration).syncOnce()
+                XCTAssertNil(summary.error, "sync of \(name) failed: \(summary.error ?? "")")
+            }
+            for name in ["pump-1", "pump-2"] { stores[name] = try open(name, schema: schema) }
+            try await XCTUnwrap(stores["pump-1"]).write { db in try db.execute(sql: "INSERT INTO item VALUES ('a1', 'from pump-1')") }
+            try await syncShared("pump-1")
+            try await gatewayRemote(token: try XCTUnwrap(tokens["pump-1"])).share("site7", with: "device+pump-2", access: .readWrite)
+            try await syncShared("pump-2")
+            let second = try XCTUnwrap(stores["pump-2"])
+            XCTAssertEqual(try dump(second, "item"), ["t:a1|t:from pump-1"])
+            try await second.write { db in try db.execute(sql: "UPDATE item SET title = 'edited by pump-2' WHERE id = 'a1'") }
+            try await syncShared("pump-2")
+            try await syncShared("pump-1")
+            XCTAssertEqual(try dump(try XCTUnwrap(stores["pump-1"]), "item"), ["t:a1|t:edited by pump-2"])
+            XCTAssertEqual(
+                try server.psql("SELECT owner || ' ' || zone || ' ' || member FROM groupstore.shares", as: "postgres"),
+                "device+pump-1 site7 device+pump-2")
+        }
+
+        static func base64URL(_ text: String) -> Data? {
+            var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
+            return Data(base64Encoded: base64)
+        }
+
+        static func base64URL(_ data: Data) -> String {
+            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+    }
+#endif  // Gateway && Postgres
