@@ -26,7 +26,7 @@ struct CloudCommand: AsyncParsableCommand {
             """,
         subcommands: [
             CloudSetupCommand.self, CloudSyncCommand.self, CloudRunCommand.self, CloudStatusCommand.self, CloudShareCommand.self,
-            CloudTokenCommand.self,
+            CloudTokenCommand.self, CloudFleetCommand.self,
         ]
     )
 }

@@ -52,6 +52,22 @@ struct CloudOptions: ParsableArguments {
             valueName: "refuse|purge|upload"))
     var onAccountChange: String = "refuse"
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "What this host is called in the fleet view, `cloud fleet` (default: the machine's name and the group's path).",
+            valueName: "name"))
+    var hostName: String?
+
+    @Option(name: .long, help: ArgumentHelp("The app's version, for the fleet view (`cloud fleet`).", valueName: "version"))
+    var appVersion: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Seconds after which a host with nothing new reports itself to the fleet view anyway (default 60).", valueName: "seconds"))
+    var reportEvery: Double?
+
     @Option(name: .long, help: "Log level on stderr: trace, debug, info, notice, warning, error.")
     var logLevel: Logger.Level?
 
@@ -86,6 +102,19 @@ struct CloudOptions: ParsableArguments {
         configuration.sharedZone = sharedZone
         configuration.policy = policy
         configuration.accountChange = accountChange
+        if let hostName {
+            guard !hostName.isEmpty, hostName.utf8.count <= CloudHostReport.limits.host else {
+                throw CommandFailure(message: "--host-name takes 1 to \(CloudHostReport.limits.host) bytes")
+            }
+            configuration.hostName = hostName
+        }
+        configuration.appVersion = appVersion
+        if let reportEvery {
+            guard reportEvery > 0, reportEvery.isFinite else {
+                throw CommandFailure(message: "--report-every takes a number of seconds above 0")
+            }
+            configuration.reportInterval = reportEvery
+        }
         // A test hook, as GROUPSTORE_REMOTE_FAULTS is: this host's clock skewed (what faketime does).
         if let skew = ProcessInfo.processInfo.environment["GROUPSTORE_CLOCK_SKEW"].flatMap(Double.init) { configuration.clockSkew = skew }
         return configuration

@@ -45,7 +45,7 @@ final class MigrationChecksumTests: XCTestCase {
                 ("groupstore.postgres.history-guard", "2c9dfbf3b2625805ebfa9e97e95f49685db43b1af426745d4a322d6e235a1b81"),
                 ("groupstore.postgres.subscriptions", "f1a9e217cccc9bf28b5adbd6fbed16c216ecfb79e8a5b256d9e460b44e776168"),
                 ("groupstore.postgres.rows-written-plan", "a3199b1315a4a040c04295bc4e2d5760735f050c591f05d1285753dbbcf696ce"),
-                ("groupstore.postgres.fleet", "30bc3211a8529182d28ed9dadd0051140b3fe53fb11271a1360f3c74d2ccc1b0"),
+                ("groupstore.postgres.fleet", "2950a73507717c91d93bda6d9cf78a3635aae5a7e26ea42aa4d476b1455c615b"),
             ]
         ),
     ]

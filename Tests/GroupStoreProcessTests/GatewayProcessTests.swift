@@ -172,6 +172,84 @@
             XCTAssertTrue(bad.errors.joined().contains("not \"pump 8\""), "\(bad.errors)")
         }
 
+        /// `cloud fleet` from outside, on a fleet of four devices through
+        /// `serve`: one stopped (silent), one with a parked record (its edit
+        /// of another device's public row is refused), one behind (a change
+        /// it has not fetched), one up to date; each is listed, and its state
+        /// says which, as a table and as JSON.
+        func testCloudFleet_showsAStoppedDevice_aParkedRecord_andADeviceBehind() throws {
+            try prepareServer()
+            try server.psql("GRANT groupstore_device TO authenticator")
+            let (_, url) = try serve()
+            let owner = server.url(user: "postgres")
+            var tokens: [String: String] = [:]
+            for name in ["a", "b", "c", "d"] {
+                tokens[name] = try tokenFile("", extra: ["--device", "pump-" + name], name: "pump-" + name)
+                try exec(in: root + "/" + name, "CREATE TABLE board(id TEXT PRIMARY KEY, body TEXT)")
+            }
+            let declare = try spawn(
+                "groupstore", ["cloud", "setup", "--remote", owner, "--group", root + "/a", "--public-tables", "board"], name: "cloud setup"
+            )
+            XCTAssertEqual(try declare.waitForExit(timeout: 60), 0, "\(declare.errors)")
+            func sync(_ name: String) throws {
+                let child = try spawn(
+                    "groupstore",
+                    [
+                        "cloud", "sync", "--group", root + "/" + name, "--remote", url, "--public-tables", "board", "--token-file",
+                        tokens[name] ?? "", "--app-version", "2.4." + name, "--report-every", "1",
+                    ], name: "cloud sync " + name)
+                XCTAssertEqual(try child.waitForExit(timeout: 60), 0, "\(child.errors)")
+            }
+            func fleet(_ format: String) throws -> [String] {
+                let child = try spawn(
+                    "groupstore", ["cloud", "fleet", "--remote", owner, "--silent-after", "8", "--format", format], name: "cloud fleet")
+                XCTAssertEqual(try child.waitForExit(timeout: 60), 0, "\(child.errors)")
+                return child.output
+            }
+            func hosts() throws -> [String: [String: Any]] {
+                let object = try JSONSerialization.jsonObject(with: Data((try fleet("json").first ?? "").utf8)) as? [String: Any]
+                var byUser: [String: [String: Any]] = [:]
+                for host in object?["hosts"] as? [[String: Any]] ?? [] { byUser[host["user"] as? String ?? ""] = host }
+                return byUser
+            }
+
+            // pump-d syncs once and stops; the others start once it has been silent for 8 s.
+            try sync("d")
+            let deadline = Date().addingTimeInterval(60)
+            while (try hosts()["device+pump-d"]?["secondsSinceSeen"] as? Double ?? 0) < 9 {
+                XCTAssertLessThan(Date(), deadline, "pump-d's report never aged past 9 s")
+                if Date() > deadline { return }
+                Thread.sleep(forTimeInterval: 0.5)
+            }
+            try exec(in: root + "/a", "INSERT INTO board VALUES ('b1', 'from pump-a')")
+            try sync("a")
+            try sync("b")
+            try exec(in: root + "/b", "UPDATE board SET body = 'pump-b was here' WHERE id = 'b1'")
+            try sync("b")
+            try sync("c")
+            try exec(in: root + "/a", "INSERT INTO board VALUES ('b2', 'pump-c has not fetched this')")
+            try sync("a")
+
+            let seen = try hosts()
+            XCTAssertEqual(seen.keys.sorted(), ["device+pump-a", "device+pump-b", "device+pump-c", "device+pump-d"])
+            XCTAssertEqual(seen["device+pump-a"]?["states"] as? [String], ["ok"], "\(seen)")
+            XCTAssertEqual(seen["device+pump-b"]?["states"] as? [String], ["parked", "behind"], "\(seen)")
+            XCTAssertEqual(seen["device+pump-b"]?["parked"] as? Int, 1)
+            XCTAssertEqual(seen["device+pump-c"]?["states"] as? [String], ["behind"], "\(seen)")
+            XCTAssertEqual(seen["device+pump-c"]?["behind"] as? Int, 1)
+            XCTAssertEqual(seen["device+pump-d"]?["states"] as? [String], ["silent", "behind"], "\(seen)")
+            XCTAssertEqual(seen["device+pump-d"]?["behind"] as? Int, 2)
+            XCTAssertEqual(seen["device+pump-c"]?["appVersion"] as? String, "2.4.c")
+
+            let table = try fleet("text")
+            XCTAssertEqual(table.count, 5, "a header and a line a device: \(table)")
+            XCTAssertTrue(table.first?.hasPrefix("USER") == true, "\(table)")
+            XCTAssertTrue(table.contains { $0.hasPrefix("device+pump-d") && $0.contains("silent,behind") }, "\(table)")
+            let notPostgres = try spawn("groupstore", ["cloud", "fleet", "--remote", url], name: "cloud fleet")
+            XCTAssertEqual(try notPostgres.waitForExit(), 1)
+            XCTAssertTrue(notPostgres.errors.joined().contains("give its postgres:// URL"), "\(notPostgres.errors)")
+        }
+
         func testOverTLS_withTheCertificateAndKeyGiven_aBridgeThatTrustsTheCASyncs_andOneThatDoesNotIsRefused() throws {
             try prepareServer()
             let (certificate, key) = (root + "/cert.pem", root + "/key.pem")

@@ -121,6 +121,8 @@ struct EngineState: Sendable {
     var orphansMayExist = true
     /// What `last_sync` holds, as this engine wrote it.
     var lastSync = LastSyncRecord()
+    /// The last report of this host the remote took, and when (``SyncEngine/reportHost(_:)``).
+    var reported: (report: CloudHostReport?, at: Date) = (nil, .distantPast)
     /// A sync is running (its uploads prepare their own batches).
     var syncing = false
     /// An upload batch prepared in the transaction that took local saves in

@@ -193,6 +193,7 @@ actor SyncEngine {
         }
         summary.finishedAt = Date()
         recordLastSync(&summary, failed: failure != nil, idle: passes == 0 && summary.fetched == 0)
+        await reportHost(summary)
         events.emit(.finished(summary), error: failure)
         return Result(summary: summary, tablesChanged: state.tablesChanged)
     }

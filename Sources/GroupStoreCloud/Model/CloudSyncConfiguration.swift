@@ -80,8 +80,19 @@ public struct CloudSyncConfiguration: Sendable {
     /// This host's clock, as the engine reads it.
     package func clock() -> Date { Date(timeIntervalSinceNow: clockSkew) }
 
+    /// What this host is called in the fleet view (``CloudHostReport``):
+    /// by default the machine's name and the group's directory.
+    public var hostName: String
+    /// The app's version, for the fleet view (`nil`: not said).
+    public var appVersion: String?
+    /// How often, in seconds, a bridge with nothing new to say reports
+    /// itself anyway (``CloudHostReport``), so that the fleet view tells a
+    /// quiet host from a stopped one.
+    public var reportInterval: TimeInterval = 60
+
     public init(group: String, remote: any CloudDatabase, logger: Logger = Logger(label: "GroupStoreCloud")) {
         self.group = group
+        self.hostName = ProcessInfo.processInfo.hostName + ":" + group
         self.remote = remote
         // "cloud" is a valid member name.
         self.member = try! MemberName("cloud")

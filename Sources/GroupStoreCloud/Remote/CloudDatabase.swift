@@ -130,6 +130,11 @@ public protocol CloudDatabase: Service {
     /// the remote runs. Only a hint (the bridge fetches on start, after any
     /// reconnect, and on a timer anyway).
     func pushHints() -> AsyncStream<Void>
+
+    /// Keeps what this host says of itself, for the fleet's operator (one
+    /// entry per user and host, replaced by the next report); a remote
+    /// without a fleet view keeps nothing (the default).
+    func report(_ report: CloudHostReport) async throws
 }
 
 /// A synced table as the remote sees it: a record type in one scope.

@@ -298,5 +298,13 @@
         public func shares() async throws -> [CloudShare] {
             try await transport.call(.GET, "/shares", json: nil as String?, as: [CloudShare].self, doing: "list shares")
         }
+
+        /// `/v1/report`; a gateway of an older build, which keeps no fleet
+        /// view, takes it and keeps nothing.
+        public func report(_ report: CloudHostReport) async throws {
+            do {
+                _ = try await transport.callIfRouted(.POST, "/report", json: report, as: [String: String].self, doing: "report this host")
+            } catch is GatewayTransport.RouteMissing {}
+        }
     }
 #endif  // Gateway

@@ -143,6 +143,7 @@
             try await bounded { try await remote.share(zone, with: user, access: access, as: role) }
         }
         package func shares() async throws -> [CloudShare] { try await bounded { try await remote.shares(as: role) } }
+        package func report(_ report: CloudHostReport) async throws { try await bounded { try await remote.report(report, as: role) } }
 
         /// Of `zones`, those the role may read, by row-level security's own rule
         /// (`groupstore.may_read`).

@@ -74,9 +74,9 @@
             }
         }
 
-        /// Whether a role named `name` exists (`pg_roles` is readable by every role).
-        /// Whether `name` is a user of this server: a role, or a device
-        /// (``PostgresServerSchema/devicePrefix``), which needs no enrolment.
+        /// Whether `name` is a user of this server: a role (`pg_roles` is
+        /// readable by every role), or a device (``PostgresServerSchema/devicePrefix``),
+        /// which needs no enrolment.
         func roleExists(_ name: String, _ session: PostgresSession) async throws -> Bool {
             if name.hasPrefix(PostgresServerSchema.devicePrefix), name.count > PostgresServerSchema.devicePrefix.count { return true }
             var binds = PostgresBindings()

@@ -28,6 +28,10 @@
         ///   `install_triggers` now runs too, so a table is created with them),
         ///   the owner of a new share or asset, and `row_before` (as in `v4`)
         ///   read `groupstore.user_name()`.
+        /// - `groupstore.hosts`: what each host of each user last reported of
+        ///   itself (``GroupStoreCloud/CloudHostReport``), written by the user
+        ///   (its own rows only), read whole by the schema's owner
+        ///   (`groupstore cloud fleet`).
         static let fleet = #"""
             DO $do$ BEGIN
               IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'groupstore_device') THEN
@@ -250,6 +254,48 @@
               NEW.gs_edited_by := v_user;
               RETURN NEW;
             END $fn$;
+
+            CREATE TABLE IF NOT EXISTS groupstore.hosts (
+              user_name text NOT NULL DEFAULT groupstore.user_name(),
+              host text NOT NULL CHECK (octet_length(host) BETWEEN 1 AND 800),
+              app_version text CHECK (octet_length(app_version) <= 256),
+              tokens jsonb NOT NULL DEFAULT '{}',
+              pending bigint NOT NULL DEFAULT 0,
+              parked bigint NOT NULL DEFAULT 0,
+              last_error text CHECK (octet_length(last_error) <= 2000),
+              synced_at timestamptz,
+              seen_at timestamptz NOT NULL DEFAULT now(),
+              PRIMARY KEY (user_name, host)
+            );
+            ALTER TABLE groupstore.hosts ENABLE ROW LEVEL SECURITY;
+            ALTER TABLE groupstore.hosts FORCE ROW LEVEL SECURITY;
+            DROP POLICY IF EXISTS gs_admin ON groupstore.hosts;
+            CREATE POLICY gs_admin ON groupstore.hosts TO CURRENT_USER USING (true) WITH CHECK (true);
+            DROP POLICY IF EXISTS gs_own ON groupstore.hosts;
+            CREATE POLICY gs_own ON groupstore.hosts TO groupstore_user
+              USING (user_name = groupstore.user_name()) WITH CHECK (user_name = groupstore.user_name());
+            GRANT SELECT, INSERT, UPDATE ON groupstore.hosts TO groupstore_user;
+
+            -- How far behind a host of p_user is in p_zone, read up to (p_tx, p_seq): the changes
+            -- logged after it whose record another user wrote last (its own uploads come back to it
+            -- as echoes it need not fetch). For the schema's owner (cloud fleet).
+            CREATE OR REPLACE FUNCTION groupstore.behind(p_zone text, p_tx xid8, p_seq bigint, p_user text) RETURNS bigint
+            LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $fn$
+            DECLARE
+              v_type text;
+              v_count bigint := 0;
+              v_found bigint;
+            BEGIN
+              FOR v_type IN SELECT DISTINCT c.type FROM groupstore.change_log AS c WHERE c.zone = p_zone AND (c.tx, c.seq) > (p_tx, p_seq) LOOP
+                IF to_regclass(format('public.%I', v_type)) IS NULL THEN CONTINUE; END IF;
+                EXECUTE format('SELECT count(*) FROM groupstore.change_log AS c LEFT JOIN public.%I AS r ON r.gs_zone = c.zone AND r.gs_name = c.name '
+                  'WHERE c.zone = $1 AND c.type = $2 AND (c.tx, c.seq) > ($3, $4) AND r.gs_edited_by IS DISTINCT FROM $5', v_type)
+                  INTO v_found USING p_zone, v_type, p_tx, p_seq, p_user;
+                v_count := v_count + v_found;
+              END LOOP;
+              RETURN v_count;
+            END $fn$;
+            REVOKE ALL ON FUNCTION groupstore.behind(text, xid8, bigint, text) FROM PUBLIC;
 
             UPDATE groupstore.meta SET value = '9' WHERE key = 'format';
             """#

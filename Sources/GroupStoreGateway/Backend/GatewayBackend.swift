@@ -74,6 +74,8 @@ public protocol GatewayRoleDatabase: Sendable {
     func downloadAsset(_ asset: CloudAsset) async throws -> [UInt8]
     func share(_ zone: String, with user: String, access: CloudShareAccess?) async throws
     func shares() async throws -> [CloudShare]
+    /// Keeps what the client's host says of itself (``GroupStoreCloud/CloudDatabase/report(_:)``).
+    func report(_ report: CloudHostReport) async throws
     /// Of `zones`, those the role may read (the push subscription keeps those only).
     func readable(_ zones: [CloudZone]) async throws -> Set<CloudZone>
 }

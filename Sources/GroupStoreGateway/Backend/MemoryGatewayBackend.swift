@@ -74,6 +74,7 @@ struct MemoryRoleDatabase: GatewayRoleDatabase {
         try await remote().share(zone, with: user, access: access)
     }
     func shares() async throws -> [CloudShare] { try await remote().shares() }
+    func report(_ report: CloudHostReport) async throws { try await remote().report(report) }
 
     func readable(_ zones: [CloudZone]) async throws -> Set<CloudZone> {
         let remote = try remote()

@@ -148,6 +148,7 @@
             try await checked { try await remote.share(zone, with: user, access: access) }
         }
         func shares() async throws -> [CloudShare] { try await checked { try await remote.shares() } }
+        func report(_ report: CloudHostReport) async throws { try await checked { try await remote.report(report) } }
         func readable(_ zones: [CloudZone]) async throws -> Set<CloudZone> { try await checked { try await remote.readable(zones) } }
     }
 #endif  // Gateway

@@ -132,6 +132,11 @@
             api.get("shares") { _, context in
                 json(try await context.database("shares") { try await $0.shares() })
             }
+            api.post("report") { _, context in
+                let report = try decode(CloudHostReport.self, context)
+                try await context.database("report") { try await $0.report(report) }
+                return json([String: String]())
+            }
             // The push connection's upgrade is taken before routing; a request that reaches
             // the router here was not upgraded: say why.
             api.get("push") { _, _ -> Response in

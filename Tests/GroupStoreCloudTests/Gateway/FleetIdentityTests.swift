@@ -3,6 +3,7 @@
     import GRDB
     import GroupStore
     import GroupStoreCloudHTTP
+    import GroupStoreCloudPostgres
     import GroupStoreGateway
     import PostgresTestServer
     import XCTest
@@ -134,6 +135,38 @@
             XCTAssertEqual(
                 try server.psql("SELECT owner || ' ' || zone || ' ' || member FROM groupstore.shares", as: "postgres"),
                 "device+pump-1 site7 device+pump-2")
+        }
+
+        /// What a host reports of itself (``CloudHostReport``) is its user's
+        /// own entry: another role can neither read nor change nor forge it,
+        /// and the schema's owner reads every host (``PostgresRemote/fleet()``).
+        func testAHostsReport_isItsUsersOwn_andTheOwnerReadsTheFleet() async throws {
+            let first = try open("pump-1", schema: Self.schema)
+            try await first.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n1', 'from pump-1')") }
+            var configuration = try configuration("pump-1", tables: ["note"], remote: try gatewayRemote(token: try deviceToken("pump-1")))
+            configuration.hostName = "pump-1.example"
+            configuration.appVersion = "3.1"
+            let summary = try await CloudSync(configuration).syncOnce(complete: false)
+            XCTAssertNil(summary.error)
+            _ = try open("alice", schema: Self.schema)
+            try await sync("alice", tables: ["note"], remote: try pgRemote(user: "alice"))
+
+            let fleet = try await pgRemote(user: "postgres").fleet()
+            let hosts = Dictionary(fleet.hosts.map { ($0.user, $0) }) { first, _ in first }
+            XCTAssertEqual(hosts.keys.sorted(), ["alice", "device+pump-1"])
+            XCTAssertEqual(hosts["device+pump-1"]?.host, "pump-1.example")
+            XCTAssertEqual(hosts["device+pump-1"]?.appVersion, "3.1")
+            XCTAssertEqual(hosts["device+pump-1"]?.behind, 0, "its own upload is no change it waits for")
+            XCTAssertEqual(hosts["device+pump-1"]?.states(now: fleet.now, silentAfter: 180), ["ok"])
+
+            XCTAssertEqual(try server.psql("SELECT count(*) FROM groupstore.hosts", as: "alice"), "1", "alice sees her own host only")
+            XCTAssertEqual(
+                try server.psql(
+                    "UPDATE groupstore.hosts SET last_error = 'forged' WHERE user_name = 'device+pump-1' RETURNING host", as: "alice"),
+                "")
+            XCTAssertThrowsError(
+                try server.psql("INSERT INTO groupstore.hosts (user_name, host) VALUES ('device+pump-1', 'forged')", as: "alice"))
+            XCTAssertEqual(try server.psql("SELECT count(*) FROM groupstore.hosts WHERE last_error IS NOT NULL", as: "postgres"), "0")
         }
 
         static func base64URL(_ text: String) -> Data? {

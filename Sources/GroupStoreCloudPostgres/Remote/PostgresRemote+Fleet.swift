@@ -1,0 +1,61 @@
+#if Postgres
+    import Foundation
+    import GroupStoreCloud
+    import PostgresNIO
+
+    extension PostgresRemote {
+        public func report(_ report: CloudHostReport) async throws {
+            try await self.report(report, as: nil)
+        }
+
+        /// Keeps `report` as the acting user's entry for its host in `groupstore.hosts`.
+        func report(_ report: CloudHostReport, as role: String?) async throws {
+            try await perform("report this host", as: role) { session in
+                var binds = PostgresBindings()
+                binds.append(report.host)
+                binds.append(report.appVersion)
+                binds.append(String(decoding: try JSONEncoder().encode(report.tokens), as: UTF8.self))
+                binds.append(report.pending)
+                binds.append(report.parked)
+                binds.append(report.lastError)
+                binds.append(report.syncedAt)
+                _ = try await session.result(
+                    PostgresQuery(
+                        unsafeSQL: """
+                            INSERT INTO groupstore.hosts AS h (host, app_version, tokens, pending, parked, last_error, synced_at, seen_at)
+                            VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, now())
+                            ON CONFLICT (user_name, host) DO UPDATE SET app_version = excluded.app_version, tokens = excluded.tokens,
+                              pending = excluded.pending, parked = excluded.parked, last_error = excluded.last_error,
+                              synced_at = coalesce(excluded.synced_at, h.synced_at), seen_at = now()
+                            """, binds: binds))
+            }
+        }
+
+        /// Every host's last report, and how far behind each is (`groupstore
+        /// cloud fleet`), as the schema's owner reads them: the changes logged
+        /// in the host's zones after the tokens it reported, of records
+        /// another user wrote last (`groupstore.behind`), counted now.
+        public func fleet() async throws -> CloudFleet {
+            try await perform("read the fleet") { session in
+                let rows = try await session.cells(
+                    """
+                    SELECT h.user_name, h.host, h.app_version, h.pending::text, h.parked::text, h.last_error,
+                      extract(epoch FROM h.synced_at)::text, extract(epoch FROM h.seen_at)::text,
+                      (SELECT coalesce(sum(groupstore.behind(t.key, split_part(t.value, '/', 3)::xid8, split_part(t.value, '/', 4)::bigint, h.user_name)), 0)
+                       FROM jsonb_each_text(h.tokens) AS t WHERE t.value ~ '^p/[^/]*/[0-9]{1,19}/[0-9]{1,18}$')::text
+                    FROM groupstore.hosts AS h ORDER BY h.user_name, h.host
+                    """)
+                let now = try await session.cells("SELECT extract(epoch FROM now())::text")
+                let serverNow = Date(timeIntervalSince1970: Double((now.first?.first ?? nil) ?? "") ?? Date().timeIntervalSince1970)
+                let hosts = rows.map { row in
+                    CloudFleet.Host(
+                        user: row[0] ?? "", host: row[1] ?? "", appVersion: row[2], pending: Int(row[3] ?? "") ?? 0,
+                        parked: Int(row[4] ?? "") ?? 0, lastError: row[5],
+                        syncedAt: (row[6] ?? nil).flatMap(Double.init).map { Date(timeIntervalSince1970: $0) },
+                        seenAt: Date(timeIntervalSince1970: (row[7] ?? nil).flatMap(Double.init) ?? 0), behind: Int(row[8] ?? "") ?? 0)
+                }
+                return CloudFleet(hosts: hosts, now: serverNow)
+            }
+        }
+    }
+#endif  // Postgres
