@@ -3,6 +3,7 @@
     import GRDB
     import GroupStore
     import GroupStoreCloud
+    import PostgresTestServer
     import XCTest
 
     /// Two gateway processes in front of one PostgreSQL server; the bridges of
@@ -62,6 +63,99 @@
                 return nil
             }
             XCTAssertTrue(arrived)
+        }
+
+        /// A PostgreSQL failover under running bridges: a streaming standby,
+        /// replication asynchronous, is cut off; both groups write on (each
+        /// write acknowledged by the primary and fetched by the other group);
+        /// the primary dies and the standby, which never got those commits,
+        /// is promoted in its place. The gateway reconnects to the new
+        /// primary, the bridges find it went back in time (its history lacks
+        /// their marks) and bring it up to date: every group and the server
+        /// converge, with nothing acknowledged lost. `GROUPSTORE_FAILOVERS=N`
+        /// runs N failovers in a row (the long form; CI runs one).
+        func testAPostgreSQLFailoverThatLosesAcknowledgedCommits_losesNothing() async throws {
+            let rounds = ProcessInfo.processInfo.environment["GROUPSTORE_FAILOVERS"].flatMap(Int.init) ?? 1
+            var standbys: [PostgresServer] = []
+            defer { for standby in standbys.reversed() { standby.stop() } }
+            let a = try open("a", schema: Self.schema)
+            let b = try open("b", schema: Self.schema)
+            let (syncA, syncB) = (CloudSync(try configuration("a", tables: ["item"])), CloudSync(try configuration("b", tables: ["item"])))
+            let resets = Resets()
+            for (index, events) in [syncA.events(), syncB.events()].enumerated() {
+                Task { for await event in events { if case .remoteReset(let reset) = event { await resets.add(reset.kind, to: index) } } }
+            }
+            let bridgeA = Task { try await syncA.run() }
+            let bridgeB = Task { try await syncB.run() }
+            defer {
+                bridgeA.cancel()
+                bridgeB.cancel()
+            }
+            let server = self.server!
+            @Sendable func rows(_ store: GroupStore) async throws -> Int {
+                try await store.pool.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM item") ?? -1 }
+            }
+            func converge(_ count: Int, _ what: String) async throws {
+                _ = try await deadline(120, what) { () -> Bool? in
+                    while true {
+                        let onServer = Int((try? server.psql("SELECT count(*) FROM item")) ?? "") ?? -1
+                        if try await rows(a) == count, try await rows(b) == count, onServer == count { return true }
+                        try await Task.sleep(for: .milliseconds(50))
+                    }
+                }
+            }
+            func write(_ store: GroupStore, _ prefix: String, _ count: Int) async throws {
+                try await store.write { db in
+                    for n in 0..<count { try db.execute(sql: "INSERT INTO item VALUES (?, ?)", arguments: ["\(prefix)-\(n)", n]) }
+                }
+            }
+
+            var primary = server
+            var total = 0
+            for round in 0..<rounds {
+                let standby = try server.startStandby()
+                standbys.append(standby)
+                try await write(a, "r\(round)-before", 10)
+                total += 10
+                try await converge(total, "round \(round): the rows written before the standby is cut off, everywhere")
+                try standby.catchUp(with: server)
+                try standby.detach()
+
+                // Acknowledged by the primary only.
+                try await write(a, "r\(round)-a", 10)
+                try await write(b, "r\(round)-b", 5)
+                total += 15
+                try await converge(total, "round \(round): the rows written after, everywhere, on the old primary")
+
+                try standby.takeOver(from: primary, address: server)
+                primary = standby
+                XCTAssertEqual(
+                    try server.psql("SELECT current_setting('data_directory') || ' ' || pg_is_in_recovery()"),
+                    standby.socketDirectory + "/data false", "round \(round): the URL now reaches the standby, promoted")
+                try await converge(total, "round \(round): every row back on the new primary and in both groups")
+                for index in 0..<2 {
+                    let found = try await deadline(30, "round \(round): group \(["a", "b"][index]) reporting the remote restored") {
+                        () -> [CloudRemoteReset.Kind]? in
+                        while await resets.kinds[index].count <= round { try await Task.sleep(for: .milliseconds(20)) }
+                        return await resets.kinds[index]
+                    }
+                    XCTAssertEqual(found.last, .restored, "round \(round): the new primary lacked what the group had acknowledged")
+                }
+            }
+
+            // The same bridges, never restarted, sync on.
+            try await write(b, "after", 1)
+            try await converge(total + 1, "a row written after the failovers, everywhere")
+            let keys = try await a.pool.read { try String.fetchAll($0, sql: "SELECT id FROM item ORDER BY id") }
+            let keysB = try await b.pool.read { try String.fetchAll($0, sql: "SELECT id FROM item ORDER BY id") }
+            XCTAssertEqual(keys, keysB)
+            XCTAssertEqual(try server.psql("SELECT count(DISTINCT id) FROM item"), String(total + 1))
+        }
+
+        /// The remote resets each group's bridge reported, in order.
+        actor Resets {
+            var kinds: [[CloudRemoteReset.Kind]] = [[], []]
+            func add(_ kind: CloudRemoteReset.Kind, to group: Int) { kinds[group].append(kind) }
         }
     }
 #endif  // Gateway

@@ -111,6 +111,64 @@ public final class PostgresServer: Sendable {
         try launch()
     }
 
+    /// A streaming standby of this server, in a directory of its own: a base
+    /// backup (`pg_basebackup -R`, WAL streamed), started, replaying what this
+    /// server commits from then on (asynchronously: a commit here is
+    /// acknowledged before the standby has it).
+    public func startStandby() throws -> PostgresServer {
+        let directory = try Self.makeDirectory(setup.root + "/standby")
+        if let owner = setup.owner { try Self.chown(directory, owner) }
+        let standby = PostgresServer(socketDirectory: directory, port: port, setup: setup)
+        do {
+            try setup.run(
+                setup.bin + "/pg_basebackup",
+                [
+                    "-h", socketDirectory, "-p", "\(port)", "-U", "postgres", "-D", standby.dataDirectory, "-X", "stream", "-R",
+                    "--no-sync", "-c", "fast",
+                ],
+                asServer: true)
+            try Self.append("unix_socket_directories = '\(directory)'\n", to: standby.dataDirectory + "/postgresql.conf")
+            try standby.launch()
+        } catch {
+            standby.stop()
+            throw error
+        }
+        return standby
+    }
+
+    /// Waits (60 s at most) until this standby has replayed everything
+    /// `primary` has written so far.
+    public func catchUp(with primary: PostgresServer) throws {
+        let target = try primary.psql("SELECT pg_current_wal_lsn()")
+        let deadline = Date().addingTimeInterval(60)
+        while try psql("SELECT pg_last_wal_replay_lsn() >= '\(target)'::pg_lsn") != "t" {
+            guard Date() < deadline else { throw PostgresServerError(description: "the standby did not replay up to \(target) in 60 s") }
+            usleep(20_000)
+        }
+    }
+
+    /// Stops this standby (a fast shutdown), so that what the primary commits
+    /// from now on never reaches it.
+    public func detach() throws { try halt(SIGINT) }
+
+    /// The failover: `primary` crashes (an immediate shutdown: whatever it
+    /// committed after this standby was detached is lost), and this standby
+    /// starts on the socket clients connect to — `address`'s (`primary`'s when
+    /// `nil`), so they reconnect to the same URL — streaming from nobody, and
+    /// is promoted. Its own ``socketDirectory`` then names no socket: reach it
+    /// as `address`. Stop it before `address`.
+    public func takeOver(from primary: PostgresServer, address: PostgresServer? = nil) throws {
+        let address = address ?? primary
+        try primary.halt(SIGQUIT)
+        try Self.append(
+            "unix_socket_directories = '\(address.socketDirectory)'\nport = \(address.port)\n", to: dataDirectory + "/postgresql.conf")
+        try Self.append("primary_conninfo = ''\n", to: dataDirectory + "/postgresql.auto.conf")
+        try launch()
+        guard try address.psql("SELECT pg_promote(true, 60)") == "t" else {
+            throw PostgresServerError(description: "the standby was not promoted within 60 s")
+        }
+    }
+
     /// Terminates the backends of `user` (`pg_terminate_backend`, waiting up to
     /// 5 s for each to exit), to simulate dropped connections; returns how many.
     @discardableResult
@@ -150,7 +208,9 @@ public final class PostgresServer: Sendable {
                 // Lines 1 and 8: the pid (not a stale file's) and the status.
                 let lines = ((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? "").split(
                     separator: "\n", omittingEmptySubsequences: false)
-                return lines.count >= 8 && lines[0] == "\(pid)" && lines[7].trimmingCharacters(in: .whitespaces) == "ready"
+                // "standby": a standby that accepts read-only connections.
+                let status = lines.count >= 8 ? lines[7].trimmingCharacters(in: .whitespaces) : ""
+                return lines.count >= 8 && lines[0] == "\(pid)" && (status == "ready" || status == "standby")
             }
             if let status { throw PostgresServerError(description: "postgres \(Self.describe(status))") }
         } catch {
