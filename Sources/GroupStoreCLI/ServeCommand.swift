@@ -100,6 +100,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The most push connections one role holds at once.", valueName: "n"))
     var maxPushConnections: Int = 64
 
+    @Flag(
+        name: .long,
+        help: "Read every fetch from the database, even one the gateway knows finds nothing new (a baseline to measure against).")
+    var noFetchMemory = false
+
     @Option(name: .long, help: "Log level on stderr: trace, debug, info, notice, warning, error.")
     var logLevel: Logger.Level?
 
@@ -156,6 +161,7 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.headerTimeout = headerTimeout
             configuration.maxConnections = maxConnections
             configuration.maxPushConnectionsPerIdentity = maxPushConnections
+            configuration.remembersFetches = !noFetchMemory
             let backend = try PostgresGatewayBackend(url: remote, poolSize: pool, logger: logger)
             let scheme = tlsCert == nil ? "http" : "https"
             let (display, pool) = (backend.displayName, self.pool)

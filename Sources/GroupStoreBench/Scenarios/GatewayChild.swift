@@ -10,7 +10,7 @@
         let process: Subprocess
         let port: Int
 
-        static func start(server: PostgresServer, secret: String, pool: Int) throws -> GatewayChild {
+        static func start(server: PostgresServer, secret: String, pool: Int, extra: [String] = []) throws -> GatewayChild {
             let executable = Subprocess.productsDirectory.appendingPathComponent("groupstore")
             guard FileManager.default.isExecutableFile(atPath: executable.path) else {
                 throw BenchFailure("\(executable.path) is missing: build it first (swift build -c release --traits Gateway)")
@@ -20,7 +20,7 @@
                 [
                     "serve", "--remote", server.url(user: "authenticator"), "--listen", "127.0.0.1:0", "--jwt-secret-file", secret,
                     "--pool", String(pool), "--rate", "100000",
-                ], name: "gateway")
+                ] + extra, name: "gateway")
             let port = process.wait(timeout: 60) { _, errors, exit -> Int? in
                 if exit != nil { return -1 }
                 for line in errors where line.hasPrefix("groupstore: serving http") {

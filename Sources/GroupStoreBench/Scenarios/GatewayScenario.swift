@@ -101,38 +101,20 @@
         }
 
         /// Requests a second through one gateway (pool of 10) from 64 clients
-        /// at once: fetches that find nothing new, then one-record saves.
+        /// at once: fetches that find nothing new (answered from the gateway's
+        /// memory, beside a gateway started with `--no-fetch-memory` that reads
+        /// the database each time), then one-record saves.
         func requestsPerSecond(_ server: PostgresServer, secret: String) async throws -> [TableRow] {
             try GatewayChild.createRoles(["bench_rps"], on: server)
-            let gateway = try GatewayChild.start(server: server, secret: secret, pool: 10)
-            defer { gateway.stop() }
-            var configuration = HTTPClient.Configuration()
-            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
-            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-            let token = try GatewayToken.mint(secretFile: secret, role: "bench_rps", expiresIn: 3600)
-            let remote = try GatewayRemote(GatewayRemote.Configuration(url: gateway.url, token: token), client: client, logger: quiet)
-            try await remote.prepare([Self.type])
-            let zone = CloudZone.private("bench_rps")
-            let listing = try await remote.fetchChanges(in: zone, since: nil, limit: 100)
             let seconds = bench.quick ? 2.0 : 8.0
             let clients = 64
-            let cpuBefore = gateway.cpuSeconds
-            let fetchStarted = monotonicSeconds()
-            let fetches = try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<clients {
-                    group.addTask {
-                        var count = 0
-                        while monotonicSeconds() - fetchStarted < seconds {
-                            _ = try await remote.fetchChanges(in: zone, since: listing.token, limit: 100)
-                            count += 1
-                        }
-                        return count
-                    }
-                }
-                return try await group.reduce(0, +)
-            }
-            let fetchRate = Double(fetches) / (monotonicSeconds() - fetchStarted)
-            let fetchCPU = (gateway.cpuSeconds - cpuBefore) / (monotonicSeconds() - fetchStarted)
+            let cores = ProcessInfo.processInfo.activeProcessorCount
+            let baseline = try await nothingNew(server, secret: secret, clients: clients, seconds: seconds, extra: ["--no-fetch-memory"])
+            let gateway = try GatewayChild.start(server: server, secret: secret, pool: 10)
+            defer { gateway.stop() }
+            let fetched = try await nothingNew(server, secret: secret, clients: clients, seconds: seconds, gateway: gateway)
+            let (client, remote) = try client(gateway, secret: secret, clients: clients)
+            let zone = CloudZone.private("bench_rps")
             let cpuBeforeSaves = gateway.cpuSeconds
             let started = monotonicSeconds()
             let saves = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -151,18 +133,71 @@
             }
             let saveRate = Double(saves) / (monotonicSeconds() - started)
             let saveCPU = (gateway.cpuSeconds - cpuBeforeSaves) / (monotonicSeconds() - started)
-            let cores = ProcessInfo.processInfo.activeProcessorCount
             try await client.shutdown()
             return [
                 TableRow(
-                    section: Self.section, what: "one gateway, \(clients) clients: fetches finding nothing new", unit: "requests/s",
-                    value: fetchRate,
+                    section: Self.section, what: "one gateway, \(clients) clients: fetches finding nothing new (gateway's memory)",
+                    unit: "requests/s", value: fetched.rate,
                     reference: String(
-                        format: "gateway CPU %.0f %% of a core; server, gateway and clients on %d cores", fetchCPU * 100, cores)),
+                        format:
+                            "database each time: %.0f requests/s; server CPU %.0f %% vs %.0f %%, gateway %.0f %% vs %.0f %% of a core; all on %d cores",
+                        baseline.rate, fetched.serverCPU * 100, baseline.serverCPU * 100, fetched.gatewayCPU * 100,
+                        baseline.gatewayCPU * 100,
+                        cores),
+                    ratio: fetched.rate / baseline.rate),
                 TableRow(
                     section: Self.section, what: "one gateway, \(clients) clients: one-record saves", unit: "requests/s", value: saveRate,
                     reference: String(format: "gateway CPU %.0f %% of a core", saveCPU * 100)),
             ]
+        }
+
+        /// A client of `gateway` acting as `bench_rps`, its HTTP client allowed `clients` connections.
+        func client(_ gateway: GatewayChild, secret: String, clients: Int) throws -> (HTTPClient, GatewayRemote) {
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = clients
+            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            let token = try GatewayToken.mint(secretFile: secret, role: "bench_rps", expiresIn: 3600)
+            return (client, try GatewayRemote(GatewayRemote.Configuration(url: gateway.url, token: token), client: client, logger: quiet))
+        }
+
+        /// `clients` clients fetching a zone with nothing new for `seconds`
+        /// through `gateway` (one started with `extra` when `nil`, stopped
+        /// after): requests a second, and the gateway's and the server's CPU
+        /// meanwhile, in cores.
+        func nothingNew(
+            _ server: PostgresServer, secret: String, clients: Int, seconds: Double, extra: [String] = [],
+            gateway given: GatewayChild? = nil
+        ) async throws -> (rate: Double, gatewayCPU: Double, serverCPU: Double) {
+            let gateway = try given ?? GatewayChild.start(server: server, secret: secret, pool: 10, extra: extra)
+            defer { if given == nil { gateway.stop() } }
+            let (client, remote) = try client(gateway, secret: secret, clients: clients)
+            try await remote.prepare([Self.type])
+            let zone = CloudZone.private("bench_rps")
+            var listing = try await remote.fetchChanges(in: zone, since: nil, limit: 100)
+            while listing.moreComing { listing = try await remote.fetchChanges(in: zone, since: listing.token, limit: 100) }
+            let token = listing.token
+            let (cpuBefore, serverBefore) = (gateway.cpuSeconds, FleetScenario.serverCPUSeconds())
+            let started = monotonicSeconds()
+            let fetches = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<clients {
+                    group.addTask {
+                        var count = 0
+                        while monotonicSeconds() - started < seconds {
+                            _ = try await remote.fetchChanges(in: zone, since: token, limit: 100)
+                            count += 1
+                        }
+                        return count
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            let elapsed = monotonicSeconds() - started
+            let result = (
+                Double(fetches) / elapsed, (gateway.cpuSeconds - cpuBefore) / elapsed,
+                (FleetScenario.serverCPUSeconds() - serverBefore) / elapsed
+            )
+            try await client.shutdown()
+            return result
         }
     }
 #endif  // Gateway

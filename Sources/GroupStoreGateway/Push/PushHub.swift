@@ -28,6 +28,9 @@
         let maxZones: Int
         let maxPerIdentity: Int
         let limiter: RateLimiter
+        /// Told of each notice before its hints go out, so that a fetch a hint
+        /// causes is never answered by a memory that has not seen the notice.
+        let fetchMemory: FetchMemory
 
         private struct State {
             var clients: [UInt64: PushClient] = [:]
@@ -41,9 +44,11 @@
         private let state = Mutex(State())
 
         init(
-            backend: any GatewayBackend, metrics: GatewayMetrics, logger: Logger, maxZones: Int, maxPerIdentity: Int, limiter: RateLimiter
+            backend: any GatewayBackend, metrics: GatewayMetrics, logger: Logger, maxZones: Int, maxPerIdentity: Int, limiter: RateLimiter,
+            fetchMemory: FetchMemory
         ) {
             self.backend = backend
+            self.fetchMemory = fetchMemory
             self.metrics = metrics
             self.logger = logger
             self.maxZones = maxZones
@@ -54,9 +59,14 @@
         /// Hands the backend's notices on until shutdown, then closes the connections.
         func run() async throws {
             let notices = backend.notices()
+            fetchMemory.follow(true)
             await cancelWhenGracefulShutdown {
-                for await notice in notices { self.deliver(notice) }
+                for await notice in notices {
+                    self.fetchMemory.note(notice)
+                    self.deliver(notice)
+                }
             }
+            fetchMemory.follow(false)
             for client in state.withLock({ Array($0.clients.values) }) { client.close("the gateway is shutting down") }
         }
 

@@ -13,6 +13,7 @@ import Metrics
 /// | `groupstore_gateway_pool_size` | gauge | the most pooled connections |
 /// | `groupstore_gateway_connections` | gauge | connections open (HTTP and push) |
 /// | `groupstore_gateway_refused_total` | counter | requests and connections refused before reaching the database, by `reason` |
+/// | `groupstore_gateway_fetches_total` | counter | fetches answered, by `answered`: `memory` (``FetchMemory``) or `database` |
 ///
 /// The reasons of a refusal: `token` (401), `rate` (429, requests and push
 /// subscriptions), `size` (413), `memory` (503: the memory for request
@@ -25,6 +26,8 @@ struct GatewayMetrics: Sendable {
     private let hints = Counter(label: "groupstore_gateway_hints_total")
     private let leases = Gauge(label: "groupstore_gateway_pool_leases")
     private let size = Gauge(label: "groupstore_gateway_pool_size")
+    private let fromMemoryCount = Counter(label: "groupstore_gateway_fetches_total", dimensions: [("answered", "memory")])
+    private let fromDatabaseCount = Counter(label: "groupstore_gateway_fetches_total", dimensions: [("answered", "database")])
 
     /// A request ended with `status` after `nanoseconds`.
     func request(_ operation: String, status: Int, nanoseconds: Int64) {
@@ -35,6 +38,11 @@ struct GatewayMetrics: Sendable {
 
     func refused(_ reason: String) {
         Counter(label: "groupstore_gateway_refused_total", dimensions: [("reason", reason)]).increment()
+    }
+
+    /// A fetch answered from the gateway's memory, or by the database.
+    func fetched(fromMemory: Bool) {
+        (fromMemory ? fromMemoryCount : fromDatabaseCount).increment()
     }
 
     func connected(_ count: Int) { bridges.record(count) }

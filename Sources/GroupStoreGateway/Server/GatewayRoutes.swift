@@ -79,17 +79,20 @@
             api.post("fetch") { _, context in
                 let asked = try decode(GatewayWire.FetchRequest.self, context)
                 let (identity, restricted) = (context.identity, CloudSubscription().restricted(by: context.identity.restrictions))
-                guard restricted.isEmpty else {
-                    return json(
-                        try await context.database("fetch") { try await Self.fetch(asked, restricted, claims: identity.claims, $0) })
-                }
-                return json(try await context.database("fetch") { try await Self.fetch(asked, $0) })
+                return json(
+                    try await remembered(context, asked, zone: asked.zone) { database in
+                        guard restricted.isEmpty else { return try await Self.fetch(asked, restricted, claims: identity.claims, database) }
+                        return try await Self.fetch(asked, database)
+                    })
             }
             api.post("fetch-subscribed") { _, context in
                 let asked = try decode(GatewayWire.SubscribedFetchRequest.self, context)
                 let identity = context.identity
                 let (subscription, claims) = (try asked.subscription.parsed().restricted(by: identity.restrictions), identity.claims)
-                return json(try await context.database("fetch") { try await Self.fetch(asked.fetch, subscription, claims: claims, $0) })
+                return json(
+                    try await remembered(context, asked, zone: asked.fetch.zone) {
+                        try await Self.fetch(asked.fetch, subscription, claims: claims, $0)
+                    })
             }
             api.post("select") { _, context in
                 let asked = try decode(GatewayWire.SelectRequest.self, context)
@@ -171,6 +174,30 @@
             let page =
                 answer.value ?? CloudChangeBatch(changed: [], deleted: [], token: asked.token ?? CloudChangeToken(""), moreComing: false)
             return GatewayWire.Batch(page, heldBack: heldBack, history: asked.history.map { _ in GatewayWire.History(answer.history) })
+        }
+
+        /// A fetch's answer: from the gateway's memory when nothing may have
+        /// changed since the same request found nothing new (``FetchMemory``),
+        /// else read from the database (and kept, if it found nothing new).
+        private func remembered(
+            _ context: AuthenticatedContext, _ request: some Encodable, zone: CloudZone,
+            _ read: @escaping @Sendable (any GatewayRoleDatabase) async throws -> GatewayWire.Batch
+        ) async throws -> GatewayWire.Batch {
+            let (memory, metrics) = (server.fetchMemory, server.metrics)
+            guard server.configuration.remembersFetches else {
+                metrics.fetched(fromMemory: false)
+                return try await context.database("fetch", read)
+            }
+            let key = try FetchMemory.Key(identity: context.identity, endpoint: context.endpointPath ?? "", request: request)
+            if let answer = memory.answer(key, zone: zone) {
+                metrics.fetched(fromMemory: true)
+                return answer
+            }
+            let stamp = memory.stamp()
+            let answer = try await context.database("fetch", read)
+            metrics.fetched(fromMemory: false)
+            memory.keep(answer, for: key, zone: zone, stamp: stamp)
+            return answer
         }
 
         private func json(_ value: some Encodable) -> Response { GatewayAnswer.json(value) }

@@ -58,6 +58,8 @@
         let connections: ConnectionCap
         let metrics = GatewayMetrics()
         let hub: PushHub
+        /// Fetches that would find nothing new, answered without the database.
+        let fetchMemory: FetchMemory
         let onListening: @Sendable (_ host: String, _ port: Int) async -> Void
 
         /// - Parameter onListening: called once the server listens, with its
@@ -74,9 +76,10 @@
             limiter = RateLimiter(rate: configuration.requestsPerSecond, burst: configuration.burst)
             bodies = BodyBudget(capacity: configuration.maxBodyMemoryBytes)
             connections = ConnectionCap(limit: Self.connectionLimit(configuration.maxConnections, poolSize: backend.poolUse.size))
+            fetchMemory = FetchMemory(backend: backend)
             hub = PushHub(
                 backend: backend, metrics: metrics, logger: logger, maxZones: configuration.maxZonesPerConnection,
-                maxPerIdentity: configuration.maxPushConnectionsPerIdentity, limiter: limiter)
+                maxPerIdentity: configuration.maxPushConnectionsPerIdentity, limiter: limiter, fetchMemory: fetchMemory)
         }
 
         /// Runs until cancelled or shut down gracefully.
