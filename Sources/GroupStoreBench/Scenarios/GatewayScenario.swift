@@ -116,23 +116,12 @@
             let (client, remote) = try client(gateway, secret: secret, clients: clients)
             let zone = CloudZone.private("bench_rps")
             let cpuBeforeSaves = gateway.cpuSeconds
-            let started = monotonicSeconds()
-            let saves = try await withThrowingTaskGroup(of: Int.self) { group in
-                for client in 0..<clients {
-                    group.addTask {
-                        var count = 0
-                        while monotonicSeconds() - started < seconds {
-                            let id = CloudRecordID(zone: zone, type: Self.type.name, name: "c\(client)-\(count)")
-                            _ = try await remote.modify([.save(id: id, baseTag: nil, fields: ["t": .real(0)], editedAt: Date())])
-                            count += 1
-                        }
-                        return count
-                    }
-                }
-                return try await group.reduce(0, +)
+            let saves = try await Self.hammer(clients: clients, seconds: seconds) { client, count in
+                let id = CloudRecordID(zone: zone, type: Self.type.name, name: "c\(client)-\(count)")
+                _ = try await remote.modify([.save(id: id, baseTag: nil, fields: ["t": .real(0)], editedAt: Date())])
             }
-            let saveRate = Double(saves) / (monotonicSeconds() - started)
-            let saveCPU = (gateway.cpuSeconds - cpuBeforeSaves) / (monotonicSeconds() - started)
+            let saveRate = Double(saves.calls) / saves.elapsed
+            let saveCPU = (gateway.cpuSeconds - cpuBeforeSaves) / saves.elapsed
             try await client.shutdown()
             return [
                 TableRow(
@@ -149,6 +138,29 @@
                     section: Self.section, what: "one gateway, \(clients) clients: one-record saves", unit: "requests/s", value: saveRate,
                     reference: String(format: "gateway CPU %.0f %% of a core", saveCPU * 100)),
             ]
+        }
+
+        /// Calls `body` from `clients` tasks at once, each over and over for
+        /// `seconds` (given its client's number and its count of calls so far):
+        /// how many calls ended, in how long.
+        static func hammer(
+            clients: Int, seconds: Double, _ body: @escaping @Sendable (_ client: Int, _ count: Int) async throws -> Void
+        ) async throws -> (calls: Int, elapsed: Double) {
+            let started = monotonicSeconds()
+            let calls = try await withThrowingTaskGroup(of: Int.self) { group in
+                for client in 0..<clients {
+                    group.addTask {
+                        var count = 0
+                        while monotonicSeconds() - started < seconds {
+                            try await body(client, count)
+                            count += 1
+                        }
+                        return count
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            return (calls, monotonicSeconds() - started)
         }
 
         /// A client of `gateway` acting as `bench_rps`, its HTTP client allowed `clients` connections.
@@ -177,23 +189,12 @@
             while listing.moreComing { listing = try await remote.fetchChanges(in: zone, since: listing.token, limit: 100) }
             let token = listing.token
             let (cpuBefore, serverBefore) = (gateway.cpuSeconds, FleetScenario.serverCPUSeconds())
-            let started = monotonicSeconds()
-            let fetches = try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<clients {
-                    group.addTask {
-                        var count = 0
-                        while monotonicSeconds() - started < seconds {
-                            _ = try await remote.fetchChanges(in: zone, since: token, limit: 100)
-                            count += 1
-                        }
-                        return count
-                    }
-                }
-                return try await group.reduce(0, +)
+            let fetches = try await Self.hammer(clients: clients, seconds: seconds) { _, _ in
+                _ = try await remote.fetchChanges(in: zone, since: token, limit: 100)
             }
-            let elapsed = monotonicSeconds() - started
+            let elapsed = fetches.elapsed
             let result = (
-                Double(fetches) / elapsed, (gateway.cpuSeconds - cpuBefore) / elapsed,
+                Double(fetches.calls) / elapsed, (gateway.cpuSeconds - cpuBefore) / elapsed,
                 (FleetScenario.serverCPUSeconds() - serverBefore) / elapsed
             )
             try await client.shutdown()
