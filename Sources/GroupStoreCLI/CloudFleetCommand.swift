@@ -71,10 +71,11 @@ struct CloudFleetCommand: AsyncParsableCommand {
     /// The fleet as aligned columns, a host a line.
     static func table(_ fleet: CloudFleet, silentAfter: Double) -> [String] {
         let header = ["USER", "HOST", "VERSION", "SEEN", "BEHIND", "LAG", "PENDING", "PARKED", "STATE", "LAST ERROR"]
+        let whole = { (seconds: Double) in seconds.isFinite ? String(Int(seconds.rounded())) : "-" }
         let rows = fleet.hosts.map { host in
             [
-                host.user, host.host, host.appVersion ?? "-", String(Int(fleet.now.timeIntervalSince(host.seenAt).rounded())),
-                String(host.behind), String(Int(host.lag(now: fleet.now).rounded())), String(host.pending), String(host.parked),
+                host.user, host.host, host.appVersion ?? "-", whole(fleet.now.timeIntervalSince(host.seenAt)),
+                String(host.behind), whole(host.lag(now: fleet.now)), String(host.pending), String(host.parked),
                 host.states(now: fleet.now, silentAfter: silentAfter).joined(separator: ","),
                 host.lastError.map { String($0.prefix(120)) } ?? "-",
             ]

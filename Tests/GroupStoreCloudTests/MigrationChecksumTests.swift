@@ -45,7 +45,7 @@ final class MigrationChecksumTests: XCTestCase {
                 ("groupstore.postgres.history-guard", "2c9dfbf3b2625805ebfa9e97e95f49685db43b1af426745d4a322d6e235a1b81"),
                 ("groupstore.postgres.subscriptions", "f1a9e217cccc9bf28b5adbd6fbed16c216ecfb79e8a5b256d9e460b44e776168"),
                 ("groupstore.postgres.rows-written-plan", "a3199b1315a4a040c04295bc4e2d5760735f050c591f05d1285753dbbcf696ce"),
-                ("groupstore.postgres.fleet", "2950a73507717c91d93bda6d9cf78a3635aae5a7e26ea42aa4d476b1455c615b"),
+                ("groupstore.postgres.fleet", "cbc192e244da170f5fa479be2496e04e5db5fb38babe79052ed428b5eff26cb9"),
             ]
         ),
     ]

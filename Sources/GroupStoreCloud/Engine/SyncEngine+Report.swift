@@ -14,9 +14,9 @@ extension SyncEngine {
         for (zone, token) in state.tokens { if let token = token.value ?? nil { tokens[zone.description] = token.rawValue } }
         let limits = CloudHostReport.limits
         var report = CloudHostReport(
-            host: String(configuration.hostName.prefix(limits.host)),
-            appVersion: configuration.appVersion.map { String($0.prefix(limits.appVersion)) },
-            tokens: tokens, pending: summary.pending, parked: parked, lastError: summary.error.map { String($0.prefix(limits.error)) })
+            host: Self.cut(configuration.hostName, to: limits.host),
+            appVersion: configuration.appVersion.map { Self.cut($0, to: limits.appVersion) },
+            tokens: tokens, pending: summary.pending, parked: parked, lastError: summary.error.map { Self.cut($0, to: limits.error) })
         report.syncedAt = summary.error == nil ? summary.finishedAt : state.reported.report?.syncedAt
         let now = Date()
         // When the last sync ended is new each time: what is new is the rest.
@@ -29,5 +29,17 @@ extension SyncEngine {
         } catch {
             logger.info("cannot report this host to the fleet view", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// `text`'s first characters that fit in `bytes` bytes of UTF-8.
+    static func cut(_ text: String, to bytes: Int) -> String {
+        var kept = ""
+        var count = 0
+        for character in text {
+            count += character.utf8.count
+            guard count <= bytes else { break }
+            kept.append(character)
+        }
+        return kept
     }
 }

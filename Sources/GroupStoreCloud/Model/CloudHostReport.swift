@@ -38,7 +38,7 @@ public struct CloudHostReport: Sendable, Codable, Hashable {
     }
 
     /// The longest host name and app version a remote keeps, and the
-    /// longest error: a report is cut to them.
+    /// longest error, in bytes of UTF-8: a report is cut to them.
     public static let limits = (host: 200, appVersion: 64, error: 500)
 }
 

@@ -21,8 +21,15 @@ package final class Broadcast<Element: Sendable>: Sendable {
         return stream
     }
 
-    package func yield(_ element: Element) {
-        for continuation in continuations.withLock({ Array($0.values) }) { continuation.yield(element) }
+    /// Hands `element` to every stream; whether a stream's buffer was full
+    /// (it dropped its oldest element to keep this one).
+    @discardableResult
+    package func yield(_ element: Element) -> Bool {
+        var dropped = false
+        for continuation in continuations.withLock({ Array($0.values) }) {
+            if case .dropped = continuation.yield(element) { dropped = true }
+        }
+        return dropped
     }
 
     /// How many streams are open.

@@ -56,6 +56,9 @@
             }
         }
 
+        /// Whether the listener is connected (its notices are all there are).
+        package var isListening: Bool { listening.load(ordering: .relaxed) }
+
         /// How many operations hold or wait for a pooled connection now.
         package var poolLeases: Int { leases.load(ordering: .relaxed) }
     }

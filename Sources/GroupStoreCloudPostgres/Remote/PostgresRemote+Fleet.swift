@@ -18,12 +18,13 @@
                 binds.append(report.pending)
                 binds.append(report.parked)
                 binds.append(report.lastError)
-                binds.append(report.syncedAt)
+                // Seconds, and only a time PostgreSQL can hold (a client's report is anyone's input).
+                binds.append(report.syncedAt.map(\.timeIntervalSince1970).flatMap { abs($0) < 1e11 ? $0 : nil })
                 _ = try await session.result(
                     PostgresQuery(
                         unsafeSQL: """
                             INSERT INTO groupstore.hosts AS h (host, app_version, tokens, pending, parked, last_error, synced_at, seen_at)
-                            VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, now())
+                            VALUES ($1, $2, $3::jsonb, $4, $5, $6, to_timestamp($7::double precision), now())
                             ON CONFLICT (user_name, host) DO UPDATE SET app_version = excluded.app_version, tokens = excluded.tokens,
                               pending = excluded.pending, parked = excluded.parked, last_error = excluded.last_error,
                               synced_at = coalesce(excluded.synced_at, h.synced_at), seen_at = now()
@@ -46,13 +47,15 @@
                     FROM groupstore.hosts AS h ORDER BY h.user_name, h.host
                     """)
                 let now = try await session.cells("SELECT extract(epoch FROM now())::text")
-                let serverNow = Date(timeIntervalSince1970: Double((now.first?.first ?? nil) ?? "") ?? Date().timeIntervalSince1970)
+                // A time read back: finite, or none (a role may write `infinity` into its own row).
+                func seconds(_ text: String??) -> Double? { (text ?? nil).flatMap(Double.init).flatMap { $0.isFinite ? $0 : nil } }
+                let serverNow = Date(timeIntervalSince1970: seconds(now.first?.first) ?? Date().timeIntervalSince1970)
                 let hosts = rows.map { row in
                     CloudFleet.Host(
                         user: row[0] ?? "", host: row[1] ?? "", appVersion: row[2], pending: Int(row[3] ?? "") ?? 0,
                         parked: Int(row[4] ?? "") ?? 0, lastError: row[5],
-                        syncedAt: (row[6] ?? nil).flatMap(Double.init).map { Date(timeIntervalSince1970: $0) },
-                        seenAt: Date(timeIntervalSince1970: (row[7] ?? nil).flatMap(Double.init) ?? 0), behind: Int(row[8] ?? "") ?? 0)
+                        syncedAt: seconds(row[6]).map { Date(timeIntervalSince1970: $0) },
+                        seenAt: Date(timeIntervalSince1970: seconds(row[7]) ?? 0), behind: Int(row[8] ?? "") ?? 0)
                 }
                 return CloudFleet(hosts: hosts, now: serverNow)
             }

@@ -30,7 +30,8 @@
                                 for try await notification in notifications {
                                     let notice = PostgresNotice(payload: notification.payload)
                                     hints.yield(from: notice.origin, own: origin)
-                                    noticeHub.yield(notice)
+                                    // A reader behind lost its oldest notice: it hears of any zone instead.
+                                    if noticeHub.yield(notice) { noticeHub.yield(PostgresNotice(origin: "", tags: nil)) }
                                 }
                             }
                         } onCancel: {

@@ -78,7 +78,9 @@
         /// readable by every role), or a device (``PostgresServerSchema/devicePrefix``),
         /// which needs no enrolment.
         func roleExists(_ name: String, _ session: PostgresSession) async throws -> Bool {
-            if name.hasPrefix(PostgresServerSchema.devicePrefix), name.count > PostgresServerSchema.devicePrefix.count { return true }
+            if name.hasPrefix(PostgresServerSchema.devicePrefix) {
+                return name.count > PostgresServerSchema.devicePrefix.count && CloudZone.isUserName(name)
+            }
             var binds = PostgresBindings()
             binds.append(name)
             let rows = try await session.cells(PostgresQuery(unsafeSQL: "SELECT 1::text FROM pg_roles WHERE rolname = $1", binds: binds))

@@ -28,6 +28,9 @@
         ///   `install_triggers` now runs too, so a table is created with them),
         ///   the owner of a new share or asset, and `row_before` (as in `v4`)
         ///   read `groupstore.user_name()`.
+        /// - `prepare_type` (as in `history-guard`): a record type a device
+        ///   creates is the schema owner's (only the owner adds columns to
+        ///   it), since every device acts as the one role.
         /// - `groupstore.hosts`: what each host of each user last reported of
         ///   itself (``GroupStoreCloud/CloudHostReport``), written by the user
         ///   (its own rows only), read whole by the schema's owner
@@ -259,7 +262,7 @@
               user_name text NOT NULL DEFAULT groupstore.user_name(),
               host text NOT NULL CHECK (octet_length(host) BETWEEN 1 AND 800),
               app_version text CHECK (octet_length(app_version) <= 256),
-              tokens jsonb NOT NULL DEFAULT '{}',
+              tokens jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(tokens) = 'object' AND octet_length(tokens::text) <= 65536),
               pending bigint NOT NULL DEFAULT 0,
               parked bigint NOT NULL DEFAULT 0,
               last_error text CHECK (octet_length(last_error) <= 2000),
@@ -296,6 +299,40 @@
               RETURN v_count;
             END $fn$;
             REVOKE ALL ON FUNCTION groupstore.behind(text, xid8, bigint, text) FROM PUBLIC;
+
+            CREATE OR REPLACE FUNCTION groupstore.prepare_type(p_name text, p_scope text, p_columns jsonb) RETURNS void
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+            DECLARE
+              v_caller text := CASE WHEN current_setting('role') IN ('none', '') THEN session_user ELSE current_setting('role') END;
+              v_known text;
+              v_scope text;
+              v_creator text;
+              v_holds boolean;
+            BEGIN
+              IF p_scope IN ('public', 'shared')
+                AND (v_caller = current_user OR EXISTS (SELECT 1 FROM pg_roles WHERE rolname = v_caller AND rolsuper)) THEN
+                PERFORM pg_advisory_xact_lock(hashtext('groupstore.prepare_type'));
+                SELECT name, scope, creator INTO v_known, v_scope, v_creator FROM groupstore.types
+                  WHERE lower(name) = lower(p_name) ORDER BY name = p_name DESC LIMIT 1;
+                IF v_known IS NOT NULL AND v_scope = 'private' AND v_creator IS NOT NULL THEN
+                  -- Locked first: a row the user is inserting now is committed before the look, or waits.
+                  EXECUTE format('LOCK TABLE public.%I IN ACCESS EXCLUSIVE MODE', v_known);
+                  EXECUTE format('SELECT EXISTS (SELECT 1 FROM public.%I)', v_known) INTO v_holds;
+                  IF NOT v_holds AND NOT EXISTS (SELECT 1 FROM groupstore.tombstones WHERE type = v_known) THEN
+                    EXECUTE format('DROP TABLE public.%I', v_known);
+                    DELETE FROM groupstore.types WHERE name = v_known;
+                  END IF;
+                END IF;
+              END IF;
+              PERFORM groupstore.prepare_type_declared(p_name, p_scope, p_columns);
+              -- Format 9: a type a device created is the schema owner's (devices share one role,
+              -- so as its creator every device could add columns to it).
+              IF v_caller = 'groupstore_device' THEN
+                UPDATE groupstore.types SET creator = NULL WHERE lower(name) = lower(p_name) AND creator = 'groupstore_device';
+              END IF;
+            END $fn$;
+            REVOKE ALL ON FUNCTION groupstore.prepare_type(text, text, jsonb) FROM PUBLIC;
+            GRANT EXECUTE ON FUNCTION groupstore.prepare_type(text, text, jsonb) TO groupstore_user;
 
             UPDATE groupstore.meta SET value = '9' WHERE key = 'format';
             """#

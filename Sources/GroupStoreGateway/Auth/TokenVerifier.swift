@@ -33,7 +33,11 @@
         /// read of that table for this request (`/v1/fetch` included) whatever
         /// the client asks: `{"job": "site = claim('site')"}` keeps a device
         /// to its site's jobs without trusting it. Reads only: what the role
-        /// may write, row-level security decides. A record the device held
+        /// may write, row-level security decides, and a write the role may
+        /// make to a record outside the restriction is answered as any write
+        /// is (a conflict carries the server's version; `forgotten` says
+        /// whether a named record is gone): keep devices from writing outside
+        /// their restriction with row-level security. A record the device held
         /// before its token said so leaves it when it next changes.
         public var restrictions: [String: CloudFilter] = [:]
 
@@ -178,7 +182,8 @@
                         "the token's where claim for table \(name) reads param('\(parameter)'): a token's filter reads claims, not the client's parameters"
                     )
                 }
-                restrictions[table.lowercased()] = filter
+                // Two spellings of one table ("job", "JOB"): both hold.
+                restrictions[table.lowercased()] = restrictions[table.lowercased()].map { CloudFilter.both($0, filter) } ?? filter
             }
             return restrictions
         }

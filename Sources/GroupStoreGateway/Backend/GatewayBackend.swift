@@ -36,6 +36,10 @@ public protocol GatewayBackend: Service {
     /// listener connected): the gateway's readiness.
     func isReady() async -> Bool
 
+    /// Whether its notices are followed now: a change made while they are
+    /// not sends none (``FetchMemory`` answers nothing meanwhile).
+    var isListening: Bool { get }
+
     /// Operations holding or waiting for a database connection, and the most
     /// connections the backend opens for them.
     var poolUse: (leases: Int, size: Int) { get }

@@ -35,6 +35,8 @@ public final class MemoryGatewayBackend: GatewayBackend {
 
     public func isReady() async -> Bool { true }
 
+    public var isListening: Bool { true }
+
     public var poolUse: (leases: Int, size: Int) { (0, 0) }
 }
 

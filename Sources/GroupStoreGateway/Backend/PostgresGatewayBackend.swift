@@ -40,7 +40,12 @@
                 group.addTask { try? await self.remote.run() }
                 group.addTask { await self.readKey() }
                 group.addTask {
-                    for await notice in notices { self.notified.yield(GatewayNotice(origin: notice.origin, tags: notice.tags)) }
+                    for await notice in notices {
+                        // A reader behind lost its oldest notice: it hears of any zone instead.
+                        if self.notified.yield(GatewayNotice(origin: notice.origin, tags: notice.tags)) {
+                            self.notified.yield(GatewayNotice(origin: "", tags: nil))
+                        }
+                    }
                     self.notified.finish()
                 }
             }
@@ -83,6 +88,8 @@
         }
 
         public func isReady() async -> Bool { await remote.isReady() }
+
+        public var isListening: Bool { remote.isListening }
 
         public var poolUse: (leases: Int, size: Int) { (remote.poolLeases, remote.maximumConnections) }
     }

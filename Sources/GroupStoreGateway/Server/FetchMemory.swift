@@ -1,6 +1,7 @@
 #if Gateway
     import Foundation
     import GroupStoreCloud
+    import Crypto
     import GroupStoreCloudHTTP
     import Synchronization
 
@@ -21,8 +22,11 @@
     ///
     /// What it does not know makes an answer stale too: an answer is kept
     /// ``lifetime`` seconds at most (a log compacted meanwhile sends no
-    /// notice), the memory is emptied when it holds ``capacity`` answers, and
-    /// nothing is kept while the notices are not followed (``PushHub`` follows
+    /// notice), the memory is emptied when it holds ``capacity`` answers,
+    /// nothing is answered while the backend's listener is not connected
+    /// (``GatewayBackend/isListening``), a notice lost by a full buffer is
+    /// heard as a notice of any zone, and nothing is kept while the notices
+    /// are not followed (``PushHub`` follows
     /// them, and notes each here before its hints go out). The remote's clock
     /// in a kept answer (``GatewayWire/History/now``) moves on with the
     /// gateway's.
@@ -30,14 +34,15 @@
         struct Key: Hashable {
             let identity: GatewayIdentity
             let endpoint: String
-            let request: Data
+            /// The SHA-256 of the request's JSON (a key of 32 bytes, whatever the request's size).
+            let request: [UInt8]
 
             init(identity: GatewayIdentity, endpoint: String, request: some Encodable) throws {
                 self.identity = identity
                 self.endpoint = endpoint
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = .sortedKeys
-                self.request = try encoder.encode(request)
+                self.request = Array(Crypto.SHA256.hash(data: try encoder.encode(request)))
             }
         }
 
@@ -66,7 +71,9 @@
 
         /// How long an answer is kept, in seconds.
         static let lifetime: Double = 30
-        /// How many answers are kept before the memory is emptied.
+        /// How many answers are kept before the memory is emptied, and how
+        /// many zones' last notices are remembered before every zone counts as
+        /// changed.
         static let capacity = 50_000
 
         private let backend: any GatewayBackend
@@ -74,11 +81,15 @@
 
         init(backend: any GatewayBackend) { self.backend = backend }
 
-        /// Whether the notices are followed from now on (when not, nothing is kept).
+        /// Whether the notices are followed from now on (when not, nothing is
+        /// kept): a read stamped before cannot have seen what was sent before.
         func follow(_ following: Bool) {
             state.withLock { state in
                 state.following = following
                 state.kept = [:]
+                state.count += 1
+                state.anyZone = state.count
+                state.zones = [:]
             }
         }
 
@@ -93,12 +104,18 @@
                     return
                 }
                 for tag in tags where tag.hasPrefix("z:") { state.zones[String(tag.dropFirst(2))] = state.count }
+                if state.zones.count > Self.capacity {
+                    state.anyZone = state.count
+                    state.zones = [:]
+                }
             }
         }
 
         /// The answer kept for `key`, if nothing may have changed in `zone` since it was read.
         func answer(_ key: Key, zone: CloudZone) -> GatewayWire.Batch? {
             let tag = backend.tag(of: zone.description)
+            // While the listener reconnects, a change would send no notice.
+            guard backend.isListening else { return nil }
             return state.withLock { state -> GatewayWire.Batch? in
                 guard state.following, let kept = state.kept[key] else { return nil }
                 let elapsed = ContinuousClock.now - kept.stamp.at

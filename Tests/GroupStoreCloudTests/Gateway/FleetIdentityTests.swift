@@ -169,6 +169,39 @@
             XCTAssertEqual(try server.psql("SELECT count(*) FROM groupstore.hosts WHERE last_error IS NOT NULL", as: "postgres"), "0")
         }
 
+        /// What a device sends is anyone's input: a report with a time
+        /// PostgreSQL cannot hold is kept without it (the gateway stays up), a
+        /// type a device created takes no column another device's group adds
+        /// (it is the schema owner's), and a host row a role wrote `infinity`
+        /// into reads back as a time the fleet view can print.
+        func testHostileDeviceInput_neitherCrashesNorWidens() async throws {
+            let one = try gatewayRemote(token: try deviceToken("pump-1"))
+            try await one.report(CloudHostReport(host: "h", syncedAt: Date(timeIntervalSince1970: 1e300)))
+            let account = try await one.account()
+            XCTAssertEqual(account, "device+pump-1", "the gateway answers after the report")
+            XCTAssertEqual(try server.psql("SELECT host || ' ' || (synced_at IS NULL) FROM groupstore.hosts"), "h true")
+
+            _ = try open("pump-1", schema: Self.schema)
+            try await syncDevice("pump-1", token: try deviceToken("pump-1"))
+            XCTAssertEqual(try server.psql("SELECT coalesce(creator, 'the owner') FROM groupstore.types WHERE name = 'note'"), "the owner")
+            _ = try open("pump-2", schema: "CREATE TABLE note(id TEXT PRIMARY KEY, title TEXT, extra TEXT)")
+            let second = try XCTUnwrap(try? open("pump-2", member: "writer"))
+            try await second.write { db in try db.execute(sql: "INSERT INTO note VALUES ('n2', 'from pump-2', 'kept aside')") }
+            try await syncDevice("pump-2", token: try deviceToken("pump-2"))
+            XCTAssertEqual(
+                try server.psql("SELECT count(*) FROM information_schema.columns WHERE table_name = 'note' AND column_name = 'extra'"), "0",
+                "another device added no column to a type a device created")
+            XCTAssertEqual(try server.psql("SELECT gs_extra -> 'extra' ->> 't' FROM note WHERE id = 'n2'"), "kept aside")
+
+            _ = try open("alice", schema: Self.schema)
+            try await sync("alice", tables: ["note"], remote: try pgRemote(user: "alice"))
+            try server.psql("UPDATE groupstore.hosts SET seen_at = 'infinity', synced_at = '-infinity'", as: "alice")
+            let fleet = try await pgRemote(user: "postgres").fleet()
+            let alice = try XCTUnwrap(fleet.hosts.first { $0.user == "alice" })
+            XCTAssertTrue(alice.seenAt.timeIntervalSince1970.isFinite && alice.syncedAt == nil, "\(alice)")
+            XCTAssertTrue(alice.lag(now: fleet.now).isFinite)
+        }
+
         static func base64URL(_ text: String) -> Data? {
             var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
             base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
