@@ -14,7 +14,8 @@ struct CloudFleetCommand: AsyncParsableCommand {
         abstract: "List every host that syncs with a PostgreSQL remote: last seen, how far behind, what waits on it, its last error.",
         discussion: """
             Each bridge reports itself to the remote after a sync when something changed, and at \
-            least once a minute while it runs (CloudHostReport). Run this as the schema's owner: \
+            least every --report-every seconds of cloud run/sync (60 by default) while it runs \
+            (CloudHostReport). Run this as the schema's owner: \
             other roles see their own hosts only.
 
             Columns: USER (a role, or device+NAME), HOST, VERSION, SEEN (seconds since its last \

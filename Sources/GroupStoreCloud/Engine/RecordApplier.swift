@@ -16,10 +16,13 @@ struct RecordApplier: Sendable {
     let clock: @Sendable () -> Date
 
     /// What an apply or an acknowledgement did.
+    /// A record parked by an apply: its table, name, and why (`waits:` for a parent).
+    typealias Parked = (table: String, record: String, reason: String)
+
     struct Outcome: Sendable {
         var applied = 0
         var conflicts: [(table: String, record: String, outcome: CloudConflictOutcome)] = []
-        var parked: [(table: String, record: String, reason: String)] = []
+        var parked: [Parked] = []
         /// Keys this transaction wrote on purpose (lower-cased table, name).
         var written: Set<RecordKey> = []
         /// A conflict needs the server's version fetched (with its assets) to be settled.

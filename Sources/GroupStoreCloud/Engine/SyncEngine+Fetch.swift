@@ -64,7 +64,7 @@ extension SyncEngine {
         var heldBeforeListing = try listing && readDatabase { try SyncState.hasRecords($0) }
         var seen: Set<String> = []
         var applied = 0
-        var parked: [(table: String, record: String, reason: String)] = []
+        var parked: [RecordApplier.Parked] = []
         while true {
             let batch: CloudChangeBatch
             do {

@@ -57,7 +57,7 @@ extension SyncEngine {
             if !held.isEmpty {
                 let old = try stored.map { try CloudFilter($0) }
                 if let newlyIn = CloudFilter.newlyIn(new, leaving: old) {
-                    var parked: [(table: String, record: String, reason: String)] = []
+                    var parked: [RecordApplier.Parked] = []
                     guard try await moveIn(table, zone: zone, newlyIn: newlyIn, summary: &summary, parked: &parked) else { return }
                     try await pullParents(of: parked, zone: zone, summary: &summary)
                 }
@@ -80,7 +80,7 @@ extension SyncEngine {
     /// - Parameter parked: the records its pages parked are added here.
     func moveIn(
         _ table: MappedTable, zone: CloudZone, newlyIn filter: CloudFilter, summary: inout CloudSyncSummary,
-        parked: inout [(table: String, record: String, reason: String)]
+        parked: inout [RecordApplier.Parked]
     ) async throws -> Bool {
         // Of the zone's other types, nothing.
         var filters = [table.name.lowercased(): filter]
@@ -122,7 +122,7 @@ extension SyncEngine {
     /// not a single column of text or a number, keeps waiting, as without a
     /// subscription.
     /// - Parameter parked: the records this fetch parked, by table.
-    func pullParents(of parked: [(table: String, record: String, reason: String)], zone: CloudZone, summary: inout CloudSyncSummary)
+    func pullParents(of parked: [RecordApplier.Parked], zone: CloudZone, summary: inout CloudSyncSummary)
         async throws
     {
         let subscription = self.subscription(of: zone)
@@ -135,7 +135,7 @@ extension SyncEngine {
             for (parent, filter) in wanted where listed.insert(filter).inserted {
                 logger.info(
                     "listing parents outside the subscription for the rows that reference them", metadata: ["table": "\(parent.name)"])
-                var parkedNow: [(table: String, record: String, reason: String)] = []
+                var parkedNow: [RecordApplier.Parked] = []
                 guard try await moveIn(parent, zone: zone, newlyIn: filter, summary: &summary, parked: &parkedNow) else { return }
                 waiting += parkedNow.filter { $0.reason.hasPrefix("waits:") }
             }
@@ -150,7 +150,7 @@ extension SyncEngine {
     /// The listings that bring in the parents `waiting` records reference,
     /// each of at most 200 keys (a filter's parse is bounded).
     private func parentListings(
-        for waiting: [(table: String, record: String, reason: String)], zone: CloudZone, subscription: CloudSubscription, _ db: Database
+        for waiting: [RecordApplier.Parked], zone: CloudZone, subscription: CloudSubscription, _ db: Database
     ) throws -> [(MappedTable, CloudFilter)] {
         let orphans = try SyncState.orphans(db)
         var values: [String: [String: Set<String>]] = [:]
