@@ -29,7 +29,8 @@
         let maxPerIdentity: Int
         let limiter: RateLimiter
         /// Told of each notice before its hints go out, so that a fetch a hint
-        /// causes is never answered by a memory that has not seen the notice.
+        /// causes is never answered by a memory that has not seen the notice;
+        /// and of the zones a subscription found readable.
         let fetchMemory: FetchMemory
 
         private struct State {
@@ -190,7 +191,9 @@
         func subscribe(_ client: PushClient, to zones: [CloudZone]) async {
             let asked = Array(Set(zones).prefix(maxZones))
             do {
+                let stamp = fetchMemory.stamp()
                 let readable = try await backend.acting(as: client.identity, origin: nil).readable(asked)
+                fetchMemory.proved(client.identity, may: readable, since: stamp)
                 state.withLock { state in
                     guard state.clients[client.id] != nil else { return }
                     state.zones[client.id] = readable

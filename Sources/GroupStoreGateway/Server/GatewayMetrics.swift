@@ -13,7 +13,8 @@ import Metrics
 /// | `groupstore_gateway_pool_size` | gauge | the most pooled connections |
 /// | `groupstore_gateway_connections` | gauge | connections open (HTTP and push) |
 /// | `groupstore_gateway_refused_total` | counter | requests and connections refused before reaching the database, by `reason` |
-/// | `groupstore_gateway_fetches_total` | counter | fetches answered, by `answered`: `memory` (``FetchMemory``) or `database` |
+/// | `groupstore_gateway_fetches_total` | counter | fetches answered, by `answered`: `memory` (``FetchMemory``: kept, or shared with a read under way) or `database` |
+/// | `groupstore_gateway_commit_to_device_seconds` | timer | for a fetch answered with changes: from the notice of its zone's last commit to the answer |
 ///
 /// The reasons of a refusal: `token` (401), `rate` (429, requests and push
 /// subscriptions), `size` (413), `memory` (503: the memory for request
@@ -28,6 +29,7 @@ struct GatewayMetrics: Sendable {
     private let size = Gauge(label: "groupstore_gateway_pool_size")
     private let fromMemoryCount = Counter(label: "groupstore_gateway_fetches_total", dimensions: [("answered", "memory")])
     private let fromDatabaseCount = Counter(label: "groupstore_gateway_fetches_total", dimensions: [("answered", "database")])
+    private let commitToDevice = Timer(label: "groupstore_gateway_commit_to_device_seconds")
 
     /// A request ended with `status` after `nanoseconds`.
     func request(_ operation: String, status: Int, nanoseconds: Int64) {
@@ -40,9 +42,14 @@ struct GatewayMetrics: Sendable {
         Counter(label: "groupstore_gateway_refused_total", dimensions: [("reason", reason)]).increment()
     }
 
-    /// A fetch answered from the gateway's memory, or by the database.
-    func fetched(fromMemory: Bool) {
+    /// A fetch answered from the gateway's memory, or by the database; `lag`:
+    /// for an answer with changes, since the notice of its zone's last commit.
+    func fetched(fromMemory: Bool, lag: Duration? = nil) {
         (fromMemory ? fromMemoryCount : fromDatabaseCount).increment()
+        if let lag {
+            let (seconds, attoseconds) = lag.components
+            commitToDevice.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        }
     }
 
     func connected(_ count: Int) { bridges.record(count) }

@@ -80,7 +80,7 @@
                 let asked = try decode(GatewayWire.FetchRequest.self, context)
                 let (identity, restricted) = (context.identity, CloudSubscription().restricted(by: context.identity.restrictions))
                 return json(
-                    try await remembered(context, asked, zone: asked.zone) { database in
+                    try await remembered(context, asked, zone: asked.zone, subscription: restricted) { database in
                         guard restricted.isEmpty else { return try await Self.fetch(asked, restricted, claims: identity.claims, database) }
                         return try await Self.fetch(asked, database)
                     })
@@ -90,7 +90,7 @@
                 let identity = context.identity
                 let (subscription, claims) = (try asked.subscription.parsed().restricted(by: identity.restrictions), identity.claims)
                 return json(
-                    try await remembered(context, asked, zone: asked.fetch.zone) {
+                    try await remembered(context, asked, zone: asked.fetch.zone, subscription: subscription) {
                         try await Self.fetch(asked.fetch, subscription, claims: claims, $0)
                     })
             }
@@ -176,11 +176,11 @@
             return GatewayWire.Batch(page, heldBack: heldBack, history: asked.history.map { _ in GatewayWire.History(answer.history) })
         }
 
-        /// A fetch's answer: from the gateway's memory when nothing may have
-        /// changed since the same request found nothing new (``FetchMemory``),
-        /// else read from the database (and kept, if it found nothing new).
+        /// A fetch's answer, by the gateway's memory (``FetchMemory``): kept,
+        /// shared with a read of the same request under way, or read from the
+        /// database; `subscription` is what the read is narrowed to.
         private func remembered(
-            _ context: AuthenticatedContext, _ request: some Encodable, zone: CloudZone,
+            _ context: AuthenticatedContext, _ request: some Encodable, zone: CloudZone, subscription: CloudSubscription,
             _ read: @escaping @Sendable (any GatewayRoleDatabase) async throws -> GatewayWire.Batch
         ) async throws -> GatewayWire.Batch {
             let (memory, metrics) = (server.fetchMemory, server.metrics)
@@ -188,16 +188,14 @@
                 metrics.fetched(fromMemory: false)
                 return try await context.database("fetch", read)
             }
-            let key = try FetchMemory.Key(identity: context.identity, endpoint: context.endpointPath ?? "", request: request)
-            if let answer = memory.answer(key, zone: zone) {
-                metrics.fetched(fromMemory: true)
-                return answer
-            }
-            let stamp = memory.stamp()
-            let answer = try await context.database("fetch", read)
-            metrics.fetched(fromMemory: false)
-            memory.keep(answer, for: key, zone: zone, stamp: stamp)
-            return answer
+            let key = try FetchMemory.Key(
+                identity: context.identity, endpoint: context.endpointPath ?? "", request: request, subscription: subscription)
+            let answer = try await memory.answer(
+                key, zone: zone, identity: context.identity,
+                mayRead: { try await context.database("fetch") { try await $0.readable([zone]) }.contains(zone) },
+                read: { try await context.database("fetch", read) })
+            metrics.fetched(fromMemory: answer.fromMemory, lag: answer.lag)
+            return answer.batch
         }
 
         private func json(_ value: some Encodable) -> Response { GatewayAnswer.json(value) }

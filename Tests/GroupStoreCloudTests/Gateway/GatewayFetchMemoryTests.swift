@@ -1,6 +1,7 @@
 #if Gateway && Postgres
     import Foundation
     import GroupStoreCloudHTTP
+    import GroupStoreGateway
     import PostgresTestServer
     import XCTest
 
@@ -68,6 +69,134 @@
                 _ = try await bob.fetchChanges(in: zone, since: token, limit: 100)
                 XCTFail("bob read alice's private zone")
             } catch let error as CloudSyncError where error.code == .permissionDenied {}
+        }
+
+        static let bulletin = CloudRecordType(
+            name: "bulletin", scope: .public,
+            columns: [
+                CloudColumn(name: "id", kind: .text, declaredType: "TEXT", notNull: true, isKey: true),
+                CloudColumn(name: "site", kind: .integer, declaredType: "INTEGER", notNull: false, isKey: false),
+            ])
+
+        func deviceRemote(_ device: String, claims: [String: CloudValue] = [:], restrictions: [String: CloudFilter] = [:]) throws
+            -> GatewayRemote
+        {
+            try gatewayRemote(
+                token: try GatewayToken.mint(
+                    secretFile: gatewaySecret.path, role: TokenVerifier.deviceRole, expiresIn: 3600, claims: claims,
+                    restrictions: restrictions, device: device))
+        }
+
+        /// Fetches `zone` from `since` to its end: the names changed and the last token.
+        static func fetchAll(_ remote: GatewayRemote, _ zone: CloudZone, since: CloudChangeToken?) async throws -> (
+            [String], CloudChangeToken?
+        ) {
+            var (names, token) = ([String](), since)
+            while true {
+                let page = try await remote.fetchChanges(in: zone, since: token, limit: 100)
+                names += page.changed.map(\.id.name)
+                token = page.token
+                if !page.moreComing { return (names.sorted(), token) }
+            }
+        }
+
+        /// A commit in a zone every device reads is read from the database
+        /// once, however many devices fetch it (at once or after), and every
+        /// one of them gets it; a device whose token restricts its reads, or
+        /// that may not read the zone, gets what the database would give it.
+        func testACommitFetchedByTwelveDevices_isReadOnce_andOnlyWhereTheDatabaseWouldAnswer() async throws {
+            try server.psql("GRANT groupstore_device TO authenticator")
+            try server.psql("ALTER SYSTEM SET log_statement = 'all'")
+            try server.psql("SELECT pg_reload_conf()")
+            let alice = try gatewayRemote(user: "alice")
+            try await declareAsOwner([Self.bulletin])
+            func post(_ name: String, site: Int64) async throws {
+                let id = CloudRecordID(zone: .public, type: "bulletin", name: name)
+                let results = try await alice.modify([.save(id: id, baseTag: nil, fields: ["site": .integer(site)], editedAt: Date())])
+                guard case .saved = results.first else { return XCTFail("alice's save of \(name): \(results)") }
+            }
+            try await post("b1", site: 7)
+            let devices = try (0..<12).map { try deviceRemote("pump-\($0)") }
+            var tokens: [CloudChangeToken?] = []
+            for device in devices { tokens.append(try await Self.fetchAll(device, .public, since: nil).1) }
+            XCTAssertEqual(Set(tokens.map { $0?.rawValue }).count, 1, "every device at the zone's head")
+
+            try await post("b2", site: 8)
+            // Alice (a reader of her own) waits until the gateway heard the commit: then the devices fetch at once.
+            let aliceToken = tokens[0]
+            _ = try await deadline(30, "alice's fetch through the gateway finds b2") { () -> Bool? in
+                while try await Self.fetchAll(alice, .public, since: aliceToken).0 != ["b2"] {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                return true
+            }
+            let before = try feedReads()
+            let fetched = try await withThrowingTaskGroup(of: [String].self) { group in
+                for (device, token) in zip(devices, tokens) { group.addTask { try await Self.fetchAll(device, .public, since: token).0 } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(fetched, Array(repeating: ["b2"], count: devices.count), "every device has the commit")
+            XCTAssertEqual(try feedReads() - before, 1, "twelve devices fetching one commit: the database read it once")
+
+            // A token restricted to site 7 gets site 7's rows, whatever the others were answered.
+            let restriction = ["bulletin": try CloudFilter("site = claim('site')")]
+            let seven = try deviceRemote("pump-s7", claims: ["site": .integer(7)], restrictions: restriction)
+            let eight = try deviceRemote("pump-s8", claims: ["site": .integer(8)], restrictions: restriction)
+            let read1 = try await Self.fetchAll(seven, .public, since: nil).0
+            XCTAssertEqual(read1, ["b1"])
+            let read2 = try await Self.fetchAll(eight, .public, since: nil).0
+            XCTAssertEqual(read2, ["b2"])
+            let read3 = try await Self.fetchAll(devices[1], .public, since: nil).0
+            XCTAssertEqual(read3, ["b1", "b2"])
+
+            // A device's private zone: the same request by another device is refused by the database.
+            let read4 = try await Self.fetchAll(devices[0], .private("device+pump-0"), since: nil).0
+            XCTAssertEqual(read4, [])
+            do {
+                _ = try await Self.fetchAll(devices[1], .private("device+pump-0"), since: nil)
+                XCTFail("pump-1 read pump-0's private zone")
+            } catch let error as CloudSyncError where error.code == .permissionDenied {}
+        }
+
+        /// A device that read a shared zone and was then removed from it is
+        /// answered by the database again (a change of shares ends what the
+        /// gateway knew of who may read), while the owner is still answered.
+        func testADeviceRemovedFromAShare_isNoLongerAnsweredFromMemory() async throws {
+            try server.psql("GRANT groupstore_device TO authenticator")
+            let type = CloudRecordType(
+                name: "crew_note", scope: .shared,
+                columns: [
+                    CloudColumn(name: "id", kind: .text, declaredType: "TEXT", notNull: true, isKey: true),
+                    CloudColumn(name: "title", kind: .text, declaredType: "TEXT", notNull: false, isKey: false),
+                ])
+            let (owner, member) = (try deviceRemote("pump-0"), try deviceRemote("pump-1"))
+            try await declareAsOwner([type])
+            let zone = CloudZone.shared(owner: "device+pump-0", name: "crew")
+            let id = CloudRecordID(zone: zone, type: type.name, name: "c1")
+            let saved = try await owner.modify([.save(id: id, baseTag: nil, fields: ["title": .text("shift")], editedAt: Date())])
+            guard case .saved = saved.first else { return XCTFail("the owner's save: \(saved)") }
+            try await owner.share("crew", with: "device+pump-1", access: .readOnly)
+            let read5 = try await Self.fetchAll(member, zone, since: nil).0
+            XCTAssertEqual(read5, ["c1"])
+            let read6 = try await Self.fetchAll(owner, zone, since: nil).0
+            XCTAssertEqual(read6, ["c1"])
+            try await owner.share("crew", with: "device+pump-1", access: nil)
+            let refused = try await deadline(10, "pump-1's fetch of the zone it left is refused (not answered from memory)") {
+                () -> Bool? in
+                while true {
+                    // The owner asks first, so that a fetch the member is allowed to share is kept.
+                    guard try await Self.fetchAll(owner, zone, since: nil).0 == ["c1"] else { return false }
+                    do {
+                        _ = try await Self.fetchAll(member, zone, since: nil)
+                    } catch let error as CloudSyncError where error.code == .permissionDenied {
+                        return true
+                    }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            XCTAssertEqual(refused, true)
+            let read7 = try await Self.fetchAll(owner, zone, since: nil).0
+            XCTAssertEqual(read7, ["c1"])
         }
     }
 #endif  // Gateway && Postgres
