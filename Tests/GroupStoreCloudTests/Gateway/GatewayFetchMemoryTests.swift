@@ -2,7 +2,10 @@
     import Foundation
     import GroupStoreCloudHTTP
     import GroupStoreGateway
+    import Logging
+    import MetricsTestKit
     import PostgresTestServer
+    import ServiceLifecycle
     import XCTest
 
     @testable import GroupStoreCloud
@@ -197,6 +200,61 @@
             XCTAssertEqual(refused, true)
             let read7 = try await Self.fetchAll(owner, zone, since: nil).0
             XCTAssertEqual(read7, ["c1"])
+        }
+
+        /// The gateway's metrics say how fetches were answered, and how long
+        /// after its commit a change reached a device: an in-process gateway
+        /// (so that this process's metrics factory sees it) on the real server.
+        func testTheGatewaysMetrics_countFetchesFromMemory_andTheCommitToDeviceLag() async throws {
+            let metrics = EventsTests.metrics
+            try server.psql("GRANT groupstore_device TO authenticator")
+            try await declareAsOwner([Self.bulletin])
+            let (ports, port) = AsyncStream.makeStream(of: Int.self)
+            let gateway = GatewayServer(
+                configuration: GatewayConfiguration(host: "127.0.0.1", port: 0, keys: try GatewayKeys(secretFiles: [gatewaySecret.path])),
+                backend: try PostgresGatewayBackend(url: server.url(user: "authenticator"))
+            ) { _, listening in port.yield(listening) }
+            let group = ServiceGroup(services: [gateway], logger: Logger(label: "in-process-gateway"))
+            let running = Task<Void, Never> { _ = try? await group.run() }
+            defer { running.cancel() }
+            var iterator = ports.makeAsyncIterator()
+            let first = await iterator.next()
+            let listening = try XCTUnwrap(first, "the in-process gateway listens")
+            func remote(_ token: String) throws -> GatewayRemote {
+                try GatewayRemote(GatewayRemote.Configuration(url: "http://127.0.0.1:\(listening)", token: token))
+            }
+            let alice = try remote(try gatewaySecret.token(role: "alice"))
+            let devices = try (0..<5).map { index in
+                try remote(
+                    try GatewayToken.mint(
+                        secretFile: gatewaySecret.path, role: TokenVerifier.deviceRole, expiresIn: 3600, device: "meter-\(index)"))
+            }
+            var tokens: [CloudChangeToken?] = []
+            for device in devices { tokens.append(try await Self.fetchAll(device, .public, since: nil).1) }
+            let fromMemory = [("answered", "memory")]
+            let lagLabel = "groupstore_gateway_commit_to_device_seconds"
+            let memoryBefore = (try? metrics.expectCounter("groupstore_gateway_fetches_total", fromMemory).totalValue) ?? 0
+            let lagsBefore = (try? metrics.expectTimer(lagLabel).values.count) ?? 0
+
+            let id = CloudRecordID(zone: .public, type: "bulletin", name: "b1")
+            let saved = try await alice.modify([.save(id: id, baseTag: nil, fields: ["site": .integer(1)], editedAt: Date())])
+            guard case .saved = saved.first else { return XCTFail("alice's save: \(saved)") }
+            let since = tokens[0]
+            _ = try await deadline(30, "alice's fetch finds her commit") { () -> Bool? in
+                while try await Self.fetchAll(alice, .public, since: since).0 != ["b1"] { try await Task.sleep(for: .milliseconds(10)) }
+                return true
+            }
+            for (device, token) in zip(devices, tokens) {
+                let names = try await Self.fetchAll(device, .public, since: token).0
+                XCTAssertEqual(names, ["b1"])
+            }
+            let memoryAfter = try metrics.expectCounter("groupstore_gateway_fetches_total", fromMemory).totalValue
+            XCTAssertGreaterThanOrEqual(memoryAfter - memoryBefore, 4, "of five devices fetching one commit, one read it at most")
+            let lags = try metrics.expectTimer(lagLabel).values.dropFirst(lagsBefore)
+            XCTAssertGreaterThanOrEqual(lags.count, 5, "a lag for each answer that carried the change")
+            for lag in lags { XCTAssertTrue((0..<30_000_000_000).contains(lag), "a lag of \(lag) ns") }
+            await group.triggerGracefulShutdown()
+            await running.value
         }
     }
 #endif  // Gateway && Postgres
