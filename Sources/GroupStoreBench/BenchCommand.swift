@@ -33,7 +33,7 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Fewer samples (a smoke run, not for quoting).") var quick = false
     @Option(
         help:
-            "Only these sections (comma-separated: latency,breakdown,polling,throughput,overhead,foreign,catchup,memory,bulk,cloud,postgres,gateway; or one part of cloud: cloud-latency, cloud-initial, cloud-rate, of postgres: postgres-latency, postgres-initial, postgres-rate, postgres-fleet, postgres-subscriptions, or of gateway: gateway-hop, gateway-rps, gateway-scale)."
+            "Only these sections (comma-separated: latency,breakdown,polling,throughput,overhead,foreign,catchup,memory,bulk,cloud,postgres,gateway; or one part of cloud: cloud-latency, cloud-initial, cloud-rate, of postgres: postgres-latency, postgres-initial, postgres-rate, postgres-fleet, postgres-subscriptions, or of gateway: gateway-hop, gateway-rps, gateway-scale, gateway-devices)."
     )
     var only: String?
 

@@ -102,7 +102,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Flag(
         name: .long,
-        help: "Read every fetch from the database, even one the gateway knows finds nothing new (a baseline to measure against).")
+        help: "Read every fetch from the database, sharing no read between fetches of the same request (a baseline to measure against).")
     var noFetchMemory = false
 
     @Option(name: .long, help: "Log level on stderr: trace, debug, info, notice, warning, error.")

@@ -43,6 +43,15 @@
             return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
         }
 
+        /// The process's resident memory now, in MiB.
+        var residentMebibytes: Double {
+            guard let status = try? String(contentsOfFile: "/proc/\(process.pid)/status", encoding: .utf8),
+                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+                let kibibytes = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) })
+            else { return 0 }
+            return kibibytes / 1024
+        }
+
         func stop() {
             process.send(SIGTERM)
             if process.waitForExit(timeout: 10) == nil { process.stop() }

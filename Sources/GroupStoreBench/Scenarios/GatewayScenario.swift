@@ -19,7 +19,7 @@
     struct GatewayScenario {
         let bench: Bench
         static let section = "11. sync gateway (PostgreSQL behind groupstore serve)"
-        static let parts = ["hop", "rps", "scale"]
+        static let parts = ["hop", "rps", "scale", "devices"]
 
         static let type = CloudRecordType(
             name: "gw_note", scope: .private,
@@ -43,6 +43,7 @@
             if parts.contains("hop") { rows += try await hop(server, secret: secret) }
             if parts.contains("rps") { rows += try await requestsPerSecond(server, secret: secret) }
             if parts.contains("scale") { rows += try await GatewayFleet(bench: bench, server: server, secret: secret).run() }
+            if parts.contains("devices") { rows += try await GatewayDevices(bench: bench, server: server, secret: secret).run() }
             return rows
         }
 

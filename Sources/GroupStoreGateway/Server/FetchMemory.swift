@@ -34,7 +34,7 @@
     /// started, so a commit during the read makes its answer stale at once.
     /// What it does not know makes an answer stale too: an answer is kept
     /// ``lifetime`` seconds at most (a log compacted meanwhile sends no
-    /// notice); the memory is emptied when it holds ``capacity`` answers or
+    /// notice, so a token it made too old is refused that much later); the memory is emptied when it holds ``capacity`` answers or
     /// ``budget`` bytes of them; nothing is shared while the backend's
     /// listener is not connected (``GatewayBackend/isListening``); a notice
     /// lost by a full buffer is heard as a notice of any zone; nothing is
@@ -119,8 +119,10 @@
             }
         }
 
-        /// How long an answer is kept, in seconds.
-        static let lifetime: Double = 30
+        /// How long an answer is kept, in seconds: long enough that an idle
+        /// device's zones are not read again between most commits (a fleet's
+        /// every device reads each of its zones once per lifetime at most).
+        static let lifetime: Double = 300
         /// How long a device's proof that it may read a zone is kept, in
         /// seconds (a change of shares ends it sooner).
         static let proofLifetime: Double = 600

@@ -64,9 +64,10 @@
         public var maxPushConnectionsPerIdentity = 64
         /// The most zones one push connection subscribes to.
         public var maxZonesPerConnection = 256
-        /// Whether a fetch that would find nothing new is answered from the
-        /// gateway's memory (``FetchMemory``); off, every fetch reads the
-        /// database (the benchmark's baseline).
+        /// Whether fetches share the database's answers (``FetchMemory``: one
+        /// read of a commit for every reader, nothing read for a fetch that
+        /// finds nothing new); off, every fetch reads the database (the
+        /// benchmark's baseline).
         public var remembersFetches = true
 
         public init(host: String = "127.0.0.1", port: Int = 8080, keys: GatewayKeys) {

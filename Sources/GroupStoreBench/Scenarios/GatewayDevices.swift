@@ -1,0 +1,280 @@
+#if Gateway
+    import AsyncHTTPClient
+    import Foundation
+    import GroupStoreCloud
+    import GroupStoreCloudHTTP
+    import GroupStoreCloudPostgres
+    import GroupStoreGateway
+    import Logging
+    import PostgresTestServer
+    import Synchronization
+
+    /// Part of section 11: a fleet of devices on the fleet's one role
+    /// (`groupstore_device`, each device a token's `sub`), simulated in this
+    /// process — each a ``GatewayRemote`` with its push connection that
+    /// fetches the public zone and its private zone on every hint, as a bridge
+    /// does — through two gateways (pool 10 each). With 1,000 and 10,000
+    /// devices, and 1,000 devices through gateways that read every fetch from
+    /// the database (`serve --no-fetch-memory`), for reference:
+    /// - a save in the public zone, which every device reads → every device has it;
+    /// - a burst of 500 saves in 500 devices' private zones (each by another
+    ///   session of that device) → each of them has its own;
+    /// - for each, the server's transactions and CPU per commit
+    ///   (`pg_stat_database`, read after the server's statistics are flushed);
+    /// - the gateways' memory per 1,000 connected devices.
+    struct GatewayDevices {
+        let bench: Bench
+        let server: PostgresServer
+        let secret: String
+
+        static let bulletin = CloudRecordType(
+            name: "gw_bulletin", scope: .public,
+            columns: [
+                CloudColumn(name: "id", kind: .text, declaredType: "TEXT", notNull: true, isKey: true),
+                CloudColumn(name: "t", kind: .real, declaredType: "REAL", notNull: false, isKey: false),
+            ])
+
+        /// One simulated device: the zones it follows and when each record arrived.
+        final class Device: Sendable {
+            let remote: GatewayRemote
+            let zones: [CloudZone]
+            let arrivals = Mutex<[String: Double]>([:])
+            let tokens = Mutex<[CloudZone: CloudChangeToken]>([:])
+
+            init(remote: GatewayRemote, zones: [CloudZone]) {
+                self.remote = remote
+                self.zones = zones
+            }
+
+            func fetch() async throws {
+                for zone in zones {
+                    while true {
+                        let batch = try await remote.fetchChanges(in: zone, since: tokens.withLock { $0[zone] }, limit: 400)
+                        let now = monotonicSeconds()
+                        arrivals.withLock { arrivals in
+                            for record in batch.changed where arrivals[record.id.name] == nil { arrivals[record.id.name] = now }
+                        }
+                        tokens.withLock { $0[zone] = batch.token }
+                        if !batch.moreComing { break }
+                    }
+                }
+            }
+
+            func has(_ name: String) -> Bool { arrivals.withLock { $0[name] != nil } }
+
+            /// Fetches on every push hint until the hints end.
+            func follow() async {
+                for await _ in remote.pushHints() { try? await fetch() }
+            }
+        }
+
+        /// What one fleet measured.
+        struct Figures {
+            let devices: Int
+            let memory: Bool
+            let connections: Int
+            /// Save called → a device has it, in µs, for every device and save.
+            let fanOut: [Double]
+            let fanOutTransactions: Double
+            let fanOutCPU: Double
+            let burstSeconds: Double
+            let burstTransactions: Double
+            let burstCPU: Double
+            let mebibytesPerThousand: Double
+        }
+
+        func run() async throws -> [TableRow] {
+            try server.psql("GRANT groupstore_device TO authenticator")
+            try GatewayChild.createRoles(["bench_poster"], on: server)
+            let owner = try PostgresRemote(url: server.url(user: "postgres"), logger: quietLogger)
+            let running = Task { try? await owner.run() }
+            try await owner.prepare([Self.bulletin, GatewayScenario.type])
+            running.cancel()
+            let sizes = bench.quick ? [100, 500] : [1000, 10_000]
+            var figures: [Figures] = []
+            for size in sizes { figures.append(try await measure(devices: size, memory: true)) }
+            let reference = try await measure(devices: sizes[0], memory: false)
+            return rows(figures, reference: reference)
+        }
+
+        private var quietLogger: Logger {
+            var logger = Logger(label: "bench")
+            logger.logLevel = .critical
+            return logger
+        }
+
+        private func measure(devices count: Int, memory: Bool) async throws -> Figures {
+            let label = "\(count)\(memory ? "" : "-db")"
+            FileHandle.standardError.write(Data("bench: \(count) devices\(memory ? "" : ", no fetch memory")…\n".utf8))
+            let idle = try connections()
+            let extra = memory ? [] : ["--no-fetch-memory"]
+            let gateways = [
+                try GatewayChild.start(server: server, secret: secret, pool: 10, extra: extra),
+                try GatewayChild.start(server: server, secret: secret, pool: 10, extra: extra),
+            ]
+            defer { for gateway in gateways { gateway.stop() } }
+            let rssBefore = gateways.map(\.residentMebibytes).reduce(0, +)
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+            configuration.connectionPool.retryConnectionEstablishment = false
+            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            let logger = quietLogger
+            let fleet = try (0..<count).map { index -> Device in
+                let name = "d\(label)-\(index)"
+                let order = index % 2 == 0 ? gateways : gateways.reversed()
+                let url = "http://" + order.map { "127.0.0.1:\($0.port)" }.joined(separator: ",")
+                let token = try GatewayToken.mint(secretFile: secret, role: TokenVerifier.deviceRole, expiresIn: 7200, device: name)
+                let remote = try GatewayRemote(GatewayRemote.Configuration(url: url, token: token), client: client, logger: logger)
+                return Device(remote: remote, zones: [.public, .private("device+" + name)])
+            }
+            var tasks: [Task<Void, Never>] = []
+            defer { for task in tasks { task.cancel() } }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, device) in fleet.enumerated() {
+                    if index >= 64 { try await group.next() }
+                    group.addTask { try await device.fetch() }
+                }
+                try await group.waitForAll()
+            }
+            for device in fleet {
+                tasks.append(Task { try? await device.remote.run() })
+                tasks.append(Task { await device.follow() })
+            }
+            let poster = try GatewayRemote(
+                GatewayRemote.Configuration(
+                    url: gateways[0].url, token: try GatewayToken.mint(secretFile: secret, role: "bench_poster", expiresIn: 7200)),
+                client: client, logger: logger)
+            func post(_ name: String) async throws -> Double {
+                let id = CloudRecordID(zone: .public, type: Self.bulletin.name, name: name)
+                let at = monotonicSeconds()
+                let results = try await poster.modify([.save(id: id, baseTag: nil, fields: ["t": .real(at)], editedAt: Date())])
+                guard case .saved = results.first else { throw BenchFailure("the poster's save of \(name): \(results)") }
+                return at
+            }
+            func waitForAll(_ name: String, _ among: [Device], limit: Double) async throws {
+                let started = monotonicSeconds()
+                while among.contains(where: { !$0.has(name) }) {
+                    if monotonicSeconds() - started > limit {
+                        let done = among.filter { $0.has(name) }.count
+                        throw BenchFailure("only \(done) of \(among.count) devices have \(name) after \(Int(limit)) s")
+                    }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            // Every device connected and subscribed: a first save reaches them all.
+            _ = try await post("warm-\(label)")
+            try await waitForAll("warm-\(label)", fleet, limit: 600)
+            let held = try connections() - idle
+            let rss = gateways.map(\.residentMebibytes).reduce(0, +) - rssBefore
+
+            // A save in the zone every device reads.
+            let saves = bench.quick ? 3 : 5
+            var fanOut: [Double] = []
+            let (fanOutTransactions, fanOutCPU) = try await perCommit(saves) {
+                for save in 0..<saves {
+                    let name = "b\(label)-\(save)"
+                    let at = try await post(name)
+                    try await waitForAll(name, fleet, limit: 300)
+                    for device in fleet { fanOut.append((device.arrivals.withLock { $0[name] ?? .nan } - at) * 1e6) }
+                }
+            }
+
+            // A burst of saves in private zones, each by another session of its device.
+            let burst = min(500, count)
+            let targets = Array(fleet.prefix(burst))
+            let writers = try (0..<burst).map { index in
+                let order = index % 2 == 0 ? gateways : gateways.reversed()
+                let token = try GatewayToken.mint(
+                    secretFile: secret, role: TokenVerifier.deviceRole, expiresIn: 7200, device: "d\(label)-\(index)")
+                return try GatewayRemote(GatewayRemote.Configuration(url: order[1].url, token: token), client: client, logger: logger)
+            }
+            var burstSeconds = 0.0
+            let (burstTransactions, burstCPU) = try await perCommit(burst) {
+                let started = monotonicSeconds()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for (index, writer) in writers.enumerated() {
+                        if index >= 64 { try await group.next() }
+                        group.addTask {
+                            let zone = CloudZone.private("device+d\(label)-\(index)")
+                            let id = CloudRecordID(zone: zone, type: GatewayScenario.type.name, name: "p\(label)")
+                            let results = try await writer.modify([.save(id: id, baseTag: nil, fields: ["t": .real(0)], editedAt: Date())])
+                            guard case .saved = results.first else { throw BenchFailure("a private save: \(results)") }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                try await waitForAll("p\(label)", targets, limit: 300)
+                burstSeconds = monotonicSeconds() - started
+            }
+            for task in tasks { task.cancel() }
+            tasks = []
+            try await client.shutdown()
+            return Figures(
+                devices: count, memory: memory, connections: held, fanOut: fanOut, fanOutTransactions: fanOutTransactions,
+                fanOutCPU: fanOutCPU, burstSeconds: burstSeconds, burstTransactions: burstTransactions, burstCPU: burstCPU,
+                mebibytesPerThousand: rss * 1000 / Double(count))
+        }
+
+        /// The server's transactions and CPU seconds per commit while `body` makes `commits` commits.
+        private func perCommit(_ commits: Int, _ body: () async throws -> Void) async throws -> (Double, Double) {
+            let before = try await transactions()
+            let cpuBefore = FleetScenario.serverCPUSeconds()
+            try await body()
+            let cpu = FleetScenario.serverCPUSeconds() - cpuBefore
+            let after = try await transactions()
+            return (Double(after - before) / Double(commits), cpu / Double(commits))
+        }
+
+        /// The transactions the server committed so far, once every backend
+        /// flushed its statistics (a backend flushes within a second of going idle).
+        private func transactions() async throws -> Int {
+            try await Task.sleep(for: .seconds(2.5))
+            return Int(try server.psql("SELECT sum(xact_commit) FROM pg_stat_database")) ?? 0
+        }
+
+        /// Client connections the server holds now (this count's own excluded).
+        private func connections() throws -> Int {
+            Int(
+                try server.psql(
+                    "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")) ?? 0
+        }
+
+        private func rows(_ figures: [Figures], reference: Figures) -> [TableRow] {
+            let section = GatewayScenario.section
+            var rows: [TableRow] = []
+            let database = String(
+                format: "no fetch memory, %d devices: %.0f transactions, %.3f s CPU a commit", reference.devices,
+                reference.fanOutTransactions, reference.fanOutCPU)
+            for figure in figures {
+                let devices = figure.devices.formatted()
+                rows.append(
+                    TableRow(
+                        section: section, what: "\(devices) devices (one role, a token each) through 2 gateways: server connections",
+                        unit: "connections", value: Double(figure.connections), reference: "gateways' memory: "
+                            + String(format: "%.0f MiB per 1,000 devices", figure.mebibytesPerThousand)))
+                rows.append(
+                    TableRow(
+                        section: section, what: "  a save in the zone all \(devices) read → every device has it", unit: "µs",
+                        distribution: Distribution(figure.fanOut), reference: "\(figure.fanOut.count) arrivals"))
+                rows.append(
+                    TableRow(
+                        section: section, what: "  server work per commit fanned out to \(devices) devices", unit: "transactions",
+                        value: figure.fanOutTransactions,
+                        reference: String(format: "%.3f s CPU a commit; ", figure.fanOutCPU) + database, target: "flat in devices"))
+                rows.append(
+                    TableRow(
+                        section: section, what: "  a burst of \(min(500, figure.devices)) saves in devices' private zones → each has its own",
+                        unit: "s", value: figure.burstSeconds,
+                        reference: String(
+                            format: "%.1f transactions, %.3f s CPU a commit (no fetch memory, %d devices: %.1f s, %.1f transactions)",
+                            figure.burstTransactions, figure.burstCPU, reference.devices, reference.burstSeconds,
+                            reference.burstTransactions)))
+            }
+            rows.append(
+                TableRow(
+                    section: section, what: "  reference: a save fanned out to \(reference.devices) devices, no fetch memory", unit: "µs",
+                    distribution: Distribution(reference.fanOut), reference: database))
+            return rows
+        }
+    }
+#endif  // Gateway
