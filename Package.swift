@@ -242,6 +242,8 @@ let package = Package(
             dependencies: [
                 "GroupStore",
                 "Subprocesses",
+                // The failover trial (traits Postgres and Gateway) starts its own server.
+                .target(name: "PostgresTestServer", condition: .when(traits: ["Postgres"])),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -19,7 +19,8 @@ struct FaultsCommand: ParsableCommand {
     @Flag(help: "The bounded form for CI (a few minutes).") var ci = false
     @Option(help: "Crash trials (default 500; 50 with --ci).") var trials: Int?
     @Option(help: "Soak duration in seconds (0: no soak).") var soak = 0
-    @Option(help: "Only these sections (comma-separated: capture,crash,overload,garbage,hostile,access,cloud,soak).") var only: String?
+    @Option(help: "Only these sections (comma-separated: capture,crash,overload,garbage,hostile,access,cloud,failover,soak).") var only:
+        String?
     @Option(help: "Leave out these sections (comma-separated).") var skip: String?
     @Option(help: "Transactions of random SQL in the capture trial (default 5,000; 1,000 with --ci).") var steps: Int?
     @Option(help: "Seed of the capture trial's random SQL.") var seed: UInt64 = 0x6361_7074_7572_65
@@ -32,6 +33,11 @@ struct FaultsCommand: ParsableCommand {
             "Trials of the remote replaced, and of the remote restored, under running bridges (default 50 each; none with --ci unless given)."
     )
     var cloudResetTrials: Int?
+    @Option(
+        help:
+            "PostgreSQL failovers under bridges syncing through a gateway (default 20; none with --ci unless given; built with --traits Postgres,Gateway)."
+    )
+    var cloudFailovers: Int?
     @Option(help: "Seed of the cloud section (default: from the clock; printed). Kill trial i uses seed + i.") var cloudSeed: UInt64?
     @Option(help: "Also write the table as JSON to this file.") var json: String?
 
@@ -86,6 +92,21 @@ struct FaultsCommand: ParsableCommand {
                 }
             }
             return outcomes
+        }
+        // Long form only: CI runs one failover in GatewayFailoverTests.
+        if !ci || cloudFailovers != nil {
+            section("failover") {
+                #if Postgres && Gateway
+                    let seed = cloudSeed ?? UInt64(Date().timeIntervalSince1970 * 1000)
+                    return [CloudFailoverTrial(suite: suite).run(failovers: cloudFailovers ?? 20, seed: seed)]
+                #else
+                    return [
+                        Outcome(
+                            fault: "failover", trials: 0, passed: false,
+                            figures: "not built: build with --traits Postgres,Gateway (or leave it out: --skip failover)")
+                    ]
+                #endif
+            }
         }
         section("soak") { try SoakTrial(suite: suite).run(seconds: max(soak, 60)) }
 

@@ -46,7 +46,12 @@
                 self.zones = zones
             }
 
+            /// Fetch cycles under way (a hint's fetch of every zone).
+            let busy = Mutex(0)
+
             func fetch() async throws {
+                busy.withLock { $0 += 1 }
+                defer { busy.withLock { $0 -= 1 } }
                 for zone in zones {
                     while true {
                         let batch = try await remote.fetchChanges(in: zone, since: tokens.withLock { $0[zone] }, limit: 400)
@@ -161,9 +166,11 @@
                     try await Task.sleep(for: .milliseconds(5))
                 }
             }
-            // Every device connected and subscribed: a first save reaches them all.
+            // Every device connected and subscribed: a first save reaches them all, and
+            // each fetches its zones once more (its first fetch that finds nothing new is read).
             _ = try await post("warm-\(label)")
             try await waitForAll("warm-\(label)", fleet, limit: 600)
+            while fleet.contains(where: { $0.busy.withLock { $0 } > 0 }) { try await Task.sleep(for: .milliseconds(20)) }
             let held = try connections() - idle
             let rss = gateways.map(\.residentMebibytes).reduce(0, +) - rssBefore
 
@@ -250,7 +257,8 @@
                 rows.append(
                     TableRow(
                         section: section, what: "\(devices) devices (one role, a token each) through 2 gateways: server connections",
-                        unit: "connections", value: Double(figure.connections), reference: "gateways' memory: "
+                        unit: "connections", value: Double(figure.connections),
+                        reference: "gateways' memory: "
                             + String(format: "%.0f MiB per 1,000 devices", figure.mebibytesPerThousand)))
                 rows.append(
                     TableRow(
@@ -263,7 +271,8 @@
                         reference: String(format: "%.3f s CPU a commit; ", figure.fanOutCPU) + database, target: "flat in devices"))
                 rows.append(
                     TableRow(
-                        section: section, what: "  a burst of \(min(500, figure.devices)) saves in devices' private zones → each has its own",
+                        section: section,
+                        what: "  a burst of \(min(500, figure.devices)) saves in devices' private zones → each has its own",
                         unit: "s", value: figure.burstSeconds,
                         reference: String(
                             format: "%.1f transactions, %.3f s CPU a commit (no fetch memory, %d devices: %.1f s, %.1f transactions)",

@@ -86,15 +86,26 @@
                 binds.append(Array(Set(records.keys.map(\.name))))
                 let rows = try await session.cells(
                     PostgresQuery(
-                        unsafeSQL: "SELECT zone, type, name FROM groupstore.tombstones WHERE name = ANY($1::text[])", binds: binds))
-                let tombstones = Set(rows.map { "\($0[0] ?? "")\u{0}\(($0[1] ?? "").lowercased())\u{0}\($0[2] ?? "")" })
+                        unsafeSQL: "SELECT zone, type, name, tag::text FROM groupstore.tombstones WHERE name = ANY($1::text[])",
+                        binds: binds))
+                // The number of each record's last delete.
+                var deletes: [String: Int64] = [:]
+                for row in rows {
+                    deletes["\(row[0] ?? "")\u{0}\((row[1] ?? "").lowercased())\u{0}\(row[2] ?? "")"] = Int64((row[3] ?? nil) ?? "") ?? .max
+                }
                 var forgotten = Set<CloudRecordID>()
                 for (id, tag) in records {
                     guard let number = PostgresTag.number(tag, epoch: epoch), number <= issued else {
                         forgotten.insert(id)
                         continue
                     }
-                    if tombstones.contains("\(id.zone)\u{0}\(id.type.lowercased())\u{0}\(id.name)") || number <= horizon { continue }
+                    // Deleted since that version. A delete older than it (the record was made again after it,
+                    // and the server lost that: a standby promoted, a copy restored) did not delete it.
+                    if let deleted = deletes["\(id.zone)\u{0}\(id.type.lowercased())\u{0}\(id.name)"] {
+                        if deleted > number { continue }
+                    } else if number <= horizon {
+                        continue  // its tombstone may have been pruned with the log
+                    }
                     forgotten.insert(id)
                 }
                 return forgotten

@@ -68,7 +68,8 @@
         /// A PostgreSQL failover under running bridges: a streaming standby,
         /// replication asynchronous, is cut off; both groups write on (each
         /// write acknowledged by the primary and fetched by the other group);
-        /// the primary dies and the standby, which never got those commits,
+        /// among them a row made again after its delete (the standby has the
+        /// delete only); the primary dies and the standby, which never got those commits,
         /// is promoted in its place. The gateway reconnects to the new
         /// primary, the bridges find it went back in time (its history lacks
         /// their marks) and bring it up to date: every group and the server
@@ -118,13 +119,19 @@
                 try await write(a, "r\(round)-before", 10)
                 total += 10
                 try await converge(total, "round \(round): the rows written before the standby is cut off, everywhere")
+                // A row deleted before the cut-off, and made again after it: the new primary holds its delete only.
+                try await write(a, "r\(round)-again", 1)
+                try await converge(total + 1, "round \(round): the row made before its delete, everywhere")
+                try await a.write { db in try db.execute(sql: "DELETE FROM item WHERE id = ?", arguments: ["r\(round)-again-0"]) }
+                try await converge(total, "round \(round): its delete, everywhere")
                 try standby.catchUp(with: server)
                 try standby.detach()
 
                 // Acknowledged by the primary only.
                 try await write(a, "r\(round)-a", 10)
                 try await write(b, "r\(round)-b", 5)
-                total += 15
+                try await write(a, "r\(round)-again", 1)
+                total += 16
                 try await converge(total, "round \(round): the rows written after, everywhere, on the old primary")
 
                 try standby.takeOver(from: primary, address: server)
@@ -141,6 +148,10 @@
                     }
                     XCTAssertEqual(found.last, .restored, "round \(round): the new primary lacked what the group had acknowledged")
                 }
+                let made = try await a.pool.read {
+                    try Int.fetchOne($0, sql: "SELECT count(*) FROM item WHERE id = ?", arguments: ["r\(round)-again-0"])
+                }
+                XCTAssertEqual(made, 1, "round \(round): the row made again after its delete is kept, not deleted by the older delete")
             }
 
             // The same bridges, never restarted, sync on.
