@@ -91,7 +91,8 @@
                 // The number of each record's last delete.
                 var deletes: [String: Int64] = [:]
                 for row in rows {
-                    deletes["\(row[0] ?? "")\u{0}\((row[1] ?? "").lowercased())\u{0}\(row[2] ?? "")"] = Int64((row[3] ?? nil) ?? "") ?? .max
+                    let key = "\(row[0] ?? "")\u{0}\((row[1] ?? "").lowercased())\u{0}\(row[2] ?? "")"
+                    deletes[key] = max(deletes[key] ?? .min, Int64((row[3] ?? nil) ?? "") ?? .max)
                 }
                 var forgotten = Set<CloudRecordID>()
                 for (id, tag) in records {

@@ -112,6 +112,8 @@
             var reading: [Key: Reading] = [:]
             /// The zones each device may read, by ``GatewayIdentity/key``, as the database said.
             var proven: [String: [String: Stamp]] = [:]
+            /// How many (device, zone) pairs `proven` holds.
+            var provenCount = 0
 
             func isStale(_ stamp: Stamp, zone tag: String?, lifetime: Double) -> Bool {
                 anyZone > stamp.count || (tag.flatMap { zones[$0]?.count } ?? 0) > stamp.count
@@ -146,6 +148,7 @@
                 state.kept = [:]
                 state.keptBytes = 0
                 state.proven = [:]
+                state.provenCount = 0
                 state.count += 1
                 state.anyZone = state.count
                 state.zones = [:]
@@ -161,6 +164,7 @@
                     state.anyZone = state.count
                     state.zones = [:]
                     state.proven = [:]
+                    state.provenCount = 0
                     return
                 }
                 for tag in tags where tag.hasPrefix("z:") { state.zones[String(tag.dropFirst(2))] = (state.count, .now) }
@@ -246,8 +250,8 @@
             if known { return true }
             let stamp = self.stamp()
             guard try await mayRead() else { return false }
-            proved(identity, may: [zone], since: stamp)
-            return true
+            // A change of shares noted meanwhile: the answer may be older than it (ask again next time).
+            return proved(identity, may: [zone], since: stamp)
         }
 
         /// The stamp of a question to the database about to be asked.
@@ -255,12 +259,38 @@
 
         /// The database said, asked since `stamp`, that `identity` may read
         /// `zones` (a device's push subscription asks it too).
-        func proved(_ identity: GatewayIdentity, may zones: some Collection<CloudZone>, since stamp: Stamp) {
-            guard identity.device != nil, !zones.isEmpty else { return }
+        /// Whether it was kept: not when the notices are not followed, or
+        /// anyone's shares changed since `stamp`.
+        @discardableResult
+        func proved(_ identity: GatewayIdentity, may zones: some Collection<CloudZone>, since stamp: Stamp) -> Bool {
+            guard identity.device != nil, !zones.isEmpty else { return false }
+            return state.withLock { state in
+                guard state.following, state.anyZone <= stamp.count else { return false }
+                // Bounded by (device, zone) pairs: a device may name any number of zones of its own.
+                if state.provenCount + zones.count > Self.capacity {
+                    state.proven = [:]
+                    state.provenCount = 0
+                }
+                for zone in zones where state.proven[identity.key, default: [:]].updateValue(stamp, forKey: zone.description) == nil {
+                    state.provenCount += 1
+                }
+                return true
+            }
+        }
+
+        /// A write through this gateway changed `zones`: its own next fetch is
+        /// read again even before the notice of the commit comes.
+        func wrote(_ zones: some Sequence<CloudZone>) {
             state.withLock { state in
-                guard state.following, state.anyZone <= stamp.count else { return }
-                if state.proven.count >= Self.capacity { state.proven = [:] }
-                for zone in zones { state.proven[identity.key, default: [:]][zone.description] = stamp }
+                state.count += 1
+                for zone in zones {
+                    guard let tag = backend.tag(of: zone.description) else {
+                        state.anyZone = state.count
+                        state.zones = [:]
+                        return
+                    }
+                    state.zones[tag] = (state.count, .now)
+                }
             }
         }
 

@@ -63,15 +63,19 @@
                 try await context.database("prepare") { try await $0.prepare(types) }
                 return json([String: String]())
             }
+            let memory = server.fetchMemory
             api.post("modify") { _, context in
                 let changes = try decode([GatewayWire.Change].self, context).map(\.change)
+                defer { memory.wrote(changes.map(\.id.zone)) }
                 return json(try await context.database("modify") { try await $0.modify(changes).map(GatewayWire.Result.init) })
             }
             api.post("modify-checked") { _, context in
                 let asked = try decode(GatewayWire.ModifyRequest.self, context)
+                let changes = asked.changes.map(\.change)
+                defer { memory.wrote(changes.map(\.id.zone)) }
                 return json(
                     try await context.database("modify") { database in
-                        let answer = try await database.modify(asked.changes.map(\.change), keeping: asked.mark)
+                        let answer = try await database.modify(changes, keeping: asked.mark)
                         return GatewayWire.ModifyAnswer(
                             results: answer.value?.map(GatewayWire.Result.init), history: GatewayWire.History(answer.history))
                     })

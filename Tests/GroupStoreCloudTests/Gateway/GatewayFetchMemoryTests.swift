@@ -54,6 +54,13 @@
             }
             XCTAssertLessThanOrEqual(try feedReads() - before, 1, "the database read the feed once, the gateway answered the rest")
 
+            // Alice's own write through the gateway: her next fetch reads it, without waiting for its notice.
+            let own = CloudRecordID(zone: zone, type: "note", name: "n0")
+            _ = try await alice.modify([.save(id: own, baseTag: nil, fields: ["title": .text("mine")], editedAt: Date())])
+            let afterOwn = try await alice.fetchChanges(in: zone, since: token, limit: 100)
+            XCTAssertEqual(afterOwn.changed.map(\.id.name), ["n0"], "a fetch right after a write through the same gateway")
+            token = afterOwn.token
+
             // Another writer (psql, as alice) changes the zone: the next fetches see it.
             try server.psql("INSERT INTO note (id, title) VALUES ('n2', 'by psql')", as: "alice")
             let since = token
