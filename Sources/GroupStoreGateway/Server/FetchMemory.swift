@@ -42,7 +42,20 @@
     /// and notes each here before its hints go out); an answer held back by
     /// the transaction fence, or one whose history mark the remote no longer
     /// keeps, is never kept. The remote's clock in a kept answer
-    /// (``GatewayWire/History/now``) moves on with the gateway's.
+    /// (``GatewayWire/History/now``) moves on with the gateway's. A write
+    /// through this gateway marks its zones changed at once, so a client's
+    /// read after its own write is read again.
+    ///
+    /// **What it cannot know.** A notice reaches each gateway on its own
+    /// listener, a few milliseconds after the commit. A client whose hint
+    /// came from one gateway and whose fetch goes to another (a load balancer
+    /// without sticky sessions) may be answered "nothing new" by one that has
+    /// not heard the notice yet; the change comes with its next hint or
+    /// periodic fetch (`CloudSyncConfiguration.fetchInterval`).
+    /// A change of shares takes effect for a device when its notice comes,
+    /// as a hint does. Gateways of the client's own list
+    /// (`http://gw1,gw2`) are tried in order, so its hints and fetches come
+    /// from one.
     final class FetchMemory: Sendable {
         /// What an answer is shared by: the SHA-256 of the reader and the request.
         struct Key: Hashable {
