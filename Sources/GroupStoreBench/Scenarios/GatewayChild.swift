@@ -79,4 +79,13 @@
             try server.psql(script)
         }
     }
+
+    extension PostgresServer {
+        /// Client connections the server holds now (this count's own excluded).
+        func clientConnections() throws -> Int {
+            Int(
+                try psql("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"))
+                ?? 0
+        }
+    }
 #endif  // Gateway

@@ -34,49 +34,9 @@
                 CloudColumn(name: "t", kind: .real, declaredType: "REAL", notNull: false, isKey: false),
             ])
 
-        /// One simulated device: the zones it follows and when each record arrived.
-        final class Device: Sendable {
-            let remote: GatewayRemote
-            let zones: [CloudZone]
-            let arrivals = Mutex<[String: Double]>([:])
-            let tokens = Mutex<[CloudZone: CloudChangeToken]>([:])
-
-            init(remote: GatewayRemote, zones: [CloudZone]) {
-                self.remote = remote
-                self.zones = zones
-            }
-
-            /// Fetch cycles under way (a hint's fetch of every zone).
-            let busy = Mutex(0)
-
-            func fetch() async throws {
-                busy.withLock { $0 += 1 }
-                defer { busy.withLock { $0 -= 1 } }
-                for zone in zones {
-                    while true {
-                        let batch = try await remote.fetchChanges(in: zone, since: tokens.withLock { $0[zone] }, limit: 400)
-                        let now = monotonicSeconds()
-                        arrivals.withLock { arrivals in
-                            for record in batch.changed where arrivals[record.id.name] == nil { arrivals[record.id.name] = now }
-                        }
-                        tokens.withLock { $0[zone] = batch.token }
-                        if !batch.moreComing { break }
-                    }
-                }
-            }
-
-            func has(_ name: String) -> Bool { arrivals.withLock { $0[name] != nil } }
-
-            /// Fetches on every push hint until the hints end.
-            func follow() async {
-                for await _ in remote.pushHints() { try? await fetch() }
-            }
-        }
-
         /// What one fleet measured.
         struct Figures {
             let devices: Int
-            let memory: Bool
             let connections: Int
             /// Save called → a device has it, in µs, for every device and save.
             let fanOut: [Double]
@@ -111,7 +71,7 @@
         private func measure(devices count: Int, memory: Bool) async throws -> Figures {
             let label = "\(count)\(memory ? "" : "-db")"
             FileHandle.standardError.write(Data("bench: \(count) devices\(memory ? "" : ", no fetch memory")…\n".utf8))
-            let idle = try connections()
+            let idle = try server.clientConnections()
             let extra = memory ? [] : ["--no-fetch-memory"]
             let gateways = [
                 try GatewayChild.start(server: server, secret: secret, pool: 10, extra: extra),
@@ -119,32 +79,18 @@
             ]
             defer { for gateway in gateways { gateway.stop() } }
             let rssBefore = gateways.map(\.residentMebibytes).reduce(0, +)
-            var configuration = HTTPClient.Configuration()
-            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
-            configuration.connectionPool.retryConnectionEstablishment = false
-            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            let client = SimulatedClient.httpClient()
             let logger = quietLogger
-            let fleet = try (0..<count).map { index -> Device in
+            let fleet = try (0..<count).map { index -> SimulatedClient in
                 let name = "d\(label)-\(index)"
                 let order = index % 2 == 0 ? gateways : gateways.reversed()
                 let url = "http://" + order.map { "127.0.0.1:\($0.port)" }.joined(separator: ",")
                 let token = try GatewayToken.mint(secretFile: secret, role: TokenVerifier.deviceRole, expiresIn: 7200, device: name)
                 let remote = try GatewayRemote(GatewayRemote.Configuration(url: url, token: token), client: client, logger: logger)
-                return Device(remote: remote, zones: [.public, .private("device+" + name)])
+                return SimulatedClient(remote: remote, zones: [.public, .private("device+" + name)])
             }
-            var tasks: [Task<Void, Never>] = []
+            var tasks = try await SimulatedClient.start(fleet, fetchingAtOnce: 64)
             defer { for task in tasks { task.cancel() } }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for (index, device) in fleet.enumerated() {
-                    if index >= 64 { try await group.next() }
-                    group.addTask { try await device.fetch() }
-                }
-                try await group.waitForAll()
-            }
-            for device in fleet {
-                tasks.append(Task { try? await device.remote.run() })
-                tasks.append(Task { await device.follow() })
-            }
             let poster = try GatewayRemote(
                 GatewayRemote.Configuration(
                     url: gateways[0].url, token: try GatewayToken.mint(secretFile: secret, role: "bench_poster", expiresIn: 7200)),
@@ -156,7 +102,7 @@
                 guard case .saved = results.first else { throw BenchFailure("the poster's save of \(name): \(results)") }
                 return at
             }
-            func waitForAll(_ name: String, _ among: [Device], limit: Double) async throws {
+            func waitForAll(_ name: String, _ among: [SimulatedClient], limit: Double) async throws {
                 let started = monotonicSeconds()
                 while among.contains(where: { !$0.has(name) }) {
                     if monotonicSeconds() - started > limit {
@@ -171,7 +117,7 @@
             _ = try await post("warm-\(label)")
             try await waitForAll("warm-\(label)", fleet, limit: 600)
             while fleet.contains(where: { $0.busy.withLock { $0 } > 0 }) { try await Task.sleep(for: .milliseconds(20)) }
-            let held = try connections() - idle
+            let held = try server.clientConnections() - idle
             let rss = gateways.map(\.residentMebibytes).reduce(0, +) - rssBefore
 
             // A save in the zone every device reads.
@@ -217,7 +163,7 @@
             tasks = []
             try await client.shutdown()
             return Figures(
-                devices: count, memory: memory, connections: held, fanOut: fanOut, fanOutTransactions: fanOutTransactions,
+                devices: count, connections: held, fanOut: fanOut, fanOutTransactions: fanOutTransactions,
                 fanOutCPU: fanOutCPU, burstSeconds: burstSeconds, burstTransactions: burstTransactions, burstCPU: burstCPU,
                 mebibytesPerThousand: rss * 1000 / Double(count))
         }
@@ -237,13 +183,6 @@
         private func transactions() async throws -> Int {
             try await Task.sleep(for: .seconds(2.5))
             return Int(try server.psql("SELECT sum(xact_commit) FROM pg_stat_database")) ?? 0
-        }
-
-        /// Client connections the server holds now (this count's own excluded).
-        private func connections() throws -> Int {
-            Int(
-                try server.psql(
-                    "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")) ?? 0
         }
 
         private func rows(_ figures: [Figures], reference: Figures) -> [TableRow] {

@@ -21,36 +21,6 @@
         let server: PostgresServer
         let secret: String
 
-        /// One simulated bridge: its remote, its zone and when each record arrived.
-        final class Bridge: Sendable {
-            let remote: GatewayRemote
-            let zone: CloudZone
-            let arrivals = Mutex<[String: Double]>([:])
-            let token = Mutex<CloudChangeToken?>(nil)
-
-            init(remote: GatewayRemote, zone: CloudZone) {
-                self.remote = remote
-                self.zone = zone
-            }
-
-            func fetch() async throws {
-                while true {
-                    let batch = try await remote.fetchChanges(in: zone, since: token.withLock { $0 }, limit: 400)
-                    let now = monotonicSeconds()
-                    arrivals.withLock { arrivals in
-                        for record in batch.changed where arrivals[record.id.name] == nil { arrivals[record.id.name] = now }
-                    }
-                    token.withLock { $0 = batch.token }
-                    if !batch.moreComing { return }
-                }
-            }
-
-            /// Fetches on every push hint until the hints end.
-            func follow() async {
-                for await _ in remote.pushHints() { try? await fetch() }
-            }
-        }
-
         func run() async throws -> [TableRow] {
             let bridges = bench.quick ? 200 : 1000
             let users = bridges / 10
@@ -63,7 +33,7 @@
             try GatewayChild.createRoles(roles, on: server)
             let type = GatewayScenario.type
             // Direct bridges, for reference: the connections each holds once busy.
-            let idle = try connections()
+            let idle = try server.clientConnections()
             var direct: [PostgresRemote] = []
             var running: [Task<Void, Never>] = []
             for _ in 0..<10 {
@@ -78,7 +48,7 @@
                 }
                 try await group.waitForAll()
             }
-            let perDirectBridge = Double(try connections() - idle) / 10
+            let perDirectBridge = Double(try server.clientConnections() - idle) / 10
             for task in running { task.cancel() }
             for task in running { await task.value }
             // The gateways and the fleet.
@@ -87,11 +57,8 @@
                 try GatewayChild.start(server: server, secret: secret, pool: 10),
             ]
             defer { for gateway in gateways { gateway.stop() } }
-            var configuration = HTTPClient.Configuration()
-            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
-            configuration.connectionPool.retryConnectionEstablishment = false
-            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-            var fleet: [Bridge] = []
+            let client = SimulatedClient.httpClient()
+            var fleet: [SimulatedClient] = []
             var tasks: [Task<Void, Never>] = []
             defer { for task in tasks { task.cancel() } }
             for index in 0..<bridges {
@@ -101,22 +68,12 @@
                 let url = "http://" + order.map { "127.0.0.1:\($0.port)" }.joined(separator: ",")
                 let token = try GatewayToken.mint(secretFile: secret, role: role, expiresIn: 3600)
                 let remote = try GatewayRemote(GatewayRemote.Configuration(url: url, token: token), client: client, logger: logger)
-                fleet.append(Bridge(remote: remote, zone: .private(role)))
+                fleet.append(SimulatedClient(remote: remote, zones: [.private(role)]))
             }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for (index, bridge) in fleet.enumerated() {
-                    if index >= 32 { try await group.next() }
-                    group.addTask { try await bridge.fetch() }
-                }
-                try await group.waitForAll()
-            }
-            for bridge in fleet {
-                tasks.append(Task { try? await bridge.remote.run() })
-                tasks.append(Task { await bridge.follow() })
-            }
+            tasks = try await SimulatedClient.start(fleet, fetchingAtOnce: 32)
             // Push connections open and subscribe (settling, not synchronisation: a benchmark).
             try await Task.sleep(for: .seconds(bench.quick ? 2 : 5))
-            var held = try connections()
+            var held = try server.clientConnections()
             let writers = try roles.map { role in
                 try GatewayRemote(
                     GatewayRemote.Configuration(
@@ -141,7 +98,7 @@
                     }
                     try await group.waitForAll()
                 }
-                if round == rounds / 2 { held = max(held, try connections()) }
+                if round == rounds / 2 { held = max(held, try server.clientConnections()) }
             }
             // Until every bridge has its user's records.
             let limit = bench.quick ? 120.0 : 300.0
@@ -155,12 +112,12 @@
             let converged = monotonicSeconds() - started
             let serverCPU = FleetScenario.serverCPUSeconds() - cpuBefore
             let gatewayCPU = gateways.map(\.cpuSeconds).reduce(0, +) - gatewayCPUBefore
-            held = max(held, try connections())
+            held = max(held, try server.clientConnections())
             let writtenAt = written.times.withLock { $0 }
             var hops: [Double] = []
             for bridge in fleet {
                 for (name, at) in bridge.arrivals.withLock({ $0 }) {
-                    if let start = writtenAt[bridge.zone.owner + "/" + name] { hops.append((at - start) * 1e6) }
+                    if let start = writtenAt[bridge.zones[0].owner + "/" + name] { hops.append((at - start) * 1e6) }
                 }
             }
             let directTotal = perDirectBridge * Double(bridges)
@@ -191,13 +148,6 @@
         /// When each record was saved, by `role/name`.
         final class Stamps: Sendable {
             let times = Mutex<[String: Double]>([:])
-        }
-
-        /// Client connections the server holds now (this count's own excluded).
-        private func connections() throws -> Int {
-            Int(
-                try server.psql(
-                    "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")) ?? 0
         }
     }
 #endif  // Gateway

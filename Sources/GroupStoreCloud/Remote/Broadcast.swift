@@ -21,15 +21,19 @@ package final class Broadcast<Element: Sendable>: Sendable {
         return stream
     }
 
-    /// Hands `element` to every stream; whether a stream's buffer was full
-    /// (it dropped its oldest element to keep this one).
-    @discardableResult
-    package func yield(_ element: Element) -> Bool {
-        var dropped = false
+    /// Hands `element` to every stream.
+    package func yield(_ element: Element) {
+        for continuation in continuations.withLock({ Array($0.values) }) { continuation.yield(element) }
+    }
+
+    /// Hands `element` to every stream, and `marker` after it to those whose
+    /// buffer was full (they dropped their oldest element to keep this one),
+    /// so that a reader behind learns it missed something (a notice of any
+    /// zone, for the remote's notices).
+    package func yield(_ element: Element, droppedSaying marker: Element) {
         for continuation in continuations.withLock({ Array($0.values) }) {
-            if case .dropped = continuation.yield(element) { dropped = true }
+            if case .dropped = continuation.yield(element) { continuation.yield(marker) }
         }
-        return dropped
     }
 
     /// How many streams are open.

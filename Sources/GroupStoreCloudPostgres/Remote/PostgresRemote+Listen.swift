@@ -30,8 +30,7 @@
                                 for try await notification in notifications {
                                     let notice = PostgresNotice(payload: notification.payload)
                                     hints.yield(from: notice.origin, own: origin)
-                                    // A reader behind lost its oldest notice: it hears of any zone instead.
-                                    if noticeHub.yield(notice) { noticeHub.yield(PostgresNotice(origin: "", tags: nil)) }
+                                    noticeHub.yield(notice, droppedSaying: PostgresNotice(origin: "", tags: nil))
                                 }
                             }
                         } onCancel: {

@@ -41,10 +41,8 @@
                 group.addTask { await self.readKey() }
                 group.addTask {
                     for await notice in notices {
-                        // A reader behind lost its oldest notice: it hears of any zone instead.
-                        if self.notified.yield(GatewayNotice(origin: notice.origin, tags: notice.tags)) {
-                            self.notified.yield(GatewayNotice(origin: "", tags: nil))
-                        }
+                        self.notified.yield(
+                            GatewayNotice(origin: notice.origin, tags: notice.tags), droppedSaying: GatewayNotice(origin: "", tags: nil))
                     }
                     self.notified.finish()
                 }

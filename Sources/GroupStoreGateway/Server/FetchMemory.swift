@@ -34,8 +34,9 @@
     /// started, so a commit during the read makes its answer stale at once.
     /// What it does not know makes an answer stale too: an answer is kept
     /// ``lifetime`` seconds at most (a log compacted meanwhile sends no
-    /// notice, so a token it made too old is refused that much later); the memory is emptied when it holds ``capacity`` answers or
-    /// ``budget`` bytes of them; nothing is shared while the backend's
+    /// notice, so a token it made too old is refused that much later); the
+    /// memory is emptied when it holds ``capacity`` answers or ``budget``
+    /// bytes of them; nothing is shared while the backend's
     /// listener is not connected (``GatewayBackend/isListening``); a notice
     /// lost by a full buffer is heard as a notice of any zone; nothing is
     /// shared while the notices are not followed (``PushHub`` follows them,
@@ -128,6 +129,22 @@
             /// How many (device, zone) pairs `proven` holds.
             var provenCount = 0
 
+            /// One more change: of the zones of `tags`, or of any zone (`nil`,
+            /// or past ``FetchMemory/capacity`` zones remembered).
+            mutating func changed(_ tags: [String]?) {
+                count += 1
+                guard let tags else {
+                    anyZone = count
+                    zones = [:]
+                    return
+                }
+                for tag in tags { zones[tag] = (count, .now) }
+                if zones.count > FetchMemory.capacity {
+                    anyZone = count
+                    zones = [:]
+                }
+            }
+
             func isStale(_ stamp: Stamp, zone tag: String?, lifetime: Double) -> Bool {
                 anyZone > stamp.count || (tag.flatMap { zones[$0]?.count } ?? 0) > stamp.count
                     || ContinuousClock.now - stamp.at > .seconds(lifetime) || (tag == nil && count > stamp.count)
@@ -172,19 +189,13 @@
         /// share's) may have changed.
         func note(_ notice: GatewayNotice) {
             state.withLock { state in
-                state.count += 1
                 guard let tags = notice.tags, !tags.contains(where: { $0.hasPrefix("m:") }) else {
-                    state.anyZone = state.count
-                    state.zones = [:]
+                    state.changed(nil)
                     state.proven = [:]
                     state.provenCount = 0
                     return
                 }
-                for tag in tags where tag.hasPrefix("z:") { state.zones[String(tag.dropFirst(2))] = (state.count, .now) }
-                if state.zones.count > Self.capacity {
-                    state.anyZone = state.count
-                    state.zones = [:]
-                }
+                state.changed(tags.filter { $0.hasPrefix("z:") }.map { String($0.dropFirst(2)) })
             }
         }
 
@@ -293,23 +304,13 @@
 
         /// A write through this gateway changed `zones`: its own next fetch is
         /// read again even before the notice of the commit comes.
-        func wrote(_ zones: some Sequence<CloudZone>) {
-            state.withLock { state in
-                state.count += 1
-                for zone in zones {
-                    guard let tag = backend.tag(of: zone.description) else {
-                        state.anyZone = state.count
-                        state.zones = [:]
-                        return
-                    }
-                    state.zones[tag] = (state.count, .now)
-                }
-            }
+        func wrote(_ zones: [CloudZone]) {
+            let tags = zones.map { backend.tag(of: $0.description) }
+            state.withLock { state in state.changed(tags.contains(nil) ? nil : tags.compactMap { $0 }) }
         }
 
         /// A read's answer (`nil`: it failed): no longer being read, and kept if it may be.
-        @discardableResult
-        private func share(_ batch: GatewayWire.Batch?, key: Key, tag: String?, stamp: Stamp) -> GatewayWire.Batch? {
+        private func share(_ batch: GatewayWire.Batch?, key: Key, tag: String?, stamp: Stamp) {
             let keeps = batch.map { !$0.heldBack && ($0.history?.keepsMark ?? true) } ?? false
             let bytes = keeps ? ((try? GatewayWire.encode(batch).count) ?? Self.budget) : 0
             state.withLock { state in
@@ -325,7 +326,6 @@
                 state.kept[key] = Kept(zone: tag, stamp: stamp, batch: batch, bytes: bytes)
                 state.keptBytes += bytes
             }
-            return batch
         }
 
         /// For an answer that carries changes: how long ago the last notice of its zone came.

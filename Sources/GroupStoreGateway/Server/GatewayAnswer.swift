@@ -62,9 +62,7 @@
             } catch {
                 response = GatewayAnswer.failure(error, metrics: metrics)
             }
-            let elapsed = started.duration(to: .now)
-            let nanoseconds = elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
-            metrics.request(context.operation(of: request), status: response.status.code, nanoseconds: nanoseconds)
+            metrics.request(context.operation(of: request), status: response.status.code, elapsed: started.duration(to: .now))
             return response
         }
     }

@@ -31,11 +31,11 @@ struct GatewayMetrics: Sendable {
     private let fromDatabaseCount = Counter(label: "groupstore_gateway_fetches_total", dimensions: [("answered", "database")])
     private let commitToDevice = Timer(label: "groupstore_gateway_commit_to_device_seconds")
 
-    /// A request ended with `status` after `nanoseconds`.
-    func request(_ operation: String, status: Int, nanoseconds: Int64) {
+    /// A request ended with `status` after `elapsed`.
+    func request(_ operation: String, status: Int, elapsed: Duration) {
         Counter(label: "groupstore_gateway_requests_total", dimensions: [("operation", operation), ("status", String(status))])
             .increment()
-        Timer(label: "groupstore_gateway_request_seconds", dimensions: [("operation", operation)]).recordNanoseconds(nanoseconds)
+        Timer(label: "groupstore_gateway_request_seconds", dimensions: [("operation", operation)]).record(elapsed)
     }
 
     func refused(_ reason: String) {
@@ -46,10 +46,7 @@ struct GatewayMetrics: Sendable {
     /// for an answer with changes, since the notice of its zone's last commit.
     func fetched(fromMemory: Bool, lag: Duration? = nil) {
         (fromMemory ? fromMemoryCount : fromDatabaseCount).increment()
-        if let lag {
-            let (seconds, attoseconds) = lag.components
-            commitToDevice.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        }
+        if let lag { commitToDevice.record(lag) }
     }
 
     func connected(_ count: Int) { bridges.record(count) }
@@ -58,5 +55,13 @@ struct GatewayMetrics: Sendable {
     func pool(leases: Int, size: Int) {
         self.leases.record(leases)
         self.size.record(size)
+    }
+}
+
+extension Timer {
+    /// Records `duration` (in nanoseconds, as a timer takes it).
+    fileprivate func record(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

@@ -58,7 +58,7 @@
         let connections: ConnectionCap
         let metrics = GatewayMetrics()
         let hub: PushHub
-        /// Fetches that would find nothing new, answered without the database.
+        /// The database's answers to fetches, shared by fetches of the same request and reader.
         let fetchMemory: FetchMemory
         let onListening: @Sendable (_ host: String, _ port: Int) async -> Void
 
