@@ -79,7 +79,10 @@ struct CloudScenario {
     }
 
     private func latency(root: String, section: String, storage: String) async throws -> [TableRow] {
-        let remote = try await self.remote("latency-\(storage)", root)
+        // A remote each, as two hosts have: a bridge sharing its remote with
+        // the other would also fetch its own upload's echo (see PushHints).
+        let remoteA = try await self.remote("latency-\(storage)", root)
+        let remoteB = try await self.remote("latency-\(storage)", root)
         let writer = try await open(root + "/a", "writer")
         let peer = try await open(root + "/a", "peer")
         let reader = try await open(root + "/b", "reader")
@@ -92,8 +95,8 @@ struct CloudScenario {
         let readerSaves = reader.saves()
         try await peer.start()
         try await reader.start()
-        let syncA = try bridge(root + "/a", remote: remote)
-        let syncB = try bridge(root + "/b", remote: remote)
+        let syncA = try bridge(root + "/a", remote: remoteA)
+        let syncB = try bridge(root + "/b", remote: remoteB)
         let marks = Mutex<[(side: Character, stage: SyncStage, at: Double)]>([])
         syncA.traceStages { stage, at in marks.withLock { $0.append(("A", stage, at)) } }
         syncB.traceStages { stage, at in marks.withLock { $0.append(("B", stage, at)) } }

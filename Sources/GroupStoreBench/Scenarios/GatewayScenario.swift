@@ -73,6 +73,7 @@
                     Task { try? await remote.run() }
                     return remote
                 }, latencyTarget: "p50 ≤ 10000 µs")
+            let alone = try await callsAlone(server, gateway: gateway, secret: secret)
             let directRows = try await direct.run(parts: ["latency"])
             let gatewayRows = try await through.run(parts: ["latency"])
             func headline(_ rows: [TableRow], _ storage: String) -> TableRow? {
@@ -88,6 +89,7 @@
                 row.what = (row.what.hasPrefix("  ") ? "  " : "through a gateway: ") + row.what.trimmingCharacters(in: .whitespaces)
                 return row
             }
+            rows += alone
             for storage in ["tmpfs", "disk"] {
                 guard let reference = headline(directRows, storage)?.distribution,
                     let measured = headline(gatewayRows, storage)?.distribution
@@ -99,6 +101,37 @@
                         ratio: measured.median / reference.median, target: "p50 ≤ 10000 µs"))
             }
             return rows
+        }
+
+        /// The hop's two remote calls alone (no group, nothing else busy),
+        /// directly and through the gateway, in turn: what the gateway adds
+        /// to each call, apart from the hop's contention for the cores.
+        func callsAlone(_ server: PostgresServer, gateway: GatewayChild, secret: String) async throws -> [TableRow] {
+            try GatewayChild.createRoles(["bench_alone_direct", "bench_alone_gateway"], on: server)
+            let samples = bench.quick ? 50 : 400
+            let logger = quiet
+            let direct = try (0..<2).map { _ in try PostgresRemote(url: server.url(user: "bench_alone_direct"), logger: logger) }
+            let token = try GatewayToken.mint(secretFile: secret, role: "bench_alone_gateway", expiresIn: 3600)
+            let through = try (0..<2).map { _ in
+                try GatewayRemote(GatewayRemote.Configuration(url: gateway.url, token: token), logger: logger)
+            }
+            let running =
+                direct.map { remote in Task { try? await remote.run() } } + through.map { remote in Task { try? await remote.run() } }
+            defer { for task in running { task.cancel() } }
+            let directRows = try await PostgresScenario.callsAlone(
+                writer: direct[0], reader: direct[1], zone: .private("bench_alone_direct"), samples: samples, section: Self.section,
+                label: "direct PostgreSQL, alone")
+            let gatewayRows = try await PostgresScenario.callsAlone(
+                writer: through[0], reader: through[1], zone: .private("bench_alone_gateway"), samples: samples, section: Self.section,
+                label: "through a gateway, alone")
+            return zip(directRows, gatewayRows).flatMap { direct, through in
+                var through = through
+                if let reference = direct.distribution, let measured = through.distribution {
+                    through.reference = String(format: "direct: %.0f / p99 %.0f µs", reference.median, reference.p99)
+                    through.ratio = measured.median / reference.median
+                }
+                return [direct, through]
+            }
         }
 
         /// Requests a second through one gateway (pool of 10) from 64 clients

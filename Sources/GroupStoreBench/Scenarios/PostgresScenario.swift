@@ -95,6 +95,17 @@
             let reader = try PostgresRemote(url: server.url(user: "bench_alone"), logger: quiet)
             let running = [Task { try? await writer.run() }, Task { try? await reader.run() }]
             defer { for task in running { task.cancel() } }
+            return try await Self.callsAlone(
+                writer: writer, reader: reader, zone: .private("bench_alone"), samples: bench.quick ? 50 : 400, section: Self.section,
+                label: "remote call alone")
+        }
+
+        /// The two remote calls of the hop on `writer` and `reader` (two
+        /// remotes of one user, whose private zone is `zone`), alone: the
+        /// rows of ``remoteCallsAlone(_:)`` in `section`, named from `label`.
+        static func callsAlone(
+            writer: any CloudDatabase, reader: any CloudDatabase, zone: CloudZone, samples count: Int, section: String, label: String
+        ) async throws -> [TableRow] {
             let type = CloudRecordType(
                 name: "alone", scope: .private,
                 columns: [
@@ -104,11 +115,9 @@
             _ = try await writer.account()
             _ = try await reader.account()
             try await writer.prepare([type])
-            let zone = CloudZone.private("bench_alone")
             var token = try await reader.fetchChanges(in: zone, since: nil, limit: 100).token
             var (uploads, fetches, checkedUploads, checkedFetches) = ([Double](), [Double](), [Double](), [Double]())
             var mark = try await writer.history(keeping: nil).head
-            let count = bench.quick ? 50 : 400
             // Each kind `count` times, in turn.
             for index in 0..<(2 * count + 10) {
                 let checked = index % 2 == 1
@@ -148,16 +157,16 @@
             }
             return [
                 TableRow(
-                    section: Self.section, what: "remote call alone: upload of one new record (modify)", unit: "µs",
+                    section: section, what: "\(label): upload of one new record (modify)", unit: "µs",
                     distribution: Distribution(uploads)),
                 TableRow(
-                    section: Self.section, what: "remote call alone: fetch of that record (feed page and rows)", unit: "µs",
+                    section: section, what: "\(label): fetch of that record (feed page and rows)", unit: "µs",
                     distribution: Distribution(fetches)),
                 TableRow(
-                    section: Self.section, what: "  the upload checking the history in the call (modify keeping a mark)", unit: "µs",
+                    section: section, what: "  \(label): the upload checking the history in the call (modify keeping a mark)", unit: "µs",
                     distribution: Distribution(checkedUploads), reference: "in turn with the unchecked upload"),
                 TableRow(
-                    section: Self.section, what: "  the fetch checking the history in the call", unit: "µs",
+                    section: section, what: "  \(label): the fetch checking the history in the call", unit: "µs",
                     distribution: Distribution(checkedFetches), reference: "in turn with the unchecked fetch"),
             ]
         }

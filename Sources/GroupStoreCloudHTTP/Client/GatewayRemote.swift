@@ -67,10 +67,10 @@
         /// The zones fetched, which the push connection subscribes to.
         let zones = Mutex<Set<CloudZone>>([])
         /// Whether the gateway checks a mark in the same transaction as the
-        /// call (learned from each answer to a fetch that asked: a gateway of
-        /// an older build answers none, and its calls are checked apart; and
-        /// from a `/modify-checked` it has no route for, behind gateways of
-        /// mixed builds).
+        /// call (`nil`: not known yet, and taken to; learned from each answer
+        /// to a fetch that asked: a gateway of an older build answers none,
+        /// and its calls are checked apart; and from a `/modify-checked` it
+        /// has no route for, behind gateways of mixed builds).
         let checksHistory = Mutex<Bool?>(nil)
         /// Tells the push connection that ``zones`` grew.
         let zonesChanged = Broadcast<Void>()
@@ -153,7 +153,7 @@
         }
 
         /// `/modify-checked`: the gateway checks `mark` in the transaction of
-        /// the changes. A gateway not known to (see ``checksHistory``), or one
+        /// the changes. A gateway known not to (see ``checksHistory``), or one
         /// that turns out to have no such route (it wrote nothing), has the
         /// history asked before and after (`/history`, `/modify`, `/history`).
         public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<
@@ -164,7 +164,7 @@
                     try await self.modify(changes)
                 }
             }
-            guard checksHistory.withLock({ $0 }) == true else { return try await apart() }
+            guard checksHistory.withLock({ $0 }) != false else { return try await apart() }
             let answer: GatewayWire.ModifyAnswer
             do {
                 answer = try await transport.callIfRouted(

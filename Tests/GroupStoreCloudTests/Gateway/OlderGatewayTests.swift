@@ -50,6 +50,27 @@
             XCTAssertEqual(fetched.value?.changed.map(\.id.name).sorted(), ["n1", "n2"])
             try await older.stop()
         }
+
+        /// A client's first call an upload: sent to `/modify-checked` (one
+        /// request), not asked apart, until a gateway says it has no such route.
+        func testAFirstUpload_goesToModifyChecked_andFromAnOlderBuildIsCheckedApart() async throws {
+            let older = try await OlderGatewayProxy.start(forwardingTo: gatewayPorts[0])
+            let token = try gatewaySecret.token(role: "alice")
+            let zone = CloudZone.private("alice")
+            let setup = try GatewayRemote(GatewayRemote.Configuration(url: "http://127.0.0.1:\(gatewayPorts[0])", token: token))
+            try await setup.prepare([Self.note])
+            let mark = try await setup.history(keeping: nil).head
+            let remote = try GatewayRemote(GatewayRemote.Configuration(url: "http://127.0.0.1:\(older.port)", token: token))
+            let save = CloudRecordChange.save(
+                id: CloudRecordID(zone: zone, type: "note", name: "first"), baseTag: nil, fields: ["title": .text("first")],
+                editedAt: Date())
+            let answer = try await remote.modify([save], keeping: mark)
+            guard case .saved = answer.value?.first else {
+                return XCTFail("the first upload was not saved: \(String(describing: answer.value))")
+            }
+            XCTAssertEqual(older.refused, 1, "the first upload went to /modify-checked before anything was known of the gateway")
+            try await older.stop()
+        }
     }
 
     /// A gateway of an older build in front of a real one: it has no
