@@ -165,7 +165,7 @@
                 """, database: Self.database)
             let upgrade = try groupstore(["cloud", "setup", "--remote", remote("postgres")])
             XCTAssertEqual(upgrade.status, 0, upgrade.text)
-            XCTAssertTrue(upgrade.text.contains("upgraded from format 5 to 9"), upgrade.text)
+            XCTAssertTrue(upgrade.text.contains("upgraded from format 5 to 10"), upgrade.text)
             XCTAssertEqual(
                 try server.psql(
                     "SELECT name || ':' || coalesce(creator, 'owner') FROM groupstore.types ORDER BY name", database: Self.database),
