@@ -15,7 +15,8 @@ struct CloudFleetCommand: AsyncParsableCommand {
         discussion: """
             Each bridge reports itself to the remote after a sync when something changed, and at \
             least every --report-every seconds of cloud run/sync (60 by default) while it runs \
-            (CloudHostReport). Run this as the schema's owner: \
+            (CloudHostReport); how far it has read, when nothing else changed, at most every 5 s. \
+            Run this as the schema's owner: \
             other roles see their own hosts only.
 
             Columns: USER (a role, or device+NAME), HOST, VERSION, SEEN (seconds since its last \

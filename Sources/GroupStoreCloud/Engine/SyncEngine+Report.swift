@@ -6,8 +6,10 @@ extension SyncEngine {
     /// Tells the remote what this host is at the end of a sync
     /// (``CloudHostReport``), when it says something new or
     /// ``CloudSyncConfiguration/reportInterval`` passed since the last report: a bridge idling on push hints adds no
-    /// transaction per sync. A report that fails is logged and tried again
-    /// after the next sync; it never fails the sync.
+    /// transaction per sync. News of how far it has read, and nothing else,
+    /// waits ``CloudSyncConfiguration/progressInterval``: a bridge fetching
+    /// every change adds no transaction per change either. A report that
+    /// fails is logged and tried again after the next sync; it never fails the sync.
     func reportHost(_ summary: CloudSyncSummary) async {
         let parked = (try? readDatabase { try Int.fetchOne($0, sql: "SELECT count(*) FROM groupstore_cloud_parked") ?? 0 }) ?? 0
         var tokens: [String: String] = [:]
@@ -22,7 +24,11 @@ extension SyncEngine {
         // When the last sync ended is new each time: what is new is the rest.
         var unchanged = report
         unchanged.syncedAt = state.reported.report?.syncedAt
-        if state.reported.report == unchanged, now.timeIntervalSince(state.reported.at) < configuration.reportInterval { return }
+        let elapsed = now.timeIntervalSince(state.reported.at)
+        if state.reported.report == unchanged, elapsed < configuration.reportInterval { return }
+        var movedOnly = unchanged
+        movedOnly.tokens = state.reported.report?.tokens ?? [:]
+        if state.reported.report == movedOnly, elapsed < min(configuration.progressInterval, configuration.reportInterval) { return }
         do {
             try await remote.report(report)
             state.reported = (report, now)

@@ -3,7 +3,8 @@ import Foundation
 /// What a bridge tells its remote of itself after a sync (``CloudDatabase/report(_:)``),
 /// for the fleet's operator (`groupstore cloud fleet`): which host it is,
 /// how far it has read each zone, what waits here, and how its last sync
-/// ended. The engine sends it at the end of a sync when it changed, or
+/// ended. The engine sends it at the end of a sync when it changed (when
+/// only its tokens did, at most every ``CloudSyncConfiguration/progressInterval``), or
 /// ``CloudSyncConfiguration/reportInterval`` after the last one; a remote that keeps no fleet view
 /// takes it and keeps nothing.
 public struct CloudHostReport: Sendable, Codable, Hashable {

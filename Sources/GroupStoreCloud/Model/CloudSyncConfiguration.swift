@@ -89,6 +89,14 @@ public struct CloudSyncConfiguration: Sendable {
     /// itself anyway (``CloudHostReport``), so that the fleet view tells a
     /// quiet host from a stopped one.
     public var reportInterval: TimeInterval = 60
+    /// How often, at most, a bridge whose only news is how far it has read
+    /// (its change tokens moved) reports it (and at most
+    /// ``reportInterval``): the fleet view's BEHIND for a running host is at
+    /// most this old, since it syncs at least every ``fetchInterval``.
+    /// Anything else new (pending, parked, an error, the app's version) is
+    /// reported at the end of the sync it changed in. So a fleet's server
+    /// does not write a report for every device on every change.
+    public var progressInterval: TimeInterval = 5
 
     public init(group: String, remote: any CloudDatabase, logger: Logger = Logger(label: "GroupStoreCloud")) {
         self.group = group
