@@ -6,7 +6,7 @@
 
     /// What a `modify` sends beside its statements so that the history is
     /// checked and read in its own transaction (``PostgresRemote/modify(_:keeping:)``):
-    /// the mark's check first, the head last, and the head as answered.
+    /// the mark's check and the head, after the writes, and the head as answered.
     final class HistoryGuard: Sendable {
         /// The latest change the caller saw (`nil`: nothing to check).
         let mark: CloudHistoryMark?
@@ -23,21 +23,23 @@
             self.display = display
         }
 
-        /// Raises `GS010` (aborting the transaction) unless `mark` is part of the
-        /// history: sent with the settings, before any change.
-        static func check(_ mark: CloudHistoryMark) -> PostgresTransaction.FirstRead {
+        /// The log's head as the transaction sees it (its own changes
+        /// included), read after a write's statements; with a ``mark``, in the
+        /// same statement, `groupstore.require_history`, which raises `GS010`
+        /// unless the mark is part of the history: the transaction then
+        /// aborts, and nothing it wrote commits. Checked after the writes, not
+        /// before them, so that the check costs no statement of its own:
+        /// acting as a role (a gateway), a statement before the role is taken
+        /// may not call it.
+        var headQuery: PostgresQuery {
+            guard let mark else { return Self.historyRead(nil).query }
             var binds = PostgresBindings()
             binds.append(mark.epoch)
             binds.append(String(mark.position))
             binds.append(mark.entry)
-            return PostgresTransaction.FirstRead(function: "groupstore.require_history($1, $2::bigint, $3)", binds: binds, columns: 0)
+            return PostgresQuery(
+                unsafeSQL: "SELECT h.* FROM groupstore.require_history($1, $2::bigint, $3) AS c, groupstore.history(0) AS h", binds: binds)
         }
-
-        /// The check of ``mark``, if there is one to check.
-        var check: PostgresTransaction.FirstRead? { mark.map(Self.check) }
-
-        /// The log's head as the transaction sees it (its own changes included).
-        static let headQuery = historyRead(nil).query
 
         /// The history as a fetch's transaction sees it, and what it logs at
         /// `mark`'s position: sent with the settings, so that it takes the
