@@ -30,10 +30,10 @@
         }
 
         /// ``fetchChanges(in:since:limit:)`` with `groupstore.history` read in
-        /// the transaction's first statement, which takes the snapshot the page
-        /// is read from (the statement setting the settings: no round trip of
-        /// its own); a token refused as expired has the history read to tell a
-        /// server replaced or restored.
+        /// the page's transaction, from its snapshot, in a statement the page
+        /// sends anyway (the feed's; for a listing, the one setting the
+        /// settings): no round trip of its own; a token refused as expired has
+        /// the history read to tell a server replaced or restored.
         public func fetchChanges(
             in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
         ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
@@ -110,10 +110,11 @@
                 if case .position = start { isFeed = true } else { isFeed = false }
                 let catalog = try await tables([], session)
                 try await checkFilters(subset, catalog: catalog, session)
-                // The history read with the settings: the first statement, which takes the snapshot.
+                // The history read from the page's snapshot: in the feed's statement, or for a listing
+                // with the settings (acting as a role, that is a statement of its own).
                 return try await session.transaction(
                     "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readsInKeyOrder: !isFeed,
-                    reading: history.map { HistoryGuard.historyRead($0.mark) }
+                    reading: isFeed ? nil : history.map { HistoryGuard.historyRead($0.mark) }
                 ) { transaction in
                     let page: (CloudChangeBatch, Bool)
                     switch start {
@@ -127,9 +128,10 @@
                             zone, catalog: catalog, epoch: epoch, fence: fence, type: type, after: after, limit: limit, subset: subset,
                             transaction)
                     case .position(_, let tx, let seq):
-                        page = try await feed(zone, epoch: epoch, tx: tx, seq: seq, limit: limit, subset: subset, transaction)
+                        page = try await feed(
+                            zone, epoch: epoch, tx: tx, seq: seq, limit: limit, subset: subset, history: history, transaction)
                     }
-                    if let history { try history.read(try await transaction.firstRead()) }
+                    if let history, !isFeed { try history.read(try await transaction.firstRead()) }
                     return page
                 }
             }
@@ -181,10 +183,11 @@
         /// across pages.
         ///
         /// Two flights: the page (`groupstore.feed`, which answers the log's
-        /// horizon and whether entries are held back by the fence with it); then
-        /// the rows of the records named, with COMMIT behind them.
+        /// horizon and whether entries are held back by the fence with it, and
+        /// with `history`, `groupstore.history` beside each row, read into
+        /// it); then the rows of the records named, with COMMIT behind them.
         private func feed(
-            _ zone: CloudZone, epoch: String, tx: String, seq: Int64, limit: Int, subset: PostgresSubset,
+            _ zone: CloudZone, epoch: String, tx: String, seq: Int64, limit: Int, subset: PostgresSubset, history: HistoryGuard?,
             _ transaction: PostgresTransaction
         ) async throws -> (CloudChangeBatch, Bool) {
             var binds = PostgresBindings()
@@ -192,8 +195,19 @@
             binds.append(tx)
             binds.append(String(seq))
             binds.append(String(limit + 1))
-            let answer = try await transaction.cells(
-                PostgresQuery(unsafeSQL: "SELECT * FROM groupstore.feed($1, $2::xid8, $3::bigint, $4::bigint)", binds: binds))
+            var sql = "SELECT * FROM groupstore.feed($1, $2::xid8, $3::bigint, $4::bigint)"
+            if let history {
+                binds.append(String(history.mark?.position ?? 0))
+                sql = """
+                    SELECT f.o_tx, f.o_seq, f.o_type, f.o_name, h.* FROM groupstore.feed($1, $2::xid8, $3::bigint, $4::bigint) WITH ORDINALITY AS f,
+                    groupstore.history($5::bigint) AS h ORDER BY f.ordinality
+                    """
+            }
+            var answer = try await transaction.cells(PostgresQuery(unsafeSQL: sql, binds: binds))
+            if let history {
+                try history.read(answer.first.map { [Array($0.dropFirst(4))] } ?? [])
+                answer = answer.map { Array($0.prefix(4)) }
+            }
             guard let header = answer.first, header.count == 4 else {
                 throw CloudSyncError(
                     .badRemote,

@@ -249,6 +249,28 @@
             }
         }
 
+        /// A fetch keeping a mark reads the history in the page's own
+        /// statement: a mark whose position the server logs with another
+        /// transaction (a server restored from a dump and written to since)
+        /// is not kept, and the page is dropped; the same mark with the right
+        /// transaction is kept.
+        func testAFetchKeepingAMark_readsWhatTheServerLogsAtItsPosition() async throws {
+            let remote = try pgRemote()
+            _ = try await remote.account()
+            try await remote.prepare([Self.note])
+            let zone = CloudZone.private("alice")
+            let listing = try await remote.fetchChanges(in: zone, since: nil, limit: 100)
+            try server.psql("INSERT INTO note (id, title) VALUES ('n1', 'one'), ('n2', 'two')", as: "alice")
+            let head = try await remote.history(keeping: nil).head
+            let kept = try await remote.fetchChanges(in: zone, since: listing.token, limit: 100, keeping: head)
+            XCTAssertTrue(kept.history.keepsMark)
+            XCTAssertEqual(kept.value.map(names), ["n1", "n2"])
+            let other = CloudHistoryMark(epoch: head.epoch, position: head.position, entry: head.entry + "0")
+            let refused = try await remote.fetchChanges(in: zone, since: listing.token, limit: 100, keeping: other)
+            XCTAssertFalse(refused.history.keepsMark, "another transaction at the mark's position: not this server's history")
+            XCTAssertNil(refused.value, "the page of a history that lost the mark is dropped")
+        }
+
         /// The trigger's plans are cached for a session (format 10), but an
         /// update's join of its old and new rows is planned for its own rows:
         /// a plan cached after small updates joined 20,000 rows with a nested
