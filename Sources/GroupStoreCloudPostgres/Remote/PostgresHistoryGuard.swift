@@ -41,9 +41,11 @@
                 unsafeSQL: "SELECT h.* FROM groupstore.require_history($1, $2::bigint, $3) AS c, groupstore.history(0) AS h", binds: binds)
         }
 
-        /// The history as a fetch's transaction sees it, and what it logs at
-        /// `mark`'s position: sent with the settings, so that it takes the
-        /// snapshot the fetch reads.
+        /// The history as a transaction sees it, and what it logs at `mark`'s
+        /// position: a statement of its own (``PostgresRemote/history(keeping:)``),
+        /// or sent with the settings of a listing's transaction, so that it takes
+        /// the snapshot the page is read from (a feed's page reads it in the
+        /// feed's statement instead).
         static func historyRead(_ mark: CloudHistoryMark?) -> PostgresTransaction.FirstRead {
             var binds = PostgresBindings()
             binds.append(String(mark?.position ?? 0))
