@@ -6,7 +6,7 @@
 
     /// What a `modify` sends beside its statements so that the history is
     /// checked and read in its own transaction (``PostgresRemote/modify(_:keeping:)``):
-    /// the mark's check and the head, after the writes, and the head as answered.
+    /// the mark's check first, the head last, and the head as answered.
     final class HistoryGuard: Sendable {
         /// The latest change the caller saw (`nil`: nothing to check).
         let mark: CloudHistoryMark?
@@ -23,23 +23,25 @@
             self.display = display
         }
 
-        /// The log's head as the transaction sees it (its own changes
-        /// included), read after a write's statements; with a ``mark``, in the
-        /// same statement, `groupstore.require_history`, which raises `GS010`
-        /// unless the mark is part of the history: the transaction then
-        /// aborts, and nothing it wrote commits. Checked after the writes, not
-        /// before them, so that the check costs no statement of its own:
-        /// acting as a role (a gateway), a statement before the role is taken
-        /// may not call it.
-        var headQuery: PostgresQuery {
-            guard let mark else { return Self.historyRead(nil).query }
+        /// Raises `GS010` (aborting the transaction) unless `mark` is part of the
+        /// history: sent with the settings, before any change. Not after the
+        /// changes (with the head, which would save a gateway a statement):
+        /// there a mark past a restored server's head can fall among the
+        /// transaction's own new entries, and after a failover the new primary
+        /// may give this transaction the very id the mark's entry names.
+        static func check(_ mark: CloudHistoryMark) -> PostgresTransaction.FirstRead {
             var binds = PostgresBindings()
             binds.append(mark.epoch)
             binds.append(String(mark.position))
             binds.append(mark.entry)
-            return PostgresQuery(
-                unsafeSQL: "SELECT h.* FROM groupstore.require_history($1, $2::bigint, $3) AS c, groupstore.history(0) AS h", binds: binds)
+            return PostgresTransaction.FirstRead(function: "groupstore.require_history($1, $2::bigint, $3)", binds: binds, columns: 0)
         }
+
+        /// The check of ``mark``, if there is one to check.
+        var check: PostgresTransaction.FirstRead? { mark.map(Self.check) }
+
+        /// The log's head as the transaction sees it (its own changes included).
+        static let headQuery = historyRead(nil).query
 
         /// The history as a transaction sees it, and what it logs at `mark`'s
         /// position: a statement of its own (``PostgresRemote/history(keeping:)``),

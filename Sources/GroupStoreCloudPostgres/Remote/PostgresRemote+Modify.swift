@@ -27,10 +27,10 @@
         }
 
         /// ``modify(_:)`` in the same transaction as the check of `mark`
-        /// (`groupstore.require_history`: when the server's history lacks the
-        /// mark, the transaction aborts and nothing of it commits) and a read of
-        /// the log's head, both in one statement after the changes, before
-        /// `COMMIT` (``HistoryGuard/headQuery``).
+        /// (`groupstore.require_history`, sent with the settings, before the
+        /// changes: when the server's history lacks the mark, the transaction
+        /// aborts and nothing is written) and a read of the log's head after
+        /// the changes (sent before `COMMIT`).
         public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<
             [CloudModifyResult]
         > {
@@ -197,13 +197,16 @@
 
         func run(_ session: PostgresSession) async throws -> [CloudModifyResult] {
             let statements = Statements(plan: self)
-            // BEGIN, the settings, every statement, the mark's check with the head, and COMMIT are
+            // BEGIN, the settings with the mark's check, every statement, the head and COMMIT are
             // queued before the first answer is read. A statement that fails aborts the
             // transaction, and the COMMIT rolls back.
-            let rows = try await session.transaction(settings: [(PostgresServerSchema.originSetting, session.origin)]) { transaction in
+            let check = guarded?.check
+            let rows = try await session.transaction(settings: [(PostgresServerSchema.originSetting, session.origin)], reading: check) {
+                transaction in
                 let sent = statements.send(transaction)
-                let head = guarded.map { transaction.send($0.headQuery) }
+                let head = guarded.map { _ in transaction.send(HistoryGuard.headQuery) }
                 transaction.sendCommit()
+                if check != nil { _ = try await transaction.firstRead() }
                 let rows = try await statements.rows(sent)
                 if let head, let guarded { try guarded.read(try await PostgresRemote.cells(head), afterWrite: true) }
                 return rows

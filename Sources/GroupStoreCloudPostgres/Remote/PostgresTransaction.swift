@@ -41,7 +41,8 @@
         struct FirstRead {
             var function: String
             var binds: PostgresBindings
-            /// The columns of `function`'s answer that ``firstRead()`` reads.
+            /// The columns of `function`'s answer that ``firstRead()`` reads
+            /// (0 for a check, whose answer is only whether it raised).
             var columns: Int
 
             /// The read as a statement of its own.
