@@ -4,11 +4,12 @@
 
     /// New records of one table and zone in one statement: their values travel
     /// as one JSON array (a row per record, `null` for NULL), are unpacked and
-    /// cast on the server, and inserted where no row has the name yet. Like a
-    /// single insert, the statement answers `(true, the row written…)` for each
-    /// record written and `(false, the row as it was…)` for each that met a
-    /// row (a conflict, or another user's public record), all from one
-    /// snapshot; a record with neither answer met a row it cannot see.
+    /// cast on the server, and inserted where no row has the name yet. The
+    /// statement answers `(true, the row written…)` for each record written
+    /// and `(false, the row as it was…)` for each that met a row (a conflict,
+    /// or another user's public record), all from one snapshot; a record with
+    /// neither answer met a row it cannot see. (A single write reads the row
+    /// it met after the transaction instead: ``ModifyPlan/rowsMet(_:steps:_:)``.)
     ///
     /// One statement instead of one per record: the server parses, plans and
     /// runs the statement trigger (its NOTIFY) once per batch. The rows met are

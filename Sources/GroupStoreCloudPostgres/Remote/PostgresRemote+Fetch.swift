@@ -195,11 +195,12 @@
             binds.append(tx)
             binds.append(String(seq))
             binds.append(String(limit + 1))
-            var sql = "SELECT * FROM groupstore.feed($1, $2::xid8, $3::bigint, $4::bigint)"
+            let feed = "groupstore.feed($1, $2::xid8, $3::bigint, $4::bigint)"
+            var sql = "SELECT * FROM \(feed)"
             if let history {
                 binds.append(String(history.mark?.position ?? 0))
                 sql = """
-                    SELECT f.o_tx, f.o_seq, f.o_type, f.o_name, h.* FROM groupstore.feed($1, $2::xid8, $3::bigint, $4::bigint) WITH ORDINALITY AS f,
+                    SELECT f.o_tx, f.o_seq, f.o_type, f.o_name, h.* FROM \(feed) WITH ORDINALITY AS f,
                     groupstore.history($5::bigint) AS h ORDER BY f.ordinality
                     """
             }
