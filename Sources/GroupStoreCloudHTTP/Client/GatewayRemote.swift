@@ -72,8 +72,14 @@
         /// and its calls are checked apart; and from a `/modify-checked` it
         /// has no route for, behind gateways of mixed builds).
         let checksHistory = Mutex<Bool?>(nil)
-        /// Tells the push connection that ``zones`` grew.
+        /// Tells the push connection that ``zones`` or ``armed`` changed.
         let zonesChanged = Broadcast<Void>()
+        /// The fetch this client will make next in each zone, for the gateway
+        /// to make when the zone changes and send with the hint (see ``GatewayWire/Prefetch``).
+        /// Each with whether the push connection sent it.
+        let armed = Mutex<[CloudZone: (prefetch: GatewayWire.Prefetch, sent: Bool)]>([:])
+        /// The pages the gateway sent with its hints (``Prefetched``).
+        let prefetched = Prefetched()
         /// Every message the push connection received (for tests: what the gateway subscribed, each hint).
         let pushMessages = Broadcast<GatewayWire.PushMessage>()
         /// Each refusal of the push connection by the gateway (its close code
@@ -143,6 +149,7 @@
 
         public func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
             guard !changes.isEmpty else { return [] }
+            prefetched.drop(Set(changes.map(\.id.zone)))
             let answer = try await transport.call(
                 .POST, "/modify", json: changes.map(GatewayWire.Change.init), as: [GatewayWire.Result].self, doing: "save records")
             let results = answer.compactMap(\.result)
@@ -165,6 +172,7 @@
                 }
             }
             guard checksHistory.withLock({ $0 }) != false else { return try await apart() }
+            prefetched.drop(Set(changes.map(\.id.zone)))
             let answer: GatewayWire.ModifyAnswer
             do {
                 answer = try await transport.callIfRouted(
@@ -242,6 +250,12 @@
         private func fetch(_ request: GatewayWire.FetchRequest, subscription: GatewayWire.Subscription? = nil) async throws
             -> GatewayWire.Batch
         {
+            let asked = GatewayWire.Prefetch(fetch: request, subscription: subscription)
+            if let answer = prefetched.take(asked) {
+                arm(after: asked, answer)
+                poll.fetched(heldBack: answer.heldBack) { [hints] in hints.yield() }
+                return answer
+            }
             let answer: GatewayWire.Batch
             do {
                 if let subscription {
@@ -261,8 +275,27 @@
                 throw error
             }
             if zones.withLock({ $0.insert(request.zone).inserted }) { zonesChanged.yield(()) }
+            arm(after: asked, answer)
             poll.fetched(heldBack: answer.heldBack) { [hints] in hints.yield() }
             return answer
+        }
+
+        /// Asks the gateway to make the fetch that follows `answer` when its
+        /// zone next changes: the same request from the answer's token, with
+        /// the history's head as the mark (what the bridge asks next after a
+        /// whole page). Not after a partial page, a page held back or a history
+        /// that does not keep the mark: the bridge asks something else then.
+        private func arm(after asked: GatewayWire.Prefetch, _ answer: GatewayWire.Batch) {
+            var next = asked
+            next.fetch.token = answer.token
+            if asked.fetch.history != nil {
+                guard let history = answer.history, history.keepsMark else { return }
+                next.fetch.history = GatewayWire.HistoryRequest(mark: history.head)
+            }
+            guard !answer.moreComing, !answer.heldBack else { return }
+            // Sent again after every fetch: the gateway makes a prefetch once.
+            armed.withLock { $0[next.fetch.zone] = (next, false) }
+            zonesChanged.yield(())
         }
 
         public func forgotten(_ records: [CloudRecordID: String]) async throws -> Set<CloudRecordID> {

@@ -76,7 +76,13 @@
         /// hint until the connection ends.
         private func session(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
             let changes = remote.zonesChanged.stream(bufferingNewest: 1)
-            try await subscribe(outbound)
+            // Pages sent on another connection may have missed hints; prefetches are asked again.
+            remote.prefetched.drop(nil)
+            remote.armed.withLock { armed in
+                for zone in armed.keys { armed[zone]?.sent = false }
+            }
+            let first = try await subscribe(outbound, unless: nil)
+            try await sendArmed(outbound)
             logger.debug("push connection open", metadata: ["gateway": "\(remote.endpoints.base)"])
             remote.hints.yield()
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -88,18 +94,28 @@
                         remote.pushMessages.yield(push)
                         switch push.type {
                         case .hint:
+                            if let prefetch = push.prefetch, let answer = push.answer {
+                                remote.prefetched.keep(prefetch, answer)
+                            } else {
+                                remote.prefetched.drop(push.zones.map { Set($0.compactMap(CloudZone.init(description:))) })
+                            }
                             remote.hints.yield(from: push.own == true ? remote.origin : "", own: remote.origin)
                         case .subscribed:
                             // A zone fetched before this subscription took effect may have changed
                             // meanwhile, with a notification for nobody: fetch again.
+                            remote.prefetched.drop(nil)
                             remote.hints.yield()
-                        case .subscribe:
+                        case .subscribe, .prefetch:
                             break
                         }
                     }
                 }
                 group.addTask {
-                    for await _ in changes { try await subscribe(outbound) }
+                    var subscribed = first
+                    for await _ in changes {
+                        subscribed = try await subscribe(outbound, unless: subscribed)
+                        try await sendArmed(outbound)
+                    }
                 }
                 // The connection ended (or the subscription task failed): end the other.
                 _ = try await group.next()
@@ -107,10 +123,29 @@
             }
         }
 
-        private func subscribe(_ outbound: WebSocketOutboundWriter) async throws {
-            let zones = remote.zones.withLock { Array($0) }
-            let message = try GatewayWire.encode(GatewayWire.PushMessage.subscribe(zones))
+        /// Subscribes to the zones fetched, unless they are `subscribed`
+        /// already (a subscription is a transaction for the gateway); the zones subscribed.
+        private func subscribe(_ outbound: WebSocketOutboundWriter, unless subscribed: Set<CloudZone>?) async throws -> Set<CloudZone> {
+            let zones = remote.zones.withLock { $0 }
+            guard zones != subscribed else { return zones }
+            let message = try GatewayWire.encode(GatewayWire.PushMessage.subscribe(Array(zones)))
             try await outbound.write(.text(String(decoding: message, as: UTF8.self)))
+            return zones
+        }
+
+        /// Sends the prefetches not sent yet (after the subscription of their zones).
+        private func sendArmed(_ outbound: WebSocketOutboundWriter) async throws {
+            let unsent = remote.armed.withLock { armed in
+                armed.compactMap { zone, entry -> GatewayWire.Prefetch? in
+                    guard !entry.sent else { return nil }
+                    armed[zone]?.sent = true
+                    return entry.prefetch
+                }
+            }
+            for prefetch in unsent {
+                try await outbound.write(
+                    .text(String(decoding: try GatewayWire.encode(GatewayWire.PushMessage.prefetch(prefetch)), as: UTF8.self)))
+            }
         }
 
         /// Whether a connection opened.

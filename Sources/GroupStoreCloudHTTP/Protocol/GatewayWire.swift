@@ -20,7 +20,7 @@ import GroupStoreCloud
 /// | `GET /v1/assets/HASH` | — | the bytes |
 /// | `POST /v1/share` | ``ShareRequest`` | `{}` |
 /// | `GET /v1/shares` | — | `[CloudShare]` |
-/// | `GET /v1/push` | WebSocket | ``PushMessage`` frames |
+/// | `GET /v1/push` | WebSocket | ``PushMessage`` frames (and ``Prefetch``) |
 ///
 /// A failure answers a status (400 invalid, 401 not authenticated — a
 /// bearer token missing, expired or otherwise refused —, 403 refused, 410
@@ -37,6 +37,9 @@ package enum GatewayWire {
     /// The most bytes a request body may have (an asset's bytes or a batch),
     /// unless the server is told otherwise.
     package static let defaultMaxBodyBytes = 8 * 1024 * 1024
+    /// The most bytes a push connection's frame may have (a hint with a
+    /// larger page goes without it).
+    package static let maxPushBytes = 1 << 16
 
     package struct Account: Codable, Sendable {
         package var user: String
@@ -45,7 +48,7 @@ package enum GatewayWire {
 
     /// What ``CloudDatabase/history(keeping:)`` asks: whether `mark` is still
     /// part of the remote's history.
-    package struct HistoryRequest: Codable, Sendable {
+    package struct HistoryRequest: Codable, Sendable, Equatable {
         package var mark: CloudHistoryMark?
         package init(mark: CloudHistoryMark?) { self.mark = mark }
     }
@@ -183,7 +186,7 @@ package enum GatewayWire {
     /// What a fetch asks; with `history`, the page is read on condition that
     /// its mark is part of the remote's history, and the answer carries the
     /// history (a gateway of an older build ignores it and answers none).
-    package struct FetchRequest: Codable, Sendable {
+    package struct FetchRequest: Codable, Sendable, Equatable {
         package var zone: CloudZone
         package var token: CloudChangeToken?
         package var limit: Int
@@ -231,7 +234,7 @@ package enum GatewayWire {
     /// its parameters bound by the client and its `claim(…)` kept, for the
     /// gateway to bind from the verified token. The gateway parses each
     /// filter again: nothing the client sent reaches the database unparsed.
-    package struct Subscription: Codable, Sendable {
+    package struct Subscription: Codable, Sendable, Equatable {
         package var filters: [String: String]
 
         package init(_ subscription: CloudSubscription) {
@@ -310,13 +313,32 @@ package enum GatewayWire {
     /// A frame on the push connection. The client sends `subscribe` with
     /// the zones it fetches (the server keeps those the token's role may
     /// read, and answers `subscribed` with them); the server sends `hint`
-    /// when one of them may have changed (`own`: the change came from this
-    /// client's own writes).
-    package struct PushMessage: Codable, Sendable, Equatable {
-        package enum Kind: String, Codable, Sendable { case subscribe, subscribed, hint }
+    /// when one of them may have changed (`zones`: those that did, when it
+    /// knows; `own`: the change came from this client's own writes).
+    ///
+    /// The client may also send `prefetch`: the fetch it will make when a
+    /// subscribed zone next changes (``Prefetch``). The server then makes
+    /// that fetch for it, as its token's identity, when the zone's next
+    /// change comes, and sends the page with the hint (`prefetch` and
+    /// `answer`), so the client's fetch needs no request of its own. A
+    /// prefetch is used once; a gateway of an older build ignores it.
+    package struct PushMessage: Codable, Sendable {
+        package enum Kind: String, Codable, Sendable { case subscribe, subscribed, hint, prefetch }
         package var type: Kind
         package var zones: [String]?
         package var own: Bool?
+        /// `prefetch`: the fetch asked for; a `hint`: the fetch the gateway made.
+        package var prefetch: Prefetch?
+        /// A `hint`: the page `prefetch` answered, read after the change it hints at.
+        package var answer: Batch?
+
+        package init(type: Kind, zones: [String]?, own: Bool?, prefetch: Prefetch? = nil, answer: Batch? = nil) {
+            self.type = type
+            self.zones = zones
+            self.own = own
+            self.prefetch = prefetch
+            self.answer = answer
+        }
 
         package static func subscribe(_ zones: [CloudZone]) -> PushMessage {
             PushMessage(type: .subscribe, zones: zones.map(\.description).sorted(), own: nil)
@@ -324,7 +346,27 @@ package enum GatewayWire {
         package static func subscribed(_ zones: [CloudZone]) -> PushMessage {
             PushMessage(type: .subscribed, zones: zones.map(\.description).sorted(), own: nil)
         }
-        package static func hint(own: Bool) -> PushMessage { PushMessage(type: .hint, zones: nil, own: own) }
+        /// A hint; `zones`: those that changed (`nil`: any may have).
+        package static func hint(own: Bool, zones: Set<CloudZone>? = nil) -> PushMessage {
+            PushMessage(type: .hint, zones: zones.map { $0.map(\.description).sorted() }, own: own)
+        }
+        package static func prefetch(_ prefetch: Prefetch) -> PushMessage {
+            PushMessage(type: .prefetch, zones: nil, own: nil, prefetch: prefetch)
+        }
+        package static func hint(_ prefetch: Prefetch, answer: Batch) -> PushMessage {
+            PushMessage(type: .hint, zones: [prefetch.fetch.zone.description], own: false, prefetch: prefetch, answer: answer)
+        }
+    }
+
+    /// A fetch the client will make when its zone next changes: `/v1/fetch`
+    /// (`subscription` nil) or `/v1/fetch-subscribed`, exactly as it will ask it.
+    package struct Prefetch: Codable, Sendable, Equatable {
+        package var fetch: FetchRequest
+        package var subscription: Subscription?
+        package init(fetch: FetchRequest, subscription: Subscription?) {
+            self.fetch = fetch
+            self.subscription = subscription
+        }
     }
 
     package static func encode(_ value: some Encodable) throws -> Data {

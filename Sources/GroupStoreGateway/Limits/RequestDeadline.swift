@@ -60,7 +60,7 @@
         ) async throws -> T {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 let settlement = Settlement(continuation)
-                let work = Task {
+                let work = Task(executorPreference: EventLoopExecutor.current) {
                     do {
                         settlement.resume(with: .success(try await operation()))
                     } catch {

@@ -32,12 +32,19 @@
         /// causes is never answered by a memory that has not seen the notice;
         /// and of the zones a subscription found readable.
         let fetchMemory: FetchMemory
+        /// Makes the clients' prefetches, as their requests would be made.
+        let fetch: GatewayFetch
+        /// A prefetch's deadline, as a request's (``GatewayConfiguration/requestTimeout``, ``GatewayConfiguration/unansweredGrace``).
+        let timeout: Double
+        let grace: Double
 
         private struct State {
             var clients: [UInt64: PushClient] = [:]
             var zones: [UInt64: Set<CloudZone>] = [:]
             var tags: [UInt64: Set<String>] = [:]
             var byTag: [String: Set<UInt64>] = [:]
+            /// The zone of each zone tag in `byTag`.
+            var zoneOfTag: [String: CloudZone] = [:]
             /// Connections by ``GatewayIdentity/key``.
             var perIdentity: [String: Int] = [:]
             var next: UInt64 = 0
@@ -46,10 +53,13 @@
 
         init(
             backend: any GatewayBackend, metrics: GatewayMetrics, logger: Logger, maxZones: Int, maxPerIdentity: Int, limiter: RateLimiter,
-            fetchMemory: FetchMemory
+            fetchMemory: FetchMemory, fetch: GatewayFetch, timeout: Double, grace: Double
         ) {
             self.backend = backend
             self.fetchMemory = fetchMemory
+            self.fetch = fetch
+            self.timeout = timeout
+            self.grace = grace
             self.metrics = metrics
             self.logger = logger
             self.maxZones = maxZones
@@ -154,8 +164,14 @@
             do {
                 for try await message in inbound.messages(maxSize: 1 << 16) {
                     guard case .text(let text) = message,
-                        let push = try? GatewayWire.decode(GatewayWire.PushMessage.self, from: Data(text.utf8)), push.type == .subscribe
+                        let push = try? GatewayWire.decode(GatewayWire.PushMessage.self, from: Data(text.utf8))
                     else { continue }
+                    if push.type == .prefetch, let prefetch = push.prefetch {
+                        // Of a zone subscribed to (and so readable) only; made when the zone changes.
+                        if state.withLock({ $0.zones[client.id]?.contains(prefetch.fetch.zone) ?? false }) { client.arm(prefetch) }
+                        continue
+                    }
+                    guard push.type == .subscribe else { continue }
                     // Each subscription is a database transaction: it takes from the identity's bucket.
                     let wait = limiter.take(client.identity.key)
                     if let refusal = RateLimitMiddleware.refusal(wait, identity: client.identity, what: "subscriptions") {
@@ -172,18 +188,45 @@
 
         private func write(_ outbound: WebSocketOutboundWriter, _ client: PushClient) async {
             for await _ in client.wakes {
-                let (messages, closing) = client.take()
+                let taken = client.take()
                 do {
-                    for message in messages {
+                    for message in taken.replies {
                         try await outbound.write(.text(String(decoding: try GatewayWire.encode(message), as: UTF8.self)))
                     }
-                    if let closing {
+                    for prefetch in taken.prefetches {
+                        try await outbound.write(.text(String(decoding: await hint(prefetch, for: client), as: UTF8.self)))
+                    }
+                    if let hint = taken.hint {
+                        try await outbound.write(.text(String(decoding: try GatewayWire.encode(hint), as: UTF8.self)))
+                    }
+                    if let closing = taken.closing {
                         await Self.close(outbound, code: closing.code, reason: closing.reason)
                         return
                     }
                 } catch {
                     return
                 }
+            }
+        }
+
+        /// The hint of a change in `prefetch`'s zone, with the page the
+        /// prefetch answers now, read as a request of the client's would be
+        /// (and taking from its identity's bucket); without it (the client
+        /// fetches for itself) when it cannot be read or does not fit a frame.
+        private func hint(_ prefetch: GatewayWire.Prefetch, for client: PushClient) async -> Data {
+            let plain = (try? GatewayWire.encode(GatewayWire.PushMessage.hint(own: false, zones: [prefetch.fetch.zone]))) ?? Data()
+            guard limiter.take(client.identity.key) == nil else {
+                metrics.refused("rate")
+                return plain
+            }
+            let deadline = RequestDeadline(instant: .now + .seconds(timeout), seconds: timeout, grace: grace, backend: backend)
+            do {
+                let answer = try await fetch.answer(prefetch, identity: client.identity, origin: nil, deadline: deadline)
+                let message = try GatewayWire.encode(GatewayWire.PushMessage.hint(prefetch, answer: answer))
+                return message.count <= GatewayWire.maxPushBytes ? message : plain
+            } catch {
+                logger.debug("a prefetch failed: the client fetches", metadata: ["role": "\(client.role)", "error": "\(error)"])
+                return plain
             }
         }
 
@@ -199,6 +242,7 @@
                     state.zones[client.id] = readable
                     retag(client.id, &state)
                 }
+                client.keepArmed(readable)
                 client.reply(.subscribed(Array(readable)))
             } catch let error as CloudSyncError where error.code == .unauthorized || error.code == .permissionDenied {
                 client.close(error.message, code: PushCloseCode.refused)
@@ -210,11 +254,12 @@
         /// A notice: a hint to each client it concerns.
         func deliver(_ notice: GatewayNotice) {
             let tagged = notice.tags != nil && backend.tag(of: "public") != nil
-            let (targets, members) = state.withLock { state -> ([PushClient], [PushClient]) in
+            // Each client the notice concerns, and which of its zones changed (`nil`: any may have).
+            let (targets, members) = state.withLock { state -> ([(PushClient, Set<CloudZone>?)], [PushClient]) in
                 guard tagged, let tags = notice.tags else {
                     // Any zone (and maybe a key read since): every client, tags made again.
                     for id in Array(state.clients.keys) { retag(id, &state) }
-                    return (Array(state.clients.values), [])
+                    return (state.clients.values.map { ($0, nil) }, [])
                 }
                 var ids = Set<UInt64>()
                 var memberIDs = Set<UInt64>()
@@ -223,9 +268,13 @@
                     ids.formUnion(found)
                     if tag.hasPrefix("m:") { memberIDs.formUnion(found) }
                 }
-                return (ids.compactMap { state.clients[$0] }, memberIDs.compactMap { state.clients[$0] })
+                let zones = Set(tags.compactMap { state.zoneOfTag[$0] })
+                let targets = ids.compactMap { id in
+                    state.clients[id].map { ($0, memberIDs.contains(id) ? nil : (state.zones[id] ?? []).intersection(zones)) }
+                }
+                return (targets, memberIDs.compactMap { state.clients[$0] })
             }
-            for client in targets { client.hint(own: !notice.origin.isEmpty && notice.origin == client.origin) }
+            for (client, zones) in targets { client.changed(zones, own: !notice.origin.isEmpty && notice.origin == client.origin) }
             metrics.hinted(targets.count)
             // A member's shares changed: check its subscriptions again.
             for client in members {
@@ -237,7 +286,10 @@
         private func retag(_ id: UInt64, _ state: inout State) {
             for tag in state.tags[id] ?? [] {
                 state.byTag[tag]?.remove(id)
-                if state.byTag[tag]?.isEmpty == true { state.byTag[tag] = nil }
+                if state.byTag[tag]?.isEmpty == true {
+                    state.byTag[tag] = nil
+                    state.zoneOfTag[tag] = nil
+                }
             }
             guard let client = state.clients[id], let member = backend.tag(of: "member:" + client.identity.user) else {
                 state.tags[id] = nil
@@ -245,7 +297,9 @@
             }
             var tags: Set<String> = ["m:" + member]
             for zone in state.zones[id] ?? [] {
-                if let tag = backend.tag(of: zone.description) { tags.insert("z:" + tag) }
+                guard let tag = backend.tag(of: zone.description).map({ "z:" + $0 }) else { continue }
+                tags.insert(tag)
+                state.zoneOfTag[tag] = zone
             }
             state.tags[id] = tags
             for tag in tags { state.byTag[tag, default: []].insert(id) }

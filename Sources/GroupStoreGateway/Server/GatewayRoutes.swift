@@ -80,23 +80,14 @@
                             results: answer.value?.map(GatewayWire.Result.init), history: GatewayWire.History(answer.history))
                     })
             }
+            let fetch = server.fetch
             api.post("fetch") { _, context in
                 let asked = try decode(GatewayWire.FetchRequest.self, context)
-                let (identity, restricted) = (context.identity, CloudSubscription().restricted(by: context.identity.restrictions))
-                return json(
-                    try await remembered(context, asked, zone: asked.zone, subscription: restricted) { database in
-                        guard restricted.isEmpty else { return try await Self.fetch(asked, restricted, claims: identity.claims, database) }
-                        return try await Self.fetch(asked, database)
-                    })
+                return json(try await fetch.answer(.init(fetch: asked, subscription: nil), context))
             }
             api.post("fetch-subscribed") { _, context in
                 let asked = try decode(GatewayWire.SubscribedFetchRequest.self, context)
-                let identity = context.identity
-                let (subscription, claims) = (try asked.subscription.parsed().restricted(by: identity.restrictions), identity.claims)
-                return json(
-                    try await remembered(context, asked, zone: asked.fetch.zone, subscription: subscription) {
-                        try await Self.fetch(asked.fetch, subscription, claims: claims, $0)
-                    })
+                return json(try await fetch.answer(.init(fetch: asked.fetch, subscription: asked.subscription), context))
             }
             api.post("select") { _, context in
                 let asked = try decode(GatewayWire.SelectRequest.self, context)
@@ -149,57 +140,6 @@
             api.get("push") { _, _ -> Response in
                 throw CloudSyncError(.invalidConfiguration, "/v1/push takes a WebSocket upgrade")
             }
-        }
-
-        private static func fetch(
-            _ asked: GatewayWire.FetchRequest, _ database: any GatewayRoleDatabase
-        ) async throws -> GatewayWire.Batch {
-            guard let history = asked.history else {
-                let (batch, heldBack) = try await database.fetchChanges(in: asked.zone, since: asked.token, limit: asked.limit)
-                return GatewayWire.Batch(batch, heldBack: heldBack)
-            }
-            let (answer, heldBack) = try await database.fetchChanges(
-                in: asked.zone, since: asked.token, limit: asked.limit, keeping: history.mark)
-            let page =
-                answer.value ?? CloudChangeBatch(changed: [], deleted: [], token: asked.token ?? CloudChangeToken(""), moreComing: false)
-            return GatewayWire.Batch(page, heldBack: heldBack, history: GatewayWire.History(answer.history))
-        }
-
-        /// A fetch narrowed to `subscription`, its `claim(…)` bound to the
-        /// verified token's `claims`: what the client sent can narrow what its
-        /// role may read, never name whose rows it reads.
-        private static func fetch(
-            _ asked: GatewayWire.FetchRequest, _ subscription: CloudSubscription, claims: [String: CloudValue],
-            _ database: any GatewayRoleDatabase
-        ) async throws -> GatewayWire.Batch {
-            let (answer, heldBack) = try await database.fetchChanges(
-                in: asked.zone, since: asked.token, limit: asked.limit, keeping: asked.history?.mark, subscription: subscription,
-                claims: claims)
-            let page =
-                answer.value ?? CloudChangeBatch(changed: [], deleted: [], token: asked.token ?? CloudChangeToken(""), moreComing: false)
-            return GatewayWire.Batch(page, heldBack: heldBack, history: asked.history.map { _ in GatewayWire.History(answer.history) })
-        }
-
-        /// A fetch's answer, by the gateway's memory (``FetchMemory``): kept,
-        /// shared with a read of the same request under way, or read from the
-        /// database; `subscription` is what the read is narrowed to.
-        private func remembered(
-            _ context: AuthenticatedContext, _ request: some Encodable, zone: CloudZone, subscription: CloudSubscription,
-            _ read: @escaping @Sendable (any GatewayRoleDatabase) async throws -> GatewayWire.Batch
-        ) async throws -> GatewayWire.Batch {
-            let (memory, metrics) = (server.fetchMemory, server.metrics)
-            guard server.configuration.remembersFetches else {
-                metrics.fetched(fromMemory: false)
-                return try await context.database("fetch", read)
-            }
-            let key = try FetchMemory.Key(
-                identity: context.identity, endpoint: context.endpointPath ?? "", request: request, subscription: subscription)
-            let answer = try await memory.answer(
-                key, zone: zone, identity: context.identity,
-                mayRead: { try await context.database("fetch") { try await $0.readable([zone]) }.contains(zone) },
-                read: { try await context.database("fetch", read) })
-            metrics.fetched(fromMemory: answer.fromMemory, lag: answer.lag)
-            return answer.batch
         }
 
         private func json(_ value: some Encodable) -> Response { GatewayAnswer.json(value) }

@@ -60,6 +60,8 @@
         let hub: PushHub
         /// The database's answers to fetches, shared by fetches of the same request and reader.
         let fetchMemory: FetchMemory
+        /// The fetch of the API's routes and of the push connections' prefetches.
+        let fetch: GatewayFetch
         let onListening: @Sendable (_ host: String, _ port: Int) async -> Void
 
         /// - Parameter onListening: called once the server listens, with its
@@ -77,9 +79,11 @@
             bodies = BodyBudget(capacity: configuration.maxBodyMemoryBytes)
             connections = ConnectionCap(limit: Self.connectionLimit(configuration.maxConnections, poolSize: backend.poolUse.size))
             fetchMemory = FetchMemory(backend: backend)
+            fetch = GatewayFetch(fetchMemory: fetchMemory, metrics: metrics, remembers: configuration.remembersFetches)
             hub = PushHub(
                 backend: backend, metrics: metrics, logger: logger, maxZones: configuration.maxZonesPerConnection,
-                maxPerIdentity: configuration.maxPushConnectionsPerIdentity, limiter: limiter, fetchMemory: fetchMemory)
+                maxPerIdentity: configuration.maxPushConnectionsPerIdentity, limiter: limiter, fetchMemory: fetchMemory, fetch: fetch,
+                timeout: configuration.requestTimeout, grace: configuration.unansweredGrace)
         }
 
         /// Runs until cancelled or shut down gracefully.

@@ -51,6 +51,8 @@
             }
         }
 
+        /// Serves the connection on its event loop (``EventLoopExecutor``).
+        ///
         /// Hummingbird logs a connection that ended before its first request
         /// at error level ("Error handling upgrade result"): these guards close
         /// such connections on purpose (at the cap, at the header timeout,
@@ -60,7 +62,7 @@
         func handle(value: Value, logger: Logger) async {
             var quiet = logger
             quiet.logLevel = .critical
-            await base.handle(value: value, logger: quiet)
+            await EventLoopExecutor.run(on: value.channel.eventLoop) { await base.handle(value: value, logger: quiet) }
         }
     }
 #endif  // Gateway

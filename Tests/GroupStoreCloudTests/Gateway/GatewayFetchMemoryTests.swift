@@ -1,6 +1,6 @@
 #if Gateway && Postgres
     import Foundation
-    import GroupStoreCloudHTTP
+    @testable import GroupStoreCloudHTTP
     import GroupStoreGateway
     import Logging
     import MetricsTestKit
@@ -127,20 +127,26 @@
             }
             try await post("b1", site: 7)
             let devices = try (0..<12).map { try deviceRemote("pump-\($0)") }
+            let messages = devices.map { $0.pushMessages.stream(bufferingNewest: 100) }
             var tokens: [CloudChangeToken?] = []
             for device in devices { tokens.append(try await Self.fetchAll(device, .public, since: nil).1) }
             XCTAssertEqual(Set(tokens.map { $0?.rawValue }).count, 1, "every device at the zone's head")
-
-            try await post("b2", site: 8)
-            // Alice (a reader of her own) waits until the gateway heard the commit: then the devices fetch at once.
-            let aliceToken = tokens[0]
-            _ = try await deadline(30, "alice's fetch through the gateway finds b2") { () -> Bool? in
-                while try await Self.fetchAll(alice, .public, since: aliceToken).0 != ["b2"] {
-                    try await Task.sleep(for: .milliseconds(10))
+            for (index, stream) in messages.enumerated() {
+                _ = try await deadline(30, "pump-\(index)'s subscription") { () -> Bool? in
+                    for await message in stream where message.type == .subscribed && message.zones == ["public"] { return true }
+                    return nil
                 }
-                return true
             }
+
+            // Each device is hinted (with the page it will fetch, or without), then they fetch at once.
             let before = try feedReads()
+            try await post("b2", site: 8)
+            for (index, stream) in messages.enumerated() {
+                _ = try await deadline(30, "pump-\(index)'s hint of b2") { () -> Bool? in
+                    for await message in stream where message.type == .hint { return true }
+                    return nil
+                }
+            }
             let fetched = try await withThrowingTaskGroup(of: [String].self) { group in
                 for (device, token) in zip(devices, tokens) { group.addTask { try await Self.fetchAll(device, .public, since: token).0 } }
                 return try await group.reduce(into: []) { $0.append($1) }
