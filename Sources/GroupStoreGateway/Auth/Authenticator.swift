@@ -5,11 +5,14 @@
     import Hummingbird
 
     /// Who a request comes from: the `Authorization: Bearer` header's token,
-    /// verified (``TokenVerifier``), naming a role the gateway may act as.
+    /// verified (``TokenVerifier``, once while it is valid: ``VerifiedTokens``),
+    /// naming a role the gateway may act as.
     /// Used by ``AuthenticationMiddleware`` for the API and by the push
     /// connection's upgrade, so both refuse the same tokens with the same sentence.
     struct Authenticator: Sendable {
-        let verifier: TokenVerifier
+        let tokens: VerifiedTokens
+
+        init(verifier: TokenVerifier) { tokens = VerifiedTokens(verifier: verifier) }
 
         /// Roles no token may name, whatever the database says of them: the
         /// group role of the users (granted to every user, so the authenticator
@@ -30,7 +33,7 @@
             guard parts.count == 2, parts[0].lowercased() == "bearer" else {
                 throw GatewayError(.unauthenticated, "the Authorization header is not Bearer TOKEN")
             }
-            let identity = try verifier.verify(String(parts[1]).trimmingCharacters(in: .whitespaces))
+            let identity = try tokens.identity(String(parts[1]).trimmingCharacters(in: .whitespaces))
             if let refusal = Self.refusal(of: identity.role) { throw refusal }
             return identity
         }

@@ -35,6 +35,25 @@
             return input + "." + Base64URL.encode(try sign(Array(input.utf8)))
         }
 
+        /// A token verified once is taken again while it is valid, and
+        /// refused with the verifier's sentence once it expired.
+        func testAVerifiedToken_isKeptUntilItExpires() throws {
+            let secret = try write(String(repeating: "k", count: 40), "secret")
+            let tokens = VerifiedTokens(verifier: TokenVerifier(keys: try GatewayKeys(secretFiles: [secret])))
+            let start = Date()
+            let token = try GatewayToken.mint(secretFile: secret, role: "alice", expiresIn: 60, now: start)
+            XCTAssertEqual(try tokens.identity(token, now: start).role, "alice")
+            XCTAssertEqual(try tokens.identity(token, now: start + 89).role, "alice", "within exp and the 30 s leeway")
+            XCTAssertThrowsError(try tokens.identity(token, now: start + 91)) { error in
+                XCTAssertTrue("\(error)".contains("expired"), "\(error)")
+            }
+            var tampered = Array(token)
+            tampered[tampered.count - 2] = tampered[tampered.count - 2] == "A" ? "B" : "A"
+            XCTAssertThrowsError(try tokens.identity(String(tampered), now: start)) { error in
+                XCTAssertTrue("\(error)".contains("signature"), "\(error)")
+            }
+        }
+
         func testES256AndRS256PublicKeys_verifyTheirTokens_andNotEachOthers() throws {
             let p256 = P256.Signing.PrivateKey()
             let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
