@@ -91,7 +91,8 @@
                         guard case .text(let text) = message,
                             let push = try? GatewayWire.decode(GatewayWire.PushMessage.self, from: Data(text.utf8))
                         else { continue }
-                        remote.pushMessages.yield(push)
+                        // Told after the page is kept or dropped, so that a fetch the message causes finds it so.
+                        defer { remote.pushMessages.yield(push) }
                         switch push.type {
                         case .hint:
                             if let prefetch = push.prefetch, let answer = push.answer {
