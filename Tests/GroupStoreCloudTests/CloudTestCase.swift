@@ -139,6 +139,14 @@ class CloudTestCase: XCTestCase {
         }
     }
 
+    /// A private table `notes` (`id` and `title`, text), as the gateway tests use it.
+    static let titledNotes = CloudRecordType(
+        name: "notes", scope: .private,
+        columns: [
+            CloudColumn(name: "id", kind: .text, declaredType: "TEXT", notNull: true, isKey: true),
+            CloudColumn(name: "title", kind: .text, declaredType: "TEXT", notNull: false, isKey: false),
+        ])
+
     #if Gateway
         /// A running remote through the gateways (all of them, in order) with a
         /// token for `role` (its push connection ends with the test).

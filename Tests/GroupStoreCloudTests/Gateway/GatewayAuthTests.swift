@@ -17,13 +17,7 @@
     /// a token the gateway does not accept is refused with its reason.
     final class GatewayAuthTests: CloudTestCase {
         override class var remoteKind: RemoteKind { .gateway }
-
-        let notes = CloudRecordType(
-            name: "notes", scope: .private,
-            columns: [
-                CloudColumn(name: "id", kind: .text, declaredType: "TEXT", notNull: true, isKey: true),
-                CloudColumn(name: "title", kind: .text, declaredType: "TEXT", notNull: false, isKey: false),
-            ])
+        let notes = CloudTestCase.titledNotes
 
         func testTwoUsers_neitherReadsNorChangesTheOthersPrivateRows() async throws {
             let alice = try gatewayRemote(user: "alice")

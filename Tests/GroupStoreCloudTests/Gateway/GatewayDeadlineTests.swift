@@ -13,12 +13,7 @@
     /// statement still running at it is aborted by PostgreSQL, so a write
     /// answered "try again" never commits later, and the pool serves others.
     final class GatewayDeadlineTests: GatewayLimitsTestCase {
-        let notes = CloudRecordType(
-            name: "notes", scope: .private,
-            columns: [
-                CloudColumn(name: "id", kind: .text, declaredType: "TEXT", notNull: true, isKey: true),
-                CloudColumn(name: "title", kind: .text, declaredType: "TEXT", notNull: false, isKey: false),
-            ])
+        let notes = CloudTestCase.titledNotes
 
         func testWritesSlowPastTheDeadline_areAnswered503_commitNothing_andThePoolServesOthersMeanwhile() async throws {
             let gateway = try startGateway(["--request-timeout", "2"], pool: 2)

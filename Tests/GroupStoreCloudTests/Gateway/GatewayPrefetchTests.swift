@@ -13,13 +13,8 @@
     /// process, with `psql` as the outside writer.
     final class GatewayPrefetchTests: CloudTestCase {
         override class var remoteKind: RemoteKind { .gateway }
+        let notes = CloudTestCase.titledNotes
 
-        let notes = CloudRecordType(
-            name: "notes", scope: .private,
-            columns: [
-                CloudColumn(name: "id", kind: .text, declaredType: "TEXT", notNull: true, isKey: true),
-                CloudColumn(name: "title", kind: .text, declaredType: "TEXT", notNull: false, isKey: false),
-            ])
         let zone = CloudZone.private("alice")
 
         /// Alice's remote, her zone fetched to its end (which arms the
