@@ -85,6 +85,18 @@ final class RemoteCheckTests: CloudTestCase {
         XCTAssertLessThan(abs(behind + 3600), 60, "n2's edit time is on the remote's clock, an hour behind (it is \(behind) s)")
     }
 
+    /// An answer whose remote clock was not read during the call (a gateway's
+    /// page sent with its hint) does not measure the clock: every fetch here
+    /// comes at once with the remote's clock an hour behind but not fresh,
+    /// and n2 goes up with the time of its commit.
+    func testAnAnswerReadBeforeTheCall_doesNotMeasureTheRemotesClock() async throws {
+        let kept = KeptPageRemote(base: remote())
+        let (app, _, engine) = try await firstSync(through: kept)
+        _ = await engine.sync(complete: false, fetch: true)
+        let editedAt = try await uploadN2(app, engine)
+        XCTAssertLessThan(abs(editedAt.timeIntervalSinceNow), 60, "n2's edit time \(editedAt) was moved by a kept page's clock")
+    }
+
     /// A running bridge's engine for group a through `counting`, after its
     /// first sync and a second that uploads row n1.
     private func twoSyncs(through counting: HistoryCountingRemote) async throws -> (app: GroupStore, bridge: GroupStore, engine: SyncEngine)
@@ -189,6 +201,22 @@ private final class SlowFetchRemote: ForwardingRemote {
         var answer = try await base.fetchChanges(in: zone, since: token, limit: limit, keeping: mark)
         try await Task.sleep(for: .milliseconds(60))
         answer.history.now = answer.history.now.addingTimeInterval(-3600)
+        return answer
+    }
+}
+
+/// A remote whose fetches answer at once with pages read before (their
+/// clock an hour behind, and not fresh), as a gateway's pages are.
+private final class KeptPageRemote: ForwardingRemote {
+    let base: any CloudDatabase
+    init(base: any CloudDatabase) { self.base = base }
+
+    func fetchChanges(
+        in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
+    ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
+        var answer = try await base.fetchChanges(in: zone, since: token, limit: limit, keeping: mark)
+        answer.history.now = answer.history.now.addingTimeInterval(-3600)
+        answer.history.nowIsFresh = false
         return answer
     }
 }

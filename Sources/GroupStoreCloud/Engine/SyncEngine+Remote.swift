@@ -74,8 +74,8 @@ extension SyncEngine {
         // took much longer than the quickest (a large page) says little of the offset, which is then
         // kept from a quicker one.
         let roundTrip = answered.timeIntervalSince(asked)
-        state.shortestRoundTrip = min(state.shortestRoundTrip, roundTrip)
-        if roundTrip <= max(Self.clockRoundTrip, 2 * state.shortestRoundTrip) {
+        if history.nowIsFresh { state.shortestRoundTrip = min(state.shortestRoundTrip, roundTrip) }
+        if history.nowIsFresh, roundTrip <= max(Self.clockRoundTrip, 2 * state.shortestRoundTrip) {
             state.clockOffset = history.now.timeIntervalSince(asked) - roundTrip / 2
         }
         if history.head != seen { state.remoteSeen = .moved(history.head) }

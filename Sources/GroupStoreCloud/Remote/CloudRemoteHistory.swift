@@ -39,11 +39,18 @@ public struct CloudRemoteHistory: Sendable {
     public var keepsMark: Bool
     /// The remote's clock when it answered.
     public var now: Date
+    /// Whether ``now`` was read during the call that returns it, so that the
+    /// call's round trip measures the remote's clock. Not so for an answer
+    /// read before the call (a gateway's page sent with its hint): its `now`
+    /// lacks the way from the remote, and the bridge does not measure the
+    /// clock with it.
+    public var nowIsFresh: Bool
 
-    public init(head: CloudHistoryMark, keepsMark: Bool, now: Date) {
+    public init(head: CloudHistoryMark, keepsMark: Bool, now: Date, nowIsFresh: Bool = true) {
         self.head = head
         self.keepsMark = keepsMark
         self.now = now
+        self.nowIsFresh = nowIsFresh
     }
 }
 

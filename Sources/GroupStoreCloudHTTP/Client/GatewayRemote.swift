@@ -149,7 +149,9 @@
 
         public func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
             guard !changes.isEmpty else { return [] }
+            // Before and after: a page read before the write, and kept while it went, does not have it.
             prefetched.drop(Set(changes.map(\.id.zone)))
+            defer { prefetched.drop(Set(changes.map(\.id.zone))) }
             let answer = try await transport.call(
                 .POST, "/modify", json: changes.map(GatewayWire.Change.init), as: [GatewayWire.Result].self, doing: "save records")
             let results = answer.compactMap(\.result)
@@ -173,6 +175,7 @@
             }
             guard checksHistory.withLock({ $0 }) != false else { return try await apart() }
             prefetched.drop(Set(changes.map(\.id.zone)))
+            defer { prefetched.drop(Set(changes.map(\.id.zone))) }
             let answer: GatewayWire.ModifyAnswer
             do {
                 answer = try await transport.callIfRouted(
@@ -194,7 +197,7 @@
         }
 
         public func fetchChanges(in zone: CloudZone, since token: CloudChangeToken?, limit: Int) async throws -> CloudChangeBatch {
-            try await fetch(GatewayWire.FetchRequest(zone: zone, token: token, limit: limit)).batch
+            try await fetch(GatewayWire.FetchRequest(zone: zone, token: token, limit: limit)).answer.batch
         }
 
         /// The page read by the gateway in the transaction that checks `mark`;
@@ -203,11 +206,12 @@
         public func fetchChanges(
             in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
         ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
-            let answer = try await fetch(
+            let (answer, fresh) = try await fetch(
                 GatewayWire.FetchRequest(zone: zone, token: token, limit: limit, history: GatewayWire.HistoryRequest(mark: mark)))
             checksHistory.withLock { $0 = answer.history != nil }
-            let history: CloudRemoteHistory
+            var history: CloudRemoteHistory
             if let answered = answer.history { history = answered.history } else { history = try await self.history(keeping: mark) }
+            history.nowIsFresh = history.nowIsFresh && fresh
             return CloudHistoryChecked(value: history.keepsMark ? answer.batch : nil, history: history)
         }
 
@@ -221,10 +225,11 @@
         ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
             guard !subscription.isEmpty else { return try await fetchChanges(in: zone, since: token, limit: limit, keeping: mark) }
             let request = GatewayWire.FetchRequest(zone: zone, token: token, limit: limit, history: GatewayWire.HistoryRequest(mark: mark))
-            let answer = try await fetch(request, subscription: GatewayWire.Subscription(subscription))
-            guard let history = answer.history?.history else {
+            let (answer, fresh) = try await fetch(request, subscription: GatewayWire.Subscription(subscription))
+            guard var history = answer.history?.history else {
                 throw CloudSyncError(.badRemote, "\(displayName) answered a subscribed fetch without the history it was asked")
             }
+            history.nowIsFresh = fresh
             return CloudHistoryChecked(value: history.keepsMark ? answer.batch : nil, history: history)
         }
 
@@ -247,14 +252,17 @@
             CloudSyncError(.invalidConfiguration, "\(displayName) does not evaluate subscriptions (an older gateway): upgrade it")
         }
 
+        /// The answer to `request`, and whether it was read for this call
+        /// (not a page the gateway sent with a hint, which answers it when it
+        /// can: ``Prefetched``).
         private func fetch(_ request: GatewayWire.FetchRequest, subscription: GatewayWire.Subscription? = nil) async throws
-            -> GatewayWire.Batch
+            -> (answer: GatewayWire.Batch, fresh: Bool)
         {
             let asked = GatewayWire.Prefetch(fetch: request, subscription: subscription)
             if let answer = prefetched.take(asked) {
                 arm(after: asked, answer)
                 poll.fetched(heldBack: answer.heldBack) { [hints] in hints.yield() }
-                return answer
+                return (answer, false)
             }
             let answer: GatewayWire.Batch
             do {
@@ -277,7 +285,7 @@
             if zones.withLock({ $0.insert(request.zone).inserted }) { zonesChanged.yield(()) }
             arm(after: asked, answer)
             poll.fetched(heldBack: answer.heldBack) { [hints] in hints.yield() }
-            return answer
+            return (answer, true)
         }
 
         /// Asks the gateway to make the fetch that follows `answer` when its

@@ -3,13 +3,15 @@
     import Synchronization
 
     /// The pages a gateway sent with its hints, each the answer to a fetch
-    /// this client asked it to make (``GatewayWire/Prefetch``): taken once, by
-    /// a fetch asked exactly so, instead of a request.
+    /// this client asked it to make (``GatewayWire/Prefetch``): taken once,
+    /// instead of a request, by a fetch asked so (see ``take(_:)``).
     ///
-    /// A page was read after the change its hint tells of; a later hint of
-    /// its zone (a change after the read), the client's own write in it, or
-    /// a new push connection drops it, so a fetch it answers sees what a
-    /// request would have. A page is kept ``lifetime`` seconds at most.
+    /// A page was read after the change its hint tells of. A later hint of
+    /// its zone (a change after the read), the client's own write in it
+    /// (before and after the write's request) and the end of the push
+    /// connection drop it, so a fetch it answers sees the changes the client
+    /// was told of, as a request would. A page is kept ``lifetime`` seconds
+    /// at most. Its remote clock is not a measure (``GroupStoreCloud/CloudRemoteHistory/nowIsFresh``).
     final class Prefetched: Sendable {
         private struct Page {
             let asked: GatewayWire.Prefetch
@@ -27,10 +29,18 @@
             pages.withLock { $0[asked.fetch.zone] = Page(asked: asked, answer: answer, at: .now) }
         }
 
-        /// The page kept for exactly `asked`, taken (the remote's clock in it
-        /// moved on by the time it waited); `nil` when there is none.
+        /// The page kept for `asked`, taken (the remote's clock in it moved on
+        /// by the time it waited); `nil` when there is none. A page answers the
+        /// fetch it was asked for; or the same fetch asking about the mark the
+        /// page's history has for its head (the bridge's mark moved there since
+        /// it asked, with another zone's page of the same commit): the head of
+        /// the history the page was read in is part of it.
         func take(_ asked: GatewayWire.Prefetch) -> GatewayWire.Batch? {
-            guard let page = pages.withLock({ $0.removeValue(forKey: asked.fetch.zone) }), page.asked == asked else { return nil }
+            guard let page = pages.withLock({ $0.removeValue(forKey: asked.fetch.zone) }) else { return nil }
+            var headAsked = page.asked
+            headAsked.fetch.history = page.answer.history.map { GatewayWire.HistoryRequest(mark: $0.head) }
+            let keepsItsMark = page.asked.fetch.history != nil && page.answer.history?.keepsMark == true
+            guard page.asked == asked || (keepsItsMark && headAsked == asked) else { return nil }
             let waited = ContinuousClock.now - page.at
             guard waited <= .seconds(Self.lifetime) else { return nil }
             var answer = page.answer

@@ -76,8 +76,10 @@
         /// hint until the connection ends.
         private func session(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
             let changes = remote.zonesChanged.stream(bufferingNewest: 1)
-            // Pages sent on another connection may have missed hints; prefetches are asked again.
+            // Pages sent on another connection may have missed hints (and so may those of this one
+            // once it ends); prefetches are asked again.
             remote.prefetched.drop(nil)
+            defer { remote.prefetched.drop(nil) }
             remote.armed.withLock { armed in
                 for zone in armed.keys { armed[zone]?.sent = false }
             }

@@ -23,6 +23,9 @@
         let timeout: Double
         let metrics: GatewayMetrics
 
+        /// Bytes of a body past which its request is served on Swift's global pool rather than its connection's event loop.
+        static let largeBody = 64 * 1024
+
         func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
             let length = request.headers[.contentLength].flatMap { Int($0) }
             if let length, length > maxBytes {
@@ -40,7 +43,9 @@
             defer { budget.release(reserved) }
             var context = context
             context.body = reserved == 0 ? ByteBuffer() : try await collect(request)
-            return try await next(request, context)
+            // A large body's decoding would hold up the connections of its event loop (EventLoopExecutor).
+            guard context.body.readableBytes > Self.largeBody else { return try await next(request, context) }
+            return try await withTaskExecutorPreference(globalConcurrentExecutor) { try await next(request, context) }
         }
 
         /// The body, read within the size limit and the timeout.

@@ -20,7 +20,10 @@
     /// one is closed with ``PushCloseCode/tooMany``), and each `subscribe`
     /// frame (a database transaction) takes from the identity's rate bucket,
     /// the one its requests take from (past it, the connection is closed with
-    /// ``PushCloseCode/tooMany``).
+    /// ``PushCloseCode/tooMany``). A `prefetch` frame is kept for a zone the
+    /// connection subscribed to, one per zone, of ``maxPrefetchBytes`` at
+    /// most; the fetch it asks for takes from the bucket when it is made
+    /// (past it, the hint goes without the page), within ``prefetchTimeout``.
     final class PushHub: Service, Sendable {
         let backend: any GatewayBackend
         let metrics: GatewayMetrics
@@ -167,7 +170,8 @@
                         let push = try? GatewayWire.decode(GatewayWire.PushMessage.self, from: Data(text.utf8))
                     else { continue }
                     if push.type == .prefetch, let prefetch = push.prefetch {
-                        // Of a zone subscribed to (and so readable) only; made when the zone changes.
+                        // Of a zone subscribed to (and so readable) only, and small: made when the zone changes.
+                        guard text.utf8.count <= Self.maxPrefetchBytes else { continue }
                         if state.withLock({ $0.zones[client.id]?.contains(prefetch.fetch.zone) ?? false }) { client.arm(prefetch) }
                         continue
                     }
@@ -193,8 +197,16 @@
                     for message in taken.replies {
                         try await outbound.write(.text(String(decoding: try GatewayWire.encode(message), as: UTF8.self)))
                     }
-                    for prefetch in taken.prefetches {
-                        try await outbound.write(.text(String(decoding: await hint(prefetch, for: client), as: UTF8.self)))
+                    // Read at once, sent in order: before the hint taken with them, which may drop their pages.
+                    let hints = await withTaskGroup(of: (Int, Data).self) { group in
+                        for (index, prefetch) in taken.prefetches.enumerated() {
+                            // On the pool: a page is encoded whole (to be measured), however large.
+                            group.addTask(executorPreference: globalConcurrentExecutor) { (index, await self.hint(prefetch, for: client)) }
+                        }
+                        return await group.reduce(into: [Int: Data]()) { $0[$1.0] = $1.1 }
+                    }
+                    for index in taken.prefetches.indices {
+                        try await outbound.write(.text(String(decoding: hints[index] ?? Data(), as: UTF8.self)))
                     }
                     if let hint = taken.hint {
                         try await outbound.write(.text(String(decoding: try GatewayWire.encode(hint), as: UTF8.self)))
@@ -209,6 +221,12 @@
             }
         }
 
+        /// How long a prefetch may take, in seconds, before its hint goes
+        /// without the page (the client then fetches, within the request timeout).
+        static let prefetchTimeout: Double = 2
+        /// The most bytes of a `prefetch` frame kept (its fetch and subscription; larger ones are ignored).
+        static let maxPrefetchBytes = 8 * 1024
+
         /// The hint of a change in `prefetch`'s zone, with the page the
         /// prefetch answers now, read as a request of the client's would be
         /// (and taking from its identity's bucket); without it (the client
@@ -219,7 +237,10 @@
                 metrics.refused("rate")
                 return plain
             }
-            let deadline = RequestDeadline(instant: .now + .seconds(timeout), seconds: timeout, grace: grace, backend: backend)
+            // A short deadline: the hints queued behind it wait for it.
+            let seconds = min(timeout, Self.prefetchTimeout)
+            let deadline = RequestDeadline(
+                instant: .now + .seconds(seconds), seconds: seconds, grace: min(grace, seconds), backend: backend)
             do {
                 let answer = try await fetch.answer(prefetch, identity: client.identity, origin: nil, deadline: deadline)
                 let message = try GatewayWire.encode(GatewayWire.PushMessage.hint(prefetch, answer: answer))

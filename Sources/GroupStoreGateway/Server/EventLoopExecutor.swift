@@ -15,7 +15,11 @@
     /// event loops) come directly when their connection shares it.
     ///
     /// The gateway's handlers never block (no file or socket I/O of their own,
-    /// only short locks), as work on an event loop must not.
+    /// only short locks), as work on an event loop must not; work that grows
+    /// with a request goes to the global pool: a body past
+    /// ``BodyLimitMiddleware/largeBody`` and a push connection's prefetches
+    /// (``PushHub``). An answer is encoded on the loop (a page is as large as
+    /// the limit its client asked for).
     final class EventLoopExecutor: TaskExecutor {
         let loop: any EventLoop
 

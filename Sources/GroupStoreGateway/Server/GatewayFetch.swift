@@ -6,8 +6,9 @@
     /// same fetch made for a push connection ahead of its request
     /// (``PushHub``, a ``GatewayWire/Prefetch``). Either way it is read as the
     /// caller's verified identity, narrowed by its token's restrictions, and
-    /// answered by the gateway's memory when it may be (``FetchMemory``): a
-    /// prefetch and a request of the same fetch share one read.
+    /// answered by the gateway's memory when it may be (``FetchMemory``; with
+    /// ``GatewayConfiguration/remembersFetches``): a prefetch and a request
+    /// of the same fetch then share one read.
     struct GatewayFetch: Sendable {
         let fetchMemory: FetchMemory
         let metrics: GatewayMetrics
