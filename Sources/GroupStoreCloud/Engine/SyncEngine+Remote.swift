@@ -72,7 +72,7 @@ extension SyncEngine {
         let answered = configuration.clock()
         // The remote's clock is read at some point of the call, taken for its middle: an answer that
         // took much longer than the quickest (a large page) says little of the offset, which is then
-        // kept from a quicker one.
+        // kept from a quicker one; an answer read before the call (`nowIsFresh` false) says nothing.
         let roundTrip = answered.timeIntervalSince(asked)
         if history.nowIsFresh { state.shortestRoundTrip = min(state.shortestRoundTrip, roundTrip) }
         if history.nowIsFresh, roundTrip <= max(Self.clockRoundTrip, 2 * state.shortestRoundTrip) {
