@@ -65,7 +65,7 @@ final class RemoteCheckTests: CloudTestCase {
     /// stays as the quick answer before the first sync measured it, so n2
     /// goes up with the time of its commit, not an hour earlier.
     func testTheRemotesClock_isMeasuredByQuickAnswers_notBySlowOnes() async throws {
-        let slow = SlowFetchRemote(base: remote())
+        let slow = BehindFetchRemote(base: remote(), delay: .milliseconds(60))
         let (app, _, engine) = try await firstSync(through: slow)
         _ = await engine.sync(complete: false, fetch: true)
         let editedAt = try await uploadN2(app, engine)
@@ -90,7 +90,7 @@ final class RemoteCheckTests: CloudTestCase {
     /// comes at once with the remote's clock an hour behind but not fresh,
     /// and n2 goes up with the time of its commit.
     func testAnAnswerReadBeforeTheCall_doesNotMeasureTheRemotesClock() async throws {
-        let kept = KeptPageRemote(base: remote())
+        let kept = BehindFetchRemote(base: remote(), fresh: false)
         let (app, _, engine) = try await firstSync(through: kept)
         _ = await engine.sync(complete: false, fetch: true)
         let editedAt = try await uploadN2(app, engine)
@@ -190,33 +190,26 @@ private final class HistoryCountingRemote: ForwardingRemote {
     }
 }
 
-/// A remote whose fetches take 60 ms and claim its clock an hour behind.
-private final class SlowFetchRemote: ForwardingRemote {
+/// A remote whose fetches claim its clock an hour behind: after `delay`
+/// (a slow answer), or at once and not fresh (`fresh` false: a page read
+/// before the call, as a gateway's pages are).
+private final class BehindFetchRemote: ForwardingRemote {
     let base: any CloudDatabase
-    init(base: any CloudDatabase) { self.base = base }
-
-    func fetchChanges(
-        in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
-    ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
-        var answer = try await base.fetchChanges(in: zone, since: token, limit: limit, keeping: mark)
-        try await Task.sleep(for: .milliseconds(60))
-        answer.history.now = answer.history.now.addingTimeInterval(-3600)
-        return answer
+    let delay: Duration
+    let fresh: Bool
+    init(base: any CloudDatabase, delay: Duration = .zero, fresh: Bool = true) {
+        self.base = base
+        self.delay = delay
+        self.fresh = fresh
     }
-}
-
-/// A remote whose fetches answer at once with pages read before (their
-/// clock an hour behind, and not fresh), as a gateway's pages are.
-private final class KeptPageRemote: ForwardingRemote {
-    let base: any CloudDatabase
-    init(base: any CloudDatabase) { self.base = base }
 
     func fetchChanges(
         in zone: CloudZone, since token: CloudChangeToken?, limit: Int, keeping mark: CloudHistoryMark?
     ) async throws -> CloudHistoryChecked<CloudChangeBatch> {
         var answer = try await base.fetchChanges(in: zone, since: token, limit: limit, keeping: mark)
+        if delay > .zero { try await Task.sleep(for: delay) }
         answer.history.now = answer.history.now.addingTimeInterval(-3600)
-        answer.history.nowIsFresh = false
+        answer.history.nowIsFresh = fresh
         return answer
     }
 }
