@@ -39,10 +39,14 @@ struct CloudScenario {
     }
 
     func run(parts: Set<String>) async throws -> [TableRow] {
-        let root = try bench.directory("cloud", on: .disk)
+        // Directories of this run alone: a run after another (direct, then through a gateway) never
+        // meets what the other's bridges may still write while they stop (seen once: a group that
+        // synced as the other run's role).
+        let run = UUID().uuidString.prefix(8)
+        let root = try bench.directory("cloud-\(run)", on: .disk)
         var rows: [TableRow] = []
         if parts.contains("latency") {
-            rows += try await latency(root: try bench.directory("cloud-tmpfs", on: .tmpfs), section: section, storage: "tmpfs")
+            rows += try await latency(root: try bench.directory("cloud-tmpfs-\(run)", on: .tmpfs), section: section, storage: "tmpfs")
             rows += try await latency(root: root, section: section, storage: "disk")
         }
         if parts.contains("initial") { rows += try await initialSync(root: root, section: section) }
