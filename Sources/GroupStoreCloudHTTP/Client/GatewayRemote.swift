@@ -149,11 +149,10 @@
 
         public func modify(_ changes: [CloudRecordChange]) async throws -> [CloudModifyResult] {
             guard !changes.isEmpty else { return [] }
-            // Before and after: a page read before the write, and kept while it went, does not have it.
-            prefetched.drop(Set(changes.map(\.id.zone)))
-            defer { prefetched.drop(Set(changes.map(\.id.zone))) }
-            let answer = try await transport.call(
-                .POST, "/modify", json: changes.map(GatewayWire.Change.init), as: [GatewayWire.Result].self, doing: "save records")
+            let answer = try await prefetched.writing(changes) {
+                try await transport.call(
+                    .POST, "/modify", json: changes.map(GatewayWire.Change.init), as: [GatewayWire.Result].self, doing: "save records")
+            }
             let results = answer.compactMap(\.result)
             guard results.count == changes.count else {
                 throw CloudSyncError(.transient, "\(displayName) answered \(results.count) results for \(changes.count) changes")
@@ -174,13 +173,14 @@
                 }
             }
             guard checksHistory.withLock({ $0 }) != false else { return try await apart() }
-            prefetched.drop(Set(changes.map(\.id.zone)))
-            defer { prefetched.drop(Set(changes.map(\.id.zone))) }
             let answer: GatewayWire.ModifyAnswer
             do {
-                answer = try await transport.callIfRouted(
-                    .POST, "/modify-checked", json: GatewayWire.ModifyRequest(changes: changes.map(GatewayWire.Change.init), mark: mark),
-                    as: GatewayWire.ModifyAnswer.self, doing: "save records")
+                answer = try await prefetched.writing(changes) {
+                    try await transport.callIfRouted(
+                        .POST, "/modify-checked",
+                        json: GatewayWire.ModifyRequest(changes: changes.map(GatewayWire.Change.init), mark: mark),
+                        as: GatewayWire.ModifyAnswer.self, doing: "save records")
+                }
             } catch is GatewayTransport.RouteMissing {
                 checksHistory.withLock { $0 = false }
                 logger.info(

@@ -49,6 +49,16 @@
             return answer
         }
 
+        /// Runs `write`, the client's own write of `changes`, with the pages of
+        /// their zones dropped before it and after it: a page read before the
+        /// write, and kept while it went, does not have it.
+        func writing<T>(_ changes: [CloudRecordChange], _ write: () async throws -> T) async rethrows -> T {
+            let zones = Set(changes.map(\.id.zone))
+            drop(zones)
+            defer { drop(zones) }
+            return try await write()
+        }
+
         /// Drops the pages of `zones` (`nil`: of every zone).
         func drop(_ zones: Set<CloudZone>?) {
             pages.withLock { pages in

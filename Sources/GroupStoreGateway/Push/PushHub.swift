@@ -232,10 +232,13 @@
         /// (and taking from its identity's bucket); without it (the client
         /// fetches for itself) when it cannot be read or does not fit a frame.
         private func hint(_ prefetch: GatewayWire.Prefetch, for client: PushClient) async -> Data {
-            let plain = (try? GatewayWire.encode(GatewayWire.PushMessage.hint(own: false, zones: [prefetch.fetch.zone]))) ?? Data()
+            // Encoded only when it is sent.
+            func plain() -> Data {
+                (try? GatewayWire.encode(GatewayWire.PushMessage.hint(own: false, zones: [prefetch.fetch.zone]))) ?? Data()
+            }
             guard limiter.take(client.identity.key) == nil else {
                 metrics.refused("rate")
-                return plain
+                return plain()
             }
             // A short deadline: the hints queued behind it wait for it.
             let seconds = min(timeout, Self.prefetchTimeout)
@@ -244,10 +247,10 @@
             do {
                 let answer = try await fetch.answer(prefetch, identity: client.identity, origin: nil, deadline: deadline)
                 let message = try GatewayWire.encode(GatewayWire.PushMessage.hint(prefetch, answer: answer))
-                return message.count <= GatewayWire.maxPushBytes ? message : plain
+                return message.count <= GatewayWire.maxPushBytes ? message : plain()
             } catch {
                 logger.debug("a prefetch failed: the client fetches", metadata: ["role": "\(client.role)", "error": "\(error)"])
-                return plain
+                return plain()
             }
         }
 

@@ -16,10 +16,11 @@
     ///
     /// The gateway's handlers never block (no file or socket I/O of their own,
     /// only short locks), as work on an event loop must not; work that grows
-    /// with a request goes to the global pool: a body past
-    /// ``BodyLimitMiddleware/largeBody`` and a push connection's prefetches
-    /// (``PushHub``). An answer is encoded on the loop (a page is as large as
-    /// the limit its client asked for).
+    /// with a request goes to the global pool: the request of a body past
+    /// ``BodyLimitMiddleware/largeBody`` and the pages of a push connection's
+    /// prefetches, encoded whole (``PushHub``); their database calls still
+    /// run on the loop (``Deadline``). An answer to a request is encoded on the
+    /// loop (a page is as large as the limit its client asked for).
     final class EventLoopExecutor: TaskExecutor {
         let loop: any EventLoop
 
