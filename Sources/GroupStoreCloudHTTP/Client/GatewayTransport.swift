@@ -101,13 +101,18 @@
             do {
                 return try await sendOnce(method, path, body: body, contentType: contentType, doing: what)
             } catch let error as CloudSyncError where error.code == .unauthorized {
-                guard let tokenFile, let fresh = try? await offThePool({ try Self.readToken(tokenFile) }), fresh != bearer else {
-                    throw error
-                }
-                token.withLock { $0 = fresh }
-                logger.info("token file changed: sending again with the new token", metadata: ["file": "\(tokenFile)"])
+                guard await renewedToken() else { throw error }
                 return try await sendOnce(method, path, body: body, contentType: contentType, doing: what)
             }
+        }
+
+        /// After the gateway refused the token: whether the token file holds
+        /// another one now (then in use from now on).
+        func renewedToken() async -> Bool {
+            guard let tokenFile, let fresh = try? await offThePool({ try Self.readToken(tokenFile) }), fresh != bearer else { return false }
+            token.withLock { $0 = fresh }
+            logger.info("token file changed: the gateway is sent the new token", metadata: ["file": "\(tokenFile)"])
+            return true
         }
 
         private func sendOnce(_ method: HTTPMethod, _ path: String, body: [UInt8]?, contentType: String, doing what: String) async throws

@@ -48,10 +48,12 @@
                     if let close, case .unknown(let code) = close.closeCode,
                         let refusal = PushCloseCode.error(code: code, reason: close.reason)
                     {
-                        refused = true
                         logger.info(
                             "the gateway refused the push connection", metadata: ["gateway": "\(base)", "reason": "\(refusal.message)"])
                         remote.pushRefusals.yield(refusal)
+                        // A token refused (expired, say) may have been renewed in its file: reconnect with it at once.
+                        let renewed = code == PushCloseCode.unauthenticated ? await remote.transport.renewedToken() : false
+                        refused = !renewed
                     }
                 } catch {
                     if !Task.isCancelled {

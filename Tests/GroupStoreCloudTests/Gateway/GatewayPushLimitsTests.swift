@@ -113,6 +113,27 @@
             XCTAssertTrue(refusal.message.contains("token refused: the token expired at"), refusal.message)
         }
 
+        /// A token refused on the push connection is read again from its file:
+        /// a bridge whose saves and fetches all go on the connection (no
+        /// request to be refused) picks up a renewed token too.
+        func testAPushConnectionRefusedItsToken_reconnectsWithTheTokenFilesNewOne() async throws {
+            let gateway = try startGateway()
+            let expired = try gatewaySecret.token(role: "alice", expiresIn: 60, now: Date().addingTimeInterval(-3600))
+            let file = root + "/alice.token"
+            try (try gatewaySecret.token(role: "alice") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+            let remote = try GatewayRemote(
+                GatewayRemote.Configuration(url: "http://127.0.0.1:\(gateway.port)", token: expired, tokenFile: file))
+            let messages = remote.pushMessages.stream(bufferingNewest: 100)
+            let running = Task { try? await remote.run() }
+            defer { running.cancel() }
+            let subscribed = try await deadline(30, "a subscription on the connection made with the file's token") { () -> Bool? in
+                for await message in messages where message.type == .subscribed { return true }
+                return nil
+            }
+            XCTAssertTrue(subscribed)
+            XCTAssertNotEqual(remote.transport.bearer, expired)
+        }
+
         /// A `save` frame of `change`s as alice's client would send it.
         func saveFrame(id: Int, _ name: String, in zone: String, type: String = "notes") throws -> String {
             let change = CloudRecordChange.save(
