@@ -80,8 +80,6 @@
         let armed = Mutex<[CloudZone: (prefetch: GatewayWire.Prefetch, sent: Bool)]>([:])
         /// The pages the gateway sent with its hints (``Prefetched``).
         let prefetched = Prefetched()
-        /// Saves sent on the push connection (``PushSaves``).
-        let pushSaves: PushSaves
         /// Every message the push connection received (for tests: what the gateway subscribed, each hint).
         let pushMessages = Broadcast<GatewayWire.PushMessage>()
         /// Each refusal of the push connection by the gateway (its close code
@@ -113,7 +111,6 @@
             self.configuration = configuration
             self.logger = logger
             endpoints = try GatewayEndpoints(configuration.url)
-            pushSaves = PushSaves(gateway: endpoints.description)
             transport = GatewayTransport(
                 endpoints: endpoints, token: configuration.token, tokenFile: configuration.tokenFile, trustRoots: configuration.trustRoots,
                 timeout: configuration.requestTimeout, origin: origin, client: client, logger: logger)
@@ -164,8 +161,7 @@
         }
 
         /// `/modify-checked`: the gateway checks `mark` in the transaction of
-        /// the changes. Sent on the push connection when its gateway takes
-        /// saves there (``PushSaves``), as a request otherwise. A gateway known not to (see ``checksHistory``), or one
+        /// the changes. A gateway known not to (see ``checksHistory``), or one
         /// that turns out to have no such route (it wrote nothing), has the
         /// history asked before and after (`/history`, `/modify`, `/history`).
         public func modify(_ changes: [CloudRecordChange], keeping mark: CloudHistoryMark?) async throws -> CloudHistoryChecked<
@@ -178,12 +174,12 @@
             }
             guard checksHistory.withLock({ $0 }) != false else { return try await apart() }
             let answer: GatewayWire.ModifyAnswer
-            let request = GatewayWire.ModifyRequest(changes: changes.map(GatewayWire.Change.init), mark: mark)
             do {
                 answer = try await prefetched.writing(changes) {
-                    if let answer = try await pushSaves.save(request, timeout: transport.timeoutDuration) { return answer }
-                    return try await transport.callIfRouted(
-                        .POST, "/modify-checked", json: request, as: GatewayWire.ModifyAnswer.self, doing: "save records")
+                    try await transport.callIfRouted(
+                        .POST, "/modify-checked",
+                        json: GatewayWire.ModifyRequest(changes: changes.map(GatewayWire.Change.init), mark: mark),
+                        as: GatewayWire.ModifyAnswer.self, doing: "save records")
                 }
             } catch is GatewayTransport.RouteMissing {
                 checksHistory.withLock { $0 = false }

@@ -45,9 +45,6 @@
             }
         }
 
-        /// How long one request may take.
-        var timeoutDuration: Duration { .nanoseconds(timeout.nanoseconds) }
-
         /// The TLS configuration of the push connection (`nil`: the default).
         var tlsConfiguration: TLSConfiguration? { tls }
 

@@ -36,7 +36,7 @@
                 var refused = false
                 do {
                     var configuration = WebSocketClientConfiguration(
-                        maxFrameSize: GatewayWire.maxPushBytes, closeTimeout: .seconds(5), autoPing: .enabled(timePeriod: .seconds(20)))
+                        maxFrameSize: 1 << 16, closeTimeout: .seconds(5), autoPing: .enabled(timePeriod: .seconds(20)))
                     configuration.additionalHeaders[.authorization] = "Bearer " + remote.transport.bearer
                     if let origin = HTTPField.Name(GatewayWire.originHeader) { configuration.additionalHeaders[origin] = remote.origin }
                     let close = try await WebSocketClient.connect(
@@ -85,15 +85,13 @@
             remote.armed.withLock { armed in
                 for zone in armed.keys { armed[zone]?.sent = false }
             }
-            let number = remote.pushSaves.opened(outbound)
-            defer { remote.pushSaves.ended(number) }
             let first = try await subscribe(outbound, unless: nil)
             try await sendArmed(outbound)
             logger.debug("push connection open", metadata: ["gateway": "\(remote.endpoints.base)"])
             remote.hints.yield()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for try await message in inbound.messages(maxSize: GatewayWire.maxPushBytes) {
+                    for try await message in inbound.messages(maxSize: 1 << 16) {
                         guard case .text(let text) = message,
                             let push = try? GatewayWire.decode(GatewayWire.PushMessage.self, from: Data(text.utf8))
                         else { continue }
@@ -108,14 +106,11 @@
                             }
                             remote.hints.yield(from: push.own == true ? remote.origin : "", own: remote.origin)
                         case .subscribed:
-                            remote.pushSaves.takesSaves(number, push.saves == true)
                             // A zone fetched before this subscription took effect may have changed
                             // meanwhile, with a notification for nobody: fetch again.
                             remote.prefetched.drop(nil)
                             remote.hints.yield()
-                        case .saved:
-                            remote.pushSaves.answered(push)
-                        case .subscribe, .prefetch, .save:
+                        case .subscribe, .prefetch:
                             break
                         }
                     }

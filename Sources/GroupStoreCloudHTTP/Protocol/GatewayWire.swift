@@ -20,7 +20,7 @@ import GroupStoreCloud
 /// | `GET /v1/assets/HASH` | — | the bytes |
 /// | `POST /v1/share` | ``ShareRequest`` | `{}` |
 /// | `GET /v1/shares` | — | `[CloudShare]` |
-/// | `GET /v1/push` | WebSocket | ``PushMessage`` frames (``Prefetch``, and saves: ``ModifyRequest``) |
+/// | `GET /v1/push` | WebSocket | ``PushMessage`` frames (and ``Prefetch``) |
 ///
 /// A failure answers a status (400 invalid, 401 not authenticated — a
 /// bearer token missing, expired or otherwise refused —, 403 refused, 410
@@ -322,17 +322,8 @@ package enum GatewayWire {
     /// change comes, and sends the page with the hint (`prefetch` and
     /// `answer`), so the client's fetch needs no request of its own. A
     /// prefetch is used once; a gateway of an older build ignores it.
-    ///
-    /// A gateway whose `subscribed` says `saves` also takes `save` frames:
-    /// `/v1/modify-checked` on the connection (`id` and `save`, a
-    /// ``ModifyRequest`` of at most ``maxPushBytes`` as a frame), made as the
-    /// connection's identity with a request's rate, deadline and origin, and
-    /// answered by a `saved` frame of the same `id` with `saved` (its
-    /// ``ModifyAnswer``) or `error` (what the request would have answered).
-    /// A connection that ends before the answer leaves the save's outcome
-    /// unknown, as a dropped request does.
     package struct PushMessage: Codable, Sendable {
-        package enum Kind: String, Codable, Sendable { case subscribe, subscribed, hint, prefetch, save, saved }
+        package enum Kind: String, Codable, Sendable { case subscribe, subscribed, hint, prefetch }
         package var type: Kind
         package var zones: [String]?
         package var own: Bool?
@@ -340,15 +331,6 @@ package enum GatewayWire {
         package var prefetch: Prefetch?
         /// A `hint`: the page `prefetch` answered, read after the change it hints at.
         package var answer: Batch?
-        /// `subscribed`: whether the gateway takes `save` frames (absent: an older gateway, which does not).
-        package var saves: Bool?
-        /// `save` and `saved`: which save the frame is or answers (the client's numbering).
-        package var id: Int?
-        /// `save`: what is saved.
-        package var save: ModifyRequest?
-        /// `saved`: the answer, or the error that stands for it.
-        package var saved: ModifyAnswer?
-        package var error: ErrorBody?
 
         package init(type: Kind, zones: [String]?, own: Bool?, prefetch: Prefetch? = nil, answer: Batch? = nil) {
             self.type = type
@@ -362,23 +344,7 @@ package enum GatewayWire {
             PushMessage(type: .subscribe, zones: zones.map(\.description).sorted(), own: nil)
         }
         package static func subscribed(_ zones: [CloudZone]) -> PushMessage {
-            var message = PushMessage(type: .subscribed, zones: zones.map(\.description).sorted(), own: nil)
-            message.saves = true
-            return message
-        }
-        package static func save(_ request: ModifyRequest, id: Int) -> PushMessage {
-            var message = PushMessage(type: .save, zones: nil, own: nil)
-            message.id = id
-            message.save = request
-            return message
-        }
-        /// The answer to save `id`: `answer`, or `error`.
-        package static func saved(id: Int, _ answer: ModifyAnswer?, error: ErrorBody? = nil) -> PushMessage {
-            var message = PushMessage(type: .saved, zones: nil, own: nil)
-            message.id = id
-            message.saved = answer
-            message.error = error
-            return message
+            PushMessage(type: .subscribed, zones: zones.map(\.description).sorted(), own: nil)
         }
         /// A hint; `zones`: those that changed (`nil`: any may have).
         package static func hint(own: Bool, zones: Set<CloudZone>? = nil) -> PushMessage {

@@ -123,7 +123,7 @@
             // reader, the expiry or the hub asked for (the first reason given).
             await withTaskGroup(of: Bool.self) { group in
                 group.addTask {
-                    await self.read(inbound, outbound, client)
+                    await self.read(inbound, client)
                     client.close("closed")
                     return false
                 }
@@ -163,81 +163,31 @@
             try? await outbound.close(code == 1000 ? .normalClosure : .unknown(code), reason: PushCloseCode.reason(reason))
         }
 
-        /// The client's frames, until the connection ends; its saves run
-        /// beside the reading, ``maxSavesInFlight`` at most (further frames
-        /// wait to be read meanwhile).
-        private func read(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, _ client: PushClient) async {
-            await withTaskGroup(of: Void.self) { saves in
-                var inFlight = 0
-                do {
-                    for try await message in inbound.messages(maxSize: GatewayWire.maxPushBytes) {
-                        guard case .text(let text) = message,
-                            let push = try? GatewayWire.decode(GatewayWire.PushMessage.self, from: Data(text.utf8))
-                        else { continue }
-                        switch push.type {
-                        case .prefetch:
-                            // Of a zone subscribed to (and so readable) only, and small: made when the zone changes.
-                            guard let prefetch = push.prefetch, text.utf8.count <= Self.maxPrefetchBytes else { continue }
-                            if state.withLock({ $0.zones[client.id]?.contains(prefetch.fetch.zone) ?? false }) { client.arm(prefetch) }
-                        case .save:
-                            guard let id = push.id, let request = push.save else { continue }
-                            if inFlight == Self.maxSavesInFlight {
-                                await saves.next()
-                                inFlight -= 1
-                            }
-                            inFlight += 1
-                            saves.addTask { await self.save(request, id: id, client, outbound) }
-                        case .subscribe:
-                            // Each subscription is a database transaction: it takes from the identity's bucket.
-                            let wait = limiter.take(client.identity.key)
-                            if let refusal = RateLimitMiddleware.refusal(wait, identity: client.identity, what: "subscriptions") {
-                                metrics.refused("rate")
-                                client.close(refusal.message, code: PushCloseCode.tooMany)
-                                return
-                            }
-                            await subscribe(client, to: (push.zones ?? []).compactMap(CloudZone.init(description:)))
-                        case .subscribed, .hint, .saved:
-                            continue
-                        }
-                    }
-                } catch {
-                    logger.debug("push connection ended", metadata: ["role": "\(client.role)", "error": "\(error)"])
-                }
-            }
-        }
-
-        /// How many of a connection's saves run at once.
-        static let maxSavesInFlight = 4
-
-        /// A `save` frame: `/v1/modify-checked` as the connection's identity
-        /// and origin, with a request's rate and deadline, answered on the
-        /// connection by a `saved` frame (the request's answer or its error).
-        private func save(_ request: GatewayWire.ModifyRequest, id: Int, _ client: PushClient, _ outbound: WebSocketOutboundWriter) async {
-            let started = ContinuousClock.now
-            let answer: GatewayWire.PushMessage
+        private func read(_ inbound: WebSocketInboundStream, _ client: PushClient) async {
             do {
-                if let refusal = RateLimitMiddleware.refusal(limiter.take(client.identity.key), identity: client.identity, what: "requests")
-                {
-                    metrics.refused("rate")
-                    throw refusal
+                for try await message in inbound.messages(maxSize: 1 << 16) {
+                    guard case .text(let text) = message,
+                        let push = try? GatewayWire.decode(GatewayWire.PushMessage.self, from: Data(text.utf8))
+                    else { continue }
+                    if push.type == .prefetch, let prefetch = push.prefetch {
+                        // Of a zone subscribed to (and so readable) only, and small: made when the zone changes.
+                        guard text.utf8.count <= Self.maxPrefetchBytes else { continue }
+                        if state.withLock({ $0.zones[client.id]?.contains(prefetch.fetch.zone) ?? false }) { client.arm(prefetch) }
+                        continue
+                    }
+                    guard push.type == .subscribe else { continue }
+                    // Each subscription is a database transaction: it takes from the identity's bucket.
+                    let wait = limiter.take(client.identity.key)
+                    if let refusal = RateLimitMiddleware.refusal(wait, identity: client.identity, what: "subscriptions") {
+                        metrics.refused("rate")
+                        client.close(refusal.message, code: PushCloseCode.tooMany)
+                        return
+                    }
+                    await subscribe(client, to: (push.zones ?? []).compactMap(CloudZone.init(description:)))
                 }
-                let changes = request.changes.map(\.change)
-                defer { fetchMemory.wrote(changes.map(\.id.zone)) }
-                let deadline = RequestDeadline(instant: started + .seconds(timeout), seconds: timeout, grace: grace, backend: backend)
-                let saved = try await deadline.run("modify", identity: client.identity, origin: client.origin) { database in
-                    let answer = try await database.modify(changes, keeping: request.mark)
-                    return GatewayWire.ModifyAnswer(
-                        results: answer.value?.map(GatewayWire.Result.init), history: GatewayWire.History(answer.history))
-                }
-                answer = .saved(id: id, saved)
-                metrics.request("modify", status: 200, elapsed: started.duration(to: .now))
             } catch {
-                let (status, body) = GatewayAnswer.refusal(error, metrics: metrics)
-                answer = .saved(id: id, nil, error: body)
-                metrics.request("modify", status: status, elapsed: started.duration(to: .now))
+                logger.debug("push connection ended", metadata: ["role": "\(client.role)", "error": "\(error)"])
             }
-            // A connection that ended meanwhile leaves the outcome unknown to the client, as a dropped request does.
-            try? await outbound.write(.text(String(decoding: try GatewayWire.encode(answer), as: UTF8.self)))
         }
 
         private func write(_ outbound: WebSocketOutboundWriter, _ client: PushClient) async {

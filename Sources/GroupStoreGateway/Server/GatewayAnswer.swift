@@ -23,34 +23,26 @@
         /// `error` as a response: a refused token 401, a role the gateway may not
         /// act as 403, any other ``CloudSyncError`` by its code, anything else 500.
         static func failure(_ error: any Error, metrics: GatewayMetrics?) -> Response {
-            let (status, body) = refusal(error, metrics: metrics)
+            var status: Int
+            var body: GatewayWire.ErrorBody
             var headers: HTTPFields = [.contentType: "application/json"]
-            if status == 401 { headers[.wwwAuthenticate] = "Bearer error=\"invalid_token\"" }
-            if let wait = body.retryAfter { headers[.retryAfter] = String(Int(wait.rounded(.up))) }
-            let bytes = (try? GatewayWire.encode(body)) ?? Data()
-            return Response(
-                status: HTTPResponse.Status(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
-        }
-    }
-
-    extension GatewayAnswer {
-        /// The status and ``GatewayWire/ErrorBody`` that stand for `error`
-        /// (a response's, or a push connection's `saved` frame's).
-        static func refusal(_ error: any Error, metrics: GatewayMetrics?) -> (status: Int, body: GatewayWire.ErrorBody) {
             switch error {
             case let error as GatewayError where error.code == .unauthenticated:
                 metrics?.refused("token")
-                return (
-                    401, GatewayWire.ErrorBody(code: CloudSyncError.Code.unauthorized.rawValue, message: "token refused: \(error.message)")
-                )
+                status = 401
+                body = GatewayWire.ErrorBody(code: CloudSyncError.Code.unauthorized.rawValue, message: "token refused: \(error.message)")
+                headers[.wwwAuthenticate] = "Bearer error=\"invalid_token\""
             case let error as CloudSyncError:
-                return (
-                    error.code == .unauthorized ? 403 : GatewayStatus.status(of: error.code),
-                    GatewayWire.ErrorBody(code: error.code.rawValue, message: error.message, retryAfter: error.retryAfter)
-                )
+                status = error.code == .unauthorized ? 403 : GatewayStatus.status(of: error.code)
+                body = GatewayWire.ErrorBody(code: error.code.rawValue, message: error.message, retryAfter: error.retryAfter)
+                if let wait = error.retryAfter { headers[.retryAfter] = String(Int(wait.rounded(.up))) }
             default:
-                return (500, GatewayWire.ErrorBody(code: CloudSyncError.Code.transient.rawValue, message: "the gateway failed: \(error)"))
+                status = 500
+                body = GatewayWire.ErrorBody(code: CloudSyncError.Code.transient.rawValue, message: "the gateway failed: \(error)")
             }
+            let bytes = (try? GatewayWire.encode(body)) ?? Data()
+            return Response(
+                status: HTTPResponse.Status(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
         }
     }
 

@@ -117,8 +117,7 @@
         private func serverBuilder() throws -> HTTPServerBuilder {
             let idle = TimeAmount.milliseconds(Int64(configuration.idleTimeout * 1000))
             let upgradeConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
-                http1: .init(idleTimeout: idle),
-                ws: .init(maxFrameSize: GatewayWire.maxPushBytes, autoPing: .enabled(timePeriod: .seconds(30))))
+                http1: .init(idleTimeout: idle), ws: .init(maxFrameSize: 1 << 16, autoPing: .enabled(timePeriod: .seconds(30))))
             let (connections, metrics) = (connections, metrics)
             let headerTimeout = TimeAmount.milliseconds(Int64(configuration.headerTimeout * 1000))
             let plain = HTTPServerBuilder { responder in

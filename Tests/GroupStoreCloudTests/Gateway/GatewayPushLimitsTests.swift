@@ -1,7 +1,6 @@
 #if Gateway
     import Foundation
     import GroupStoreCloud
-    import GroupStoreCloudPostgres
     import PostgresTestServer
     import Subprocesses
     import XCTest
@@ -113,9 +112,9 @@
             XCTAssertTrue(refusal.message.contains("token refused: the token expired at"), refusal.message)
         }
 
-        /// A token refused on the push connection is read again from its file:
-        /// a bridge whose saves and fetches all go on the connection (no
-        /// request to be refused) picks up a renewed token too.
+        /// A token refused on the push connection is read again from its file
+        /// at once: a bridge that makes no request meanwhile (its fetches
+        /// answered by the pages sent with hints) picks up a renewed token too.
         func testAPushConnectionRefusedItsToken_reconnectsWithTheTokenFilesNewOne() async throws {
             let gateway = try startGateway()
             let expired = try gatewaySecret.token(role: "alice", expiresIn: 60, now: Date().addingTimeInterval(-3600))
@@ -132,85 +131,6 @@
             }
             XCTAssertTrue(subscribed)
             XCTAssertNotEqual(remote.transport.bearer, expired)
-        }
-
-        /// A `save` frame of `change`s as alice's client would send it.
-        func saveFrame(id: Int, _ name: String, in zone: String, type: String = "notes") throws -> String {
-            let change = CloudRecordChange.save(
-                id: CloudRecordID(zone: try XCTUnwrap(CloudZone(description: zone)), type: type, name: name), baseTag: nil,
-                fields: ["title": .text("by a raw socket")], editedAt: Date())
-            let request = GatewayWire.ModifyRequest(changes: [GatewayWire.Change(change)], mark: nil)
-            return String(decoding: try GatewayWire.encode(GatewayWire.PushMessage.save(request, id: id)), as: UTF8.self)
-        }
-
-        /// The `saved` frames `socket` receives until `count` came (or anything else does: returned too).
-        func savedFrames(_ socket: RawWebSocket, count: Int) -> (saved: [Int: GatewayWire.PushMessage], other: [RawWebSocket.Frame]) {
-            var (saved, other) = ([Int: GatewayWire.PushMessage](), [RawWebSocket.Frame]())
-            while saved.count < count, let frame = socket.receive(timeout: 15) {
-                guard case .text(let text) = frame,
-                    let message = try? GatewayWire.decode(GatewayWire.PushMessage.self, from: Data(text.utf8)),
-                    message.type == .saved, let id = message.id
-                else {
-                    other.append(frame)
-                    if case .close = frame { break }
-                    continue
-                }
-                saved[id] = message
-            }
-            return (saved, other)
-        }
-
-        /// Save frames take from the role's bucket, as its requests do: past
-        /// it, each is answered "slow down" with its wait, and the connection stays.
-        func testSaveFramesPastTheRoleRate_areAnsweredSlowDown_andTheConnectionStays() async throws {
-            try await pgRemote(user: "alice").prepare([CloudTestCase.titledNotes])
-            let gateway = try startGateway(["--rate", "1"])
-            let socket = try RawWebSocket(port: gateway.port, headers: try bearer("alice"))
-            XCTAssertEqual(socket.handshake.status, 101)
-            for id in 1...10 { try socket.send(text: try saveFrame(id: id, "r\(id)", in: "private/alice")) }
-            let (answers, other) = savedFrames(socket, count: 10)
-            XCTAssertEqual(answers.count, 10, "saves unanswered; received instead: \(other)")
-            let slowed = answers.values.compactMap(\.error).filter { $0.code == CloudSyncError.Code.rateLimited.rawValue }
-            let saved = answers.values.filter { $0.saved?.results?.first?.kind == .saved }
-            XCTAssertGreaterThanOrEqual(slowed.count, 7, "saves served past the rate")
-            XCTAssertEqual(slowed.count + saved.count, 10)
-            XCTAssertTrue(
-                slowed.allSatisfy { ($0.retryAfter ?? 0) > 0 && $0.message.hasPrefix("too many requests for role \"alice\": wait") })
-            XCTAssertEqual(try server.psql("SELECT count(*) FROM notes", as: "postgres"), String(saved.count))
-        }
-
-        /// Frames that are not saves the gateway can make are ignored or
-        /// refused, one by one; the connection serves on, and nothing is
-        /// written where the role may not write. A frame past the limit ends
-        /// the connection, and other connections are served.
-        func testHostileSaveFrames_areIgnoredOrRefused_andTheConnectionServesOn() async throws {
-            try await pgRemote(user: "alice").prepare([CloudTestCase.titledNotes])
-            let gateway = try startGateway()
-            let socket = try RawWebSocket(port: gateway.port, headers: try bearer("alice"))
-            for garbage in [#"{"type":"save"}"#, #"{"type":"save","id":7}"#, #"{"type":"save","id":"x","save":{}}"#, "{{{"] {
-                try socket.send(text: garbage)
-            }
-            try socket.send(text: try saveFrame(id: 8, "x", in: "private/bob"))
-            try socket.send(text: try saveFrame(id: 9, "y", in: "private/alice", type: "no_such_table"))
-            try socket.send(text: #"{"type":"subscribe","zones":["private/alice"]}"#)
-            let (answers, other) = savedFrames(socket, count: 2)
-            XCTAssertEqual(Set(answers.keys), [8, 9], "received instead: \(other)")
-            XCTAssertEqual(
-                answers[8]?.saved?.results?.first?.kind, .refused, "alice's save in bob's zone: \(String(describing: answers[8]))")
-            let unknown = answers[9]?.error?.message ?? answers[9]?.saved?.results?.first?.reason ?? ""
-            XCTAssertTrue(unknown.contains("no_such_table"), "the answer names the table: \(unknown)")
-            let subscribed = other.contains { if case .text(let text) = $0 { text.contains(#""type":"subscribed""#) } else { false } }
-            XCTAssertTrue(
-                subscribed || { if case .text(let text) = socket.receive(timeout: 15) { text.contains("subscribed") } else { false } }())
-            XCTAssertEqual(try server.psql("SELECT count(*) FROM notes", as: "postgres"), "0")
-
-            try socket.send(text: try saveFrame(id: 10, String(repeating: "z", count: GatewayWire.maxPushBytes), in: "private/alice"))
-            let close = socket.closeFrame(timeout: 15)
-            XCTAssertNotNil(close, "a frame past the limit was taken")
-            let bob = try RawWebSocket(port: gateway.port, headers: try bearer("bob"))
-            try bob.send(text: #"{"type":"subscribe","zones":["private/bob"]}"#)
-            guard case .text = bob.receive(timeout: 15) else { return XCTFail("bob's push connection was not served") }
-            XCTAssertEqual(try server.psql("SELECT count(*) FROM notes", as: "postgres"), "0")
         }
     }
 #endif  // Gateway

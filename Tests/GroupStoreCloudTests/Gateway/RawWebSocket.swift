@@ -66,12 +66,9 @@
             var frame: [UInt8] = [0x81]
             if payload.count < 126 {
                 frame.append(0x80 | UInt8(payload.count))
-            } else if payload.count <= 0xFFFF {
+            } else {
                 frame.append(0x80 | 126)
                 frame += [UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-            } else {
-                frame.append(0x80 | 127)
-                frame += (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xFF) }
             }
             let mask: [UInt8] = (0..<4).map { _ in UInt8.random(in: 0...255) }
             frame += mask
