@@ -79,9 +79,12 @@
             func headline(_ rows: [TableRow], _ storage: String) -> TableRow? {
                 rows.first { $0.what.hasPrefix("commit in group A") && $0.what.contains(storage) }
             }
-            var rows = directRows.filter { !$0.what.hasPrefix("  commit →") }.map { row in
+            // The direct hop's stages too, beside the gateway's (where the gap is).
+            var rows = directRows.map { row in
                 var row = row
-                row.what = "direct PostgreSQL: " + row.what.trimmingCharacters(in: .whitespaces)
+                row.what =
+                    (row.what.hasPrefix("  commit →") ? "  direct: " : "direct PostgreSQL: ")
+                    + row.what.trimmingCharacters(in: .whitespaces)
                 return row
             }
             rows += gatewayRows.map { row in

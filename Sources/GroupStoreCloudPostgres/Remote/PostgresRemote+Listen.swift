@@ -11,7 +11,8 @@
         /// (but this remote's own writes, to a sole listener: see ``PushHints``),
         /// and so is every (re)connection: what was committed meanwhile sent
         /// its notification to nobody. Each is also handed to ``notices()`` (a
-        /// (re)connection as a notice of any zone).
+        /// (re)connection as a notice of any zone). A connection that stops
+        /// answering is closed and made again (``probe(_:logger:)``).
         func listen() async {
             var delay = 0.05
             while !Task.isCancelled {
@@ -27,10 +28,18 @@
                                 listening.store(true, ordering: .relaxed)
                                 hints.yield()
                                 noticeHub.yield(PostgresNotice(origin: "", tags: nil))
-                                for try await notification in notifications {
-                                    let notice = PostgresNotice(payload: notification.payload)
-                                    hints.yield(from: notice.origin, own: origin)
-                                    noticeHub.yield(notice, droppedSaying: PostgresNotice(origin: "", tags: nil))
+                                try await withThrowingTaskGroup(of: Void.self) { group in
+                                    group.addTask {
+                                        for try await notification in notifications {
+                                            let notice = PostgresNotice(payload: notification.payload)
+                                            self.hints.yield(from: notice.origin, own: self.origin)
+                                            self.noticeHub.yield(notice, droppedSaying: PostgresNotice(origin: "", tags: nil))
+                                        }
+                                    }
+                                    group.addTask { [quietLogger] in try await Self.probe(connection, logger: quietLogger) }
+                                    // Either ends only with the connection (the probe closes a silent one).
+                                    try await group.next()
+                                    group.cancelAll()
                                 }
                             }
                         } onCancel: {
@@ -58,6 +67,49 @@
                 try? await Task.sleep(for: .seconds(delay))
                 delay = min(delay * 2, 2)
             }
+        }
+
+        /// How often the listener's connection is asked a statement, and how
+        /// long it may take to answer.
+        static let probeInterval: Duration = .seconds(5)
+        static let probeTimeout: Duration = .seconds(10)
+        /// The probe's statement (named, so that `pg_stat_activity` shows which connection listens).
+        static let probeStatement: PostgresQuery = "SELECT 'groupstore listener'::text"
+
+        /// Returns never while `connection` answers a statement every
+        /// ``probeInterval`` within ``probeTimeout``; else closes it and
+        /// throws. A listener's connection whose server went silent (a host
+        /// gone without a reset, a network cut, a backend stopped) would
+        /// otherwise wait for TCP to give up, hours later, and every notice
+        /// meanwhile would be lost without anyone knowing (a gateway's memory
+        /// answers from what it kept while it listens: ``isListening``).
+        static func probe(_ connection: PostgresConnection, logger: Logger) async throws {
+            while true {
+                try await Task.sleep(for: probeInterval)
+                let answer = send(probeStatement, on: connection, logger: logger)
+                let answered = await withTaskGroup(of: Bool.self) { group in
+                    group.addTask { (try? await answer.get()) != nil }
+                    group.addTask {
+                        try? await Task.sleep(for: probeTimeout)
+                        return false
+                    }
+                    let first = await group.next() ?? false
+                    // A silent connection's statement waits forever: closing it ends the wait.
+                    if !first { try? await connection.close() }
+                    group.cancelAll()
+                    return first
+                }
+                guard answered else {
+                    throw CloudSyncError(.transient, "the listener's connection did not answer a statement within \(probeTimeout)")
+                }
+            }
+        }
+
+        /// `query` sent on `connection`, its answer to come.
+        private static func send(_ query: PostgresQuery, on connection: PostgresConnection, logger: Logger) -> EventLoopFuture<
+            PostgresQueryResult
+        > {
+            connection.query(query, logger: logger)
         }
 
         var quietLogger: Logger { Self.quiet(logger, below: .notice) }

@@ -179,6 +179,47 @@
         /// A device that read a shared zone and was then removed from it is
         /// answered by the database again (a change of shares ends what the
         /// gateway knew of who may read), while the owner is still answered.
+        /// The gateway's listener connection going silent (its server
+        /// backend stopped: no reset, no answer, as a host gone without one)
+        /// is found out by its probe and made again, and meanwhile the memory
+        /// stops answering: a change committed while no notice could come is
+        /// fetched, not answered "nothing new" from memory for minutes.
+        func testASilentListener_isMadeAgain_andTheMemoryDoesNotAnswerMeanwhile() async throws {
+            let alice = try gatewayRemote(user: "alice")
+            try await alice.prepare([CloudTestCase.titledNotes])
+            let zone = CloudZone.private("alice")
+            let messages = alice.pushMessages.stream(bufferingNewest: 1000)
+            var page = try await alice.fetchChanges(in: zone, since: nil, limit: 100)
+            while page.moreComing { page = try await alice.fetchChanges(in: zone, since: page.token, limit: 100) }
+            let token = page.token
+            // Kept by the memory now.
+            let kept = try await alice.fetchChanges(in: zone, since: token, limit: 100)
+            XCTAssertTrue(kept.changed.isEmpty)
+
+            let listener = try server.psql(
+                "SELECT pid FROM pg_stat_activity WHERE usename = 'authenticator' "
+                    + "AND (query LIKE 'LISTEN%' OR query LIKE '%groupstore listener%')", as: "postgres")
+            let pid = try XCTUnwrap(pid_t(listener), "the gateway's listener in pg_stat_activity: \(listener)")
+            XCTAssertEqual(kill(pid, SIGSTOP), 0)
+            defer { kill(pid, SIGCONT) }
+            try server.psql("INSERT INTO notes (id, title) VALUES ('late', 'while nobody listened')", as: "alice")
+
+            // Within the probe's interval and timeout, the memory stops answering (polled: another
+            // process's state, which sends no event), and the listener made again is a hint to all.
+            let started = ContinuousClock.now
+            var fetched: [String] = []
+            while fetched.isEmpty, ContinuousClock.now - started < .seconds(40) {
+                fetched = try await alice.fetchChanges(in: zone, since: token, limit: 100).changed.map(\.id.name)
+                if fetched.isEmpty { try await Task.sleep(for: .milliseconds(250)) }
+            }
+            XCTAssertEqual(fetched, ["late"], "the gateway answered from memory 40 s after its listener went silent")
+            let hinted = try await deadline(40, "a hint from the listener made again") { () -> Bool? in
+                for await message in messages where message.type == .hint { return true }
+                return nil
+            }
+            XCTAssertTrue(hinted)
+        }
+
         func testADeviceRemovedFromAShare_isNoLongerAnsweredFromMemory() async throws {
             try server.psql("GRANT groupstore_device TO authenticator")
             let type = CloudRecordType(
