@@ -36,7 +36,17 @@
                                             self.noticeHub.yield(notice, droppedSaying: PostgresNotice(origin: "", tags: nil))
                                         }
                                     }
-                                    group.addTask { [quietLogger] in try await Self.probe(connection, logger: quietLogger) }
+                                    group.addTask { [quietLogger] in
+                                        do {
+                                            try await Self.probe(connection, logger: quietLogger)
+                                        } catch let silent as CloudSyncError {
+                                            // Said here: closing the connection ends the listen with an error of its own.
+                                            self.logger.info(
+                                                "push listener's connection went silent; closed it",
+                                                metadata: ["remote": "\(self.displayName)", "error": "\(silent.message)"])
+                                            throw silent
+                                        }
+                                    }
                                     // Either ends only with the connection (the probe closes a silent one).
                                     try await group.next()
                                     group.cancelAll()
