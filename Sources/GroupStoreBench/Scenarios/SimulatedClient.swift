@@ -65,9 +65,25 @@
 
         func has(_ name: String) -> Bool { arrivals.withLock { $0[name] != nil } }
 
-        /// Fetches on every push hint until the hints end.
+        /// Fetches that failed and were made again.
+        let retries = Mutex(0)
+
+        /// Fetches on every push hint until the hints end; a fetch that fails
+        /// (a request that timed out while thousands queued for 64
+        /// connections, say) is made again after a pause, as a bridge's sync
+        /// is: else the device would wait for a hint that may never come.
         func follow() async {
-            for await _ in remote.pushHints() { try? await fetch() }
+            for await _ in remote.pushHints() {
+                while !Task.isCancelled {
+                    do {
+                        try await fetch()
+                        break
+                    } catch {
+                        retries.withLock { $0 += 1 }
+                        try? await Task.sleep(for: .milliseconds(Int.random(in: 100...300)))
+                    }
+                }
+            }
         }
     }
 #endif  // Gateway
