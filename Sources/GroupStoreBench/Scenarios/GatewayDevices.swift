@@ -46,8 +46,9 @@
             let burstTransactions: Double
             let burstCPU: Double
             let mebibytesPerThousand: Double
-            /// Devices' fetches that failed and were made again (``SimulatedClient/follow()``).
+            /// Devices' fetches that failed and were made again (``SimulatedClient/follow()``), and one's error.
             let retries: Int
+            let retryReason: String?
         }
 
         func run() async throws -> [TableRow] {
@@ -167,7 +168,8 @@
             return Figures(
                 devices: count, connections: held, fanOut: fanOut, fanOutTransactions: fanOutTransactions,
                 fanOutCPU: fanOutCPU, burstSeconds: burstSeconds, burstTransactions: burstTransactions, burstCPU: burstCPU,
-                mebibytesPerThousand: rss * 1000 / Double(count), retries: fleet.reduce(0) { $0 + $1.retries.withLock { $0 } })
+                mebibytesPerThousand: rss * 1000 / Double(count), retries: fleet.reduce(0) { $0 + $1.retries.withLock { $0.count } },
+                retryReason: fleet.lazy.compactMap { $0.retries.withLock { $0.first } }.first)
         }
 
         /// The server's transactions and CPU seconds per commit while `body`
@@ -217,7 +219,8 @@
                     TableRow(
                         section: section, what: "  a save in the zone all \(devices) read → every device has it", unit: "µs",
                         distribution: Distribution(figure.fanOut),
-                        reference: "\(figure.fanOut.count) arrivals; \(figure.retries) failed fetches made again"))
+                        reference: "\(figure.fanOut.count) arrivals; \(figure.retries) failed fetches made again"
+                            + (figure.retryReason.map { " (one: \($0.prefix(120)))" } ?? "")))
                 rows.append(
                     TableRow(
                         section: section, what: "  server work per commit fanned out to \(devices) devices", unit: "transactions",

@@ -65,8 +65,8 @@
 
         func has(_ name: String) -> Bool { arrivals.withLock { $0[name] != nil } }
 
-        /// Fetches that failed and were made again.
-        let retries = Mutex(0)
+        /// Fetches that failed and were made again, and the first one's error.
+        let retries = Mutex<(count: Int, first: String?)>((0, nil))
 
         /// Fetches on every push hint until the hints end; a fetch that fails
         /// (a request that timed out while thousands queued for 64
@@ -79,7 +79,10 @@
                         try await fetch()
                         break
                     } catch {
-                        retries.withLock { $0 += 1 }
+                        retries.withLock { retries in
+                            retries.count += 1
+                            retries.first = retries.first ?? String(describing: error)
+                        }
                         try? await Task.sleep(for: .milliseconds(Int.random(in: 100...300)))
                     }
                 }
