@@ -69,9 +69,9 @@
         let retries = Mutex<(count: Int, first: String?)>((0, nil))
 
         /// Fetches on every push hint until the hints end; a fetch that fails
-        /// (a request that timed out while thousands queued for 64
-        /// connections, say) is made again after a pause, as a bridge's sync
-        /// is: else the device would wait for a hint that may never come.
+        /// (some do at 10,000 devices on 2 saturated cores) is made again
+        /// after a pause, as a bridge's sync is: else the device would wait
+        /// for a hint that may never come.
         func follow() async {
             for await _ in remote.pushHints() {
                 while !Task.isCancelled {

@@ -176,9 +176,6 @@
             } catch let error as CloudSyncError where error.code == .permissionDenied {}
         }
 
-        /// A device that read a shared zone and was then removed from it is
-        /// answered by the database again (a change of shares ends what the
-        /// gateway knew of who may read), while the owner is still answered.
         /// The gateway's listener connection going silent (its server
         /// backend stopped: no reset, no answer, as a host gone without one)
         /// is found out by its probe and made again, and meanwhile the memory
@@ -220,6 +217,9 @@
             XCTAssertTrue(hinted)
         }
 
+        /// A device that read a shared zone and was then removed from it is
+        /// answered by the database again (a change of shares ends what the
+        /// gateway knew of who may read), while the owner is still answered.
         func testADeviceRemovedFromAShare_isNoLongerAnsweredFromMemory() async throws {
             try server.psql("GRANT groupstore_device TO authenticator")
             let type = CloudRecordType(
