@@ -175,9 +175,7 @@
         /// The server's transactions and CPU seconds per commit while `body`
         /// makes `commits` commits, autovacuum paused meanwhile: its workers'
         /// transactions count in `xact_commit` too, one per table, at moments
-        /// of their own (runs of the same code gave 10.8 to 36.2 transactions
-        /// a commit with 1,000 devices, where a statement log of one run showed
-        /// 4.8 from the gateways and the poster).
+        /// of their own (docs/PERFORMANCE.md, "fourth session", has what that did).
         private func perCommit(_ commits: Int, _ body: () async throws -> Void) async throws -> (Double, Double) {
             try setAutovacuum(false)
             defer { try? setAutovacuum(true) }
