@@ -39,22 +39,19 @@ struct CloudScenario {
     }
 
     func run(parts: Set<String>) async throws -> [TableRow] {
-        // Directories of this run alone: a run after another (direct, then through a gateway) never
-        // meets what the other's bridges may still write while they stop (seen once: a group that
-        // synced as the other run's role).
-        let run = UUID().uuidString.prefix(8)
-        let root = try bench.directory("cloud-\(run)", on: .disk)
+        // A directory of this run alone (as each hop path has: see `hops`).
+        let root = try bench.directory("cloud-\(UUID().uuidString.prefix(8))", on: .disk)
         var rows: [TableRow] = []
         if parts.contains("latency") {
-            rows += try await latency(root: try bench.directory("cloud-tmpfs-\(run)", on: .tmpfs), section: section, storage: "tmpfs")
-            rows += try await latency(root: root, section: section, storage: "disk")
+            rows += try await latency(section: section, storage: "tmpfs")
+            rows += try await latency(section: section, storage: "disk")
         }
         if parts.contains("initial") { rows += try await initialSync(root: root, section: section) }
         if parts.contains("rate") { rows += try await uploadRate(root: root, section: section) }
         return rows
     }
 
-    private func open(_ directory: String, _ member: String) async throws -> GroupStore {
+    func open(_ directory: String, _ member: String) async throws -> GroupStore {
         var configuration = GroupConfiguration(directory: directory, member: try MemberName(member), logger: Logger(label: "bench"))
         var migrator = DatabaseMigrator()
         migrator.registerMigration("schema") { db in try db.execute(sql: Self.schema) }
@@ -63,14 +60,14 @@ struct CloudScenario {
         return try await GroupStore.open(configuration)
     }
 
-    private func bridge(_ directory: String, remote: any CloudDatabase) throws -> CloudSync {
+    func bridge(_ directory: String, remote: any CloudDatabase) throws -> CloudSync {
         var configuration = CloudSyncConfiguration(group: directory, remote: remote, logger: Logger(label: "bench"))
         configuration.privateTables = ["note"]
         return CloudSync(configuration)
     }
 
     /// Runs `sync` until cancelled; returns once it finished its first sync.
-    private func start(_ sync: CloudSync) async throws -> Task<Void, any Error> {
+    func start(_ sync: CloudSync) async throws -> Task<Void, any Error> {
         let events = sync.events()
         let task = Task { try await sync.run() }
         for await event in events {
@@ -82,73 +79,47 @@ struct CloudScenario {
         return task
     }
 
-    private func latency(root: String, section: String, storage: String) async throws -> [TableRow] {
-        // A remote each, as two hosts have: a bridge sharing its remote with
-        // the other would also fetch its own upload's echo (see PushHints).
-        let remoteA = try await self.remote("latency-\(storage)", root)
-        let remoteB = try await self.remote("latency-\(storage)", root)
-        let writer = try await open(root + "/a", "writer")
-        let peer = try await open(root + "/a", "peer")
-        let reader = try await open(root + "/b", "reader")
-        defer {
-            writer.closeBlocking()
-            peer.closeBlocking()
-            reader.closeBlocking()
+    private func latency(section: String, storage: String) async throws -> [TableRow] {
+        latencyRows(try await Self.hops([self], storage: storage)[0], storage: storage)
+    }
+
+    /// The hop's samples on each of `scenarios`' paths (``HopPath``), taken in
+    /// turn, a sample of each and again, so that a busy moment of the host
+    /// falls on every path alike; the first 10 of each are a warm-up.
+    static func hops(_ scenarios: [CloudScenario], storage: String) async throws -> [[HopPath.Sample]] {
+        var paths: [HopPath] = []
+        defer { for path in paths { path.close() } }
+        for scenario in scenarios {
+            // Directories of this path alone: a path never meets what another's bridges may
+            // still write while they stop (seen once: a group that synced as the other's role).
+            let root = try scenario.bench.directory(
+                "cloud-\(storage)-\(UUID().uuidString.prefix(8))", on: storage == "tmpfs" ? .tmpfs : .disk)
+            let remoteA = try await scenario.remote("latency-\(storage)", root)
+            let remoteB = try await scenario.remote("latency-\(storage)", root)
+            paths.append(try await HopPath(scenario: scenario, root: root, remoteA: remoteA, remoteB: remoteB))
         }
-        let peerSaves = peer.saves()
-        let readerSaves = reader.saves()
-        try await peer.start()
-        try await reader.start()
-        let syncA = try bridge(root + "/a", remote: remoteA)
-        let syncB = try bridge(root + "/b", remote: remoteB)
-        let marks = Mutex<[(side: Character, stage: SyncStage, at: Double)]>([])
-        syncA.traceStages { stage, at in marks.withLock { $0.append(("A", stage, at)) } }
-        syncB.traceStages { stage, at in marks.withLock { $0.append(("B", stage, at)) } }
-        let bridgeA = try await start(syncA)
-        let bridgeB = try await start(syncB)
-        defer {
-            bridgeA.cancel()
-            bridgeB.cancel()
-        }
-        var peerIterator = peerSaves.makeAsyncIterator()
-        var readerIterator = readerSaves.makeAsyncIterator()
-        var local: [Double] = []
-        var remoteTimes: [Double] = []
-        var fromCall: [Double] = []
-        var stageTimes: [[Double]] = Array(repeating: [], count: Self.hopStages.count)
-        var slowest: (total: Double, times: [Double]) = (-.infinity, [])
-        let samples = bench.quick ? 50 : 400
+        let samples = scenarios[0].bench.quick ? 50 : 400
+        var taken = [[HopPath.Sample]](repeating: [], count: paths.count)
         for index in 0..<(samples + 10) {
-            let key = "k\(index)"
-            marks.withLock { $0.removeAll() }
-            let calledAt = DeliveryTrace.now()
-            try await writer.write { db in try db.execute(sql: "INSERT INTO note VALUES (?, ?, 'x')", arguments: [key, index]) }
-            // Timed from the commit, as the core table is: the save's commit
-            // time (its seal, inside the transaction), read from the peer's copy.
-            var committedAt = Double.nan
-            var localAt = Double.nan
-            var remoteAt = Double.nan
-            while committedAt.isNaN || remoteAt.isNaN {
-                // Both streams are awaited in turn; each records the time its save arrived.
-                if committedAt.isNaN, let save = await peerIterator.next(), save.change(of: "note")?.inserted.contains(.text(key)) == true {
-                    localAt = DeliveryTrace.now()
-                    committedAt = save.committedAt.timeIntervalSince1970 * 1e6
-                }
-                if remoteAt.isNaN {
-                    guard let save = await readerIterator.next() else { throw BenchFailure("group B's stream ended") }
-                    if save.author == "cloud", save.change(of: "note")?.inserted.contains(.text(key)) == true {
-                        remoteAt = DeliveryTrace.now()
-                    }
-                }
+            for (number, path) in paths.enumerated() {
+                let sample = try await path.sample(index)
+                if index >= 10 { taken[number].append(sample) }
             }
-            guard index >= 10 else { continue }
-            local.append(localAt - committedAt)
-            remoteTimes.append(remoteAt - committedAt)
-            fromCall.append(remoteAt - calledAt)
-            let times = Self.hopTimes(marks.withLock { $0 }, from: committedAt, delivered: remoteAt)
-            for (stage, time) in times.enumerated() where !time.isNaN { stageTimes[stage].append(time) }
-            if remoteAt - committedAt > slowest.total { slowest = (remoteAt - committedAt, times) }
         }
+        return taken
+    }
+
+    /// The rows of one path's hop samples.
+    func latencyRows(_ samples: [HopPath.Sample], storage: String) -> [TableRow] {
+        let local = samples.map(\.local)
+        let remoteTimes = samples.map(\.remote)
+        let fromCall = samples.map(\.fromCall)
+        var stageTimes: [[Double]] = Array(repeating: [], count: Self.hopStages.count)
+        for sample in samples {
+            for (stage, time) in sample.stages.enumerated() where !time.isNaN { stageTimes[stage].append(time) }
+        }
+        let slowest: (total: Double, times: [Double]) =
+            samples.max { $0.remote < $1.remote }.map { ($0.remote, $0.stages) } ?? (-.infinity, [])
         let inGroup = Distribution(local)
         let across = Distribution(remoteTimes)
         var rows = [
@@ -171,7 +142,7 @@ struct CloudScenario {
                 rows.append(
                     TableRow(
                         section: section, what: "  commit → " + name, unit: "µs", distribution: Distribution(stageTimes[index]),
-                        reference: "\(stageTimes[index].count) of \(samples) samples"))
+                        reference: "\(stageTimes[index].count) of \(samples.count) samples"))
             }
         }
         return rows

@@ -48,7 +48,8 @@
         }
 
         /// Commit in group A → did-save in group B, each group's bridge through
-        /// one gateway, beside the same through PostgreSQL directly.
+        /// one gateway, beside the same through PostgreSQL directly, their
+        /// samples taken in turn (``CloudScenario/hops(_:storage:)``).
         func hop(_ server: PostgresServer, secret: String) async throws -> [TableRow] {
             // A role per part and path: the tmpfs and the disk runs must not share a zone.
             let parts = ["latency_tmpfs", "latency_disk"]
@@ -74,8 +75,14 @@
                     return remote
                 }, latencyTarget: "p50 ≤ 10000 µs")
             let alone = try await callsAlone(server, gateway: gateway, secret: secret)
-            let directRows = try await direct.run(parts: ["latency"])
-            let gatewayRows = try await through.run(parts: ["latency"])
+            // Both paths' samples taken in turn: the host's busy moments fall on both alike.
+            var directRows: [TableRow] = []
+            var gatewayRows: [TableRow] = []
+            for storage in ["tmpfs", "disk"] {
+                let samples = try await CloudScenario.hops([direct, through], storage: storage)
+                directRows += direct.latencyRows(samples[0], storage: storage)
+                gatewayRows += through.latencyRows(samples[1], storage: storage)
+            }
             func headline(_ rows: [TableRow], _ storage: String) -> TableRow? {
                 rows.first { $0.what.hasPrefix("commit in group A") && $0.what.contains(storage) }
             }

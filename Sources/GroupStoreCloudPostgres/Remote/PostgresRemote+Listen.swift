@@ -19,7 +19,7 @@
                 var failure: (any Error)?
                 do {
                     let connection = try await PostgresConnection.connect(
-                        configuration: url.connectionConfiguration(), id: 0, logger: quietLogger)
+                        on: noticeExecutor.loop, configuration: url.connectionConfiguration(), id: 0, logger: quietLogger)
                     do {
                         try await withTaskCancellationHandler {
                             try await connection.listen(on: PostgresServerSchema.channel) { notifications in

@@ -40,7 +40,8 @@
         public let url: PostgresURL
         public var displayName: String { url.description }
 
-        let client: PostgresClient
+        /// The pools: one, or one on each event loop (``init(url:maximumConnections:poolPerEventLoop:logger:)``).
+        let clients: [(loop: (any EventLoop)?, client: PostgresClient)]
         /// The most connections the pool opens.
         public let maximumConnections: Int
         let logger: Logger
@@ -51,6 +52,10 @@
         let noticeHub = Broadcast<PostgresNotice>()
         /// Whether the push listener is connected and listening.
         let listening = Atomic<Bool>(false)
+        /// Where the push listener runs, and who follows its notices may run
+        /// (a gateway's push hub): its connection's event loop, so that a
+        /// notice is handed on without waking another thread.
+        package let noticeExecutor = EventLoopExecutor.of(MultiThreadedEventLoopGroup.singleton.next())
         /// Operations holding (or waiting for) a pooled connection.
         let leases = Atomic<Int>(0)
         /// What this remote's writes send with their notifications, so that
@@ -80,17 +85,46 @@
         ///   - url: `postgres://` or `postgresql://` (see ``PostgresURL``).
         ///   - maximumConnections: the most connections the pool opens (the
         ///     push listener has one more of its own).
+        ///   - poolPerEventLoop: a pool of its own on each of NIO's event
+        ///     loops (`MultiThreadedEventLoopGroup.singleton`), sharing
+        ///     `maximumConnections` out; an operation started on a loop's
+        ///     thread takes a connection of that loop (a gateway's request
+        ///     does: `PostgresGatewayBackend`), and one started elsewhere a
+        ///     connection of the first loop's pool.
         ///   - logger: where the remote logs (at info and below).
         /// - Throws: ``CloudSyncError/Code/badRemote`` for a URL that does not parse.
-        public init(url: String, maximumConnections: Int = 4, logger: Logger = Logger(label: "GroupStoreCloudPostgres")) throws {
-            self.url = try PostgresURL(url)
+        public init(
+            url: String, maximumConnections: Int = 4, poolPerEventLoop: Bool = false,
+            logger: Logger = Logger(label: "GroupStoreCloudPostgres")
+        ) throws {
+            let url = try PostgresURL(url)
+            let maximum = max(1, maximumConnections)
+            self.url = url
             self.logger = logger
-            self.maximumConnections = max(1, maximumConnections)
+            self.maximumConnections = maximum
             // The pool's own messages (reconnections, a lease before `run()`)
             // are not the library's to show, but for errors.
-            client = PostgresClient(
-                configuration: self.url.clientConfiguration(maximumConnections: self.maximumConnections),
-                backgroundLogger: Self.quiet(logger, below: .error))
+            let background = Self.quiet(logger, below: .error)
+            if poolPerEventLoop {
+                // The connections shared out among the loops (no loop without one: fewer pools).
+                let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator().prefix(maximum))
+                clients = loops.enumerated().map { index, loop in
+                    let size = maximum / loops.count + (index < maximum % loops.count ? 1 : 0)
+                    let configuration = url.clientConfiguration(maximumConnections: size)
+                    return (loop, PostgresClient(configuration: configuration, eventLoopGroup: loop, backgroundLogger: background))
+                }
+            } else {
+                clients = [
+                    (nil, PostgresClient(configuration: url.clientConfiguration(maximumConnections: maximum), backgroundLogger: background))
+                ]
+            }
+        }
+
+        /// The pool on the current thread's event loop, if it has one, else the first.
+        /// (The current loop's connections answer on the thread that waits for them.)
+        var client: PostgresClient {
+            guard clients.count > 1, let loop = MultiThreadedEventLoopGroup.currentEventLoop else { return clients[0].client }
+            return (clients.first { $0.loop === loop } ?? clients[0]).client
         }
 
         /// Runs the connection pool and the push listener until cancelled or
@@ -98,8 +132,8 @@
         public func run() async throws {
             await cancelWhenGracefulShutdown {
                 await withDiscardingTaskGroup { group in
-                    group.addTask { await self.client.run() }
-                    group.addTask { await self.listen() }
+                    for (_, client) in self.clients { group.addTask { await client.run() } }
+                    group.addTask(executorPreference: self.noticeExecutor) { await self.listen() }
                 }
             }
             hints.finish()

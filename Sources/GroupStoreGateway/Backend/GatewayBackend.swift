@@ -27,6 +27,10 @@ public protocol GatewayBackend: Service {
     /// The notices of changes, while the backend runs.
     func notices() -> AsyncStream<GatewayNotice>
 
+    /// Where the notices are best followed (the thread they arrive on), if
+    /// anywhere in particular; the default is none.
+    var noticeExecutor: (any TaskExecutor)? { get }
+
     /// The tag notices use for `text` (a zone's description, or `member:`
     /// and a user); `nil` while notices carry no tags (every notice is then
     /// for every zone).
@@ -85,6 +89,8 @@ public protocol GatewayRoleDatabase: Sendable {
 }
 
 extension GatewayBackend {
+    public var noticeExecutor: (any TaskExecutor)? { nil }
+
     public func acting(as identity: GatewayIdentity, origin: String?, deadline: ContinuousClock.Instant) -> any GatewayRoleDatabase {
         acting(as: identity, origin: origin)
     }

@@ -28,7 +28,7 @@
         ///   - poolSize: the most pooled connections (the listener has one more).
         /// - Throws: `CloudSyncError` (``CloudSyncError/Code/badRemote``) for a URL that does not parse.
         public init(url: String, poolSize: Int = 10, logger: Logger = Logger(label: "GroupStoreGateway")) throws {
-            remote = try PostgresRemote(url: url, maximumConnections: poolSize, logger: logger)
+            remote = try PostgresRemote(url: url, maximumConnections: poolSize, poolPerEventLoop: true, logger: logger)
             self.logger = logger
         }
 
@@ -39,7 +39,7 @@
             await withDiscardingTaskGroup { group in
                 group.addTask { try? await self.remote.run() }
                 group.addTask { await self.readKey() }
-                group.addTask {
+                group.addTask(executorPreference: remote.noticeExecutor) {
                     for await notice in notices {
                         self.notified.yield(
                             GatewayNotice(origin: notice.origin, tags: notice.tags), droppedSaying: GatewayNotice(origin: "", tags: nil))
@@ -80,6 +80,9 @@
         }
 
         public func notices() -> AsyncStream<GatewayNotice> { notified.stream(bufferingNewest: 4096) }
+
+        /// The listener's event loop: the notices are handed on there (``GatewayBackend/noticeExecutor``).
+        public var noticeExecutor: (any TaskExecutor)? { remote.noticeExecutor }
 
         public func tag(of text: String) -> String? {
             key.withLock { $0 }.map { PostgresNotice.tag(of: text, key: $0) }

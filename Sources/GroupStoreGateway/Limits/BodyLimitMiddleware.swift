@@ -1,5 +1,6 @@
 #if Gateway
     import GroupStoreCloud
+    import GroupStoreCloudPostgres
     import HTTPTypes
     import Hummingbird
     import NIOCore
@@ -58,7 +59,7 @@
                         return try await request.collectBody(upTo: maxBytes)
                     }
                     group.addTask {
-                        try await Task.sleep(for: .seconds(timeout))
+                        try await LoopSleep.until(.now + .seconds(timeout))
                         return nil
                     }
                     defer { group.cancelAll() }

@@ -1,5 +1,6 @@
 #if Gateway
     import GroupStoreCloud
+    import GroupStoreCloudPostgres
     import Hummingbird
     import Synchronization
 
@@ -68,8 +69,8 @@
                     }
                 }
                 settlement.start(
-                    timer: Task {
-                        do { try await Task.sleep(until: deadline + .seconds(grace), clock: .continuous) } catch { return }
+                    timer: Task(executorPreference: EventLoopExecutor.current) {
+                        do { try await LoopSleep.until(deadline + .seconds(grace)) } catch { return }
                         let unanswered = CloudSyncError(
                             .transient,
                             "the database did not answer \(what) within \(Int(seconds)) s and \(Int(grace)) s more; "

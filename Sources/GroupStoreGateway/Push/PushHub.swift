@@ -2,6 +2,7 @@
     import Foundation
     import GroupStoreCloud
     import GroupStoreCloudHTTP
+    import GroupStoreCloudPostgres
     import HummingbirdWebSocket
     import NIOWebSocket
     import Logging
@@ -74,10 +75,12 @@
         func run() async throws {
             let notices = backend.notices()
             fetchMemory.follow(true)
-            await cancelWhenGracefulShutdown {
-                for await notice in notices {
-                    self.fetchMemory.note(notice)
-                    self.deliver(notice)
+            await withTaskExecutorPreference(backend.noticeExecutor) {
+                await cancelWhenGracefulShutdown {
+                    for await notice in notices {
+                        self.fetchMemory.note(notice)
+                        self.deliver(notice)
+                    }
                 }
             }
             fetchMemory.follow(false)
@@ -200,8 +203,7 @@
                     // Read at once, sent in order: before the hint taken with them, which may drop their pages.
                     let hints = await withTaskGroup(of: (Int, Data).self) { group in
                         for (index, prefetch) in taken.prefetches.enumerated() {
-                            // On the pool: a page is encoded whole (to be measured), however large.
-                            group.addTask(executorPreference: globalConcurrentExecutor) { (index, await self.hint(prefetch, for: client)) }
+                            group.addTask { (index, await self.hint(prefetch, for: client)) }
                         }
                         return await group.reduce(into: [Int: Data]()) { $0[$1.0] = $1.1 }
                     }
@@ -224,6 +226,10 @@
         /// How long a prefetch may take, in seconds, before its hint goes
         /// without the page (the client then fetches, within the request timeout).
         static let prefetchTimeout: Double = 2
+        /// The most records of a prefetched page encoded on the connection's
+        /// event loop, as a request's answer is (`EventLoopExecutor`);
+        /// a larger page is encoded on the global pool.
+        static let encodedOnTheLoop = 100
         /// The most bytes of a `prefetch` frame kept (its fetch and subscription; larger ones are ignored).
         static let maxPrefetchBytes = 8 * 1024
 
@@ -246,7 +252,11 @@
                 instant: .now + .seconds(seconds), seconds: seconds, grace: min(grace, seconds), backend: backend)
             do {
                 let answer = try await fetch.answer(prefetch, identity: client.identity, origin: nil, deadline: deadline)
-                let message = try GatewayWire.encode(GatewayWire.PushMessage.hint(prefetch, answer: answer))
+                let encode = { try GatewayWire.encode(GatewayWire.PushMessage.hint(prefetch, answer: answer)) }
+                // A large page is encoded on the pool: it would hold up the connections of its event loop.
+                let message =
+                    answer.changed.count <= Self.encodedOnTheLoop
+                    ? try encode() : try await withTaskExecutorPreference(globalConcurrentExecutor) { try encode() }
                 return message.count <= GatewayWire.maxPushBytes ? message : plain()
             } catch {
                 logger.debug("a prefetch failed: the client fetches", metadata: ["role": "\(client.role)", "error": "\(error)"])

@@ -3,6 +3,7 @@
     import GroupStoreCloud
     import Crypto
     import GroupStoreCloudHTTP
+    import GroupStoreCloudPostgres
     import Synchronization
 
     /// Answers fetches from one read of the database: a fetch is answered by
@@ -231,7 +232,8 @@
                     return .reading(reading.task)
                 }
                 let stamp = Stamp(count: state.count, at: .now)
-                let task = Task {
+                // On the request's event loop, as the request itself (EventLoopExecutor).
+                let task = Task(executorPreference: EventLoopExecutor.current) {
                     do {
                         let batch = try await read()
                         self.share(batch, key: key, tag: tag, stamp: stamp)

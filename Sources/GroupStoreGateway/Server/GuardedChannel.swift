@@ -1,4 +1,5 @@
 #if Gateway
+    import GroupStoreCloudPostgres
     import HummingbirdCore
     import Logging
     import NIOCore
@@ -51,7 +52,17 @@
             }
         }
 
-        /// Serves the connection on its event loop (``EventLoopExecutor``).
+        /// Serves the connection on its event loop (`EventLoopExecutor`): its
+        /// bytes arrive there, its database connections are of that loop
+        /// (``PostgresGatewayBackend``), and its answers are written there.
+        ///
+        /// The gateway's handlers never block (no file or socket I/O of their
+        /// own, only short locks), as work on an event loop must not. Work that
+        /// grows with a request goes to the global pool: the request of a body
+        /// past ``BodyLimitMiddleware/largeBody``, and a prefetched page past
+        /// ``PushHub/encodedOnTheLoop`` records, encoded whole; their database
+        /// calls still run on the loop (``Deadline``). An answer to a request
+        /// is encoded on the loop (a page is as large as the limit its client asked for).
         ///
         /// Hummingbird logs a connection that ended before its first request
         /// at error level ("Error handling upgrade result"): these guards close

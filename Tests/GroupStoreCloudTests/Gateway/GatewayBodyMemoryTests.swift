@@ -58,6 +58,19 @@
             XCTAssertNotEqual(served.status, 503, "the room of an answered request was given back: \(served.body)")
         }
 
+        /// The body's timer is the request timeout, on the connection's event
+        /// loop (`LoopSleep`): a body that stops arriving is answered 503 when
+        /// it fires, and the gateway answers others meanwhile.
+        func testABodyThatStopsArriving_isAnswered503AtTheRequestTimeout_andOthersAreServedMeanwhile() throws {
+            let gateway = try startGateway(["--request-timeout", "1"])
+            let stalled = try startUpload(port: gateway.port, token: try gatewaySecret.token(role: "alice"))
+            XCTAssertEqual(try RawConnection.get("/health", port: gateway.port, timeout: 15).status, 200)
+            // Bounded far above the timeout (1 s).
+            let answer = try stalled.connection.readResponse(timeout: 15)
+            XCTAssertEqual(answer.status, 503, answer.body)
+            XCTAssertTrue(answer.message.contains("the request's body did not arrive within 1 s"), answer.message)
+        }
+
         func testAModifyPastTheRemotesCap_isRefused413_namingTheCap() throws {
             let gateway = try startGateway()
             let changes = (0..<401).map { index in
