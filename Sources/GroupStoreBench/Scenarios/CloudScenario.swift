@@ -83,9 +83,11 @@ struct CloudScenario {
         latencyRows(try await Self.hops([self], storage: storage)[0], storage: storage)
     }
 
-    /// The hop's samples on each of `scenarios`' paths (``HopPath``), taken in
-    /// turn, a sample of each and again, so that a busy moment of the host
-    /// falls on every path alike; the first 10 of each are a warm-up.
+    /// The hop's samples on each of `scenarios`' paths (``HopPath``). Several
+    /// paths take theirs in turn, in blocks, so that the host's busy moments
+    /// fall on each alike; only the path of the block runs its bridges (a
+    /// direct bridge fetches on every commit of its server, the other
+    /// path's too). The first 5 samples of a block are a warm-up.
     static func hops(_ scenarios: [CloudScenario], storage: String) async throws -> [[HopPath.Sample]] {
         var paths: [HopPath] = []
         defer { for path in paths { path.close() } }
@@ -99,11 +101,16 @@ struct CloudScenario {
             paths.append(try await HopPath(scenario: scenario, root: root, remoteA: remoteA, remoteB: remoteB))
         }
         let samples = scenarios[0].bench.quick ? 50 : 400
+        let blocks = scenarios.count > 1 ? (scenarios[0].bench.quick ? 2 : 8) : 1
         var taken = [[HopPath.Sample]](repeating: [], count: paths.count)
-        for index in 0..<(samples + 10) {
+        for _ in 0..<blocks {
             for (number, path) in paths.enumerated() {
-                let sample = try await path.sample(index)
-                if index >= 10 { taken[number].append(sample) }
+                try await path.start()
+                for index in 0..<(samples / blocks + 5) {
+                    let sample = try await path.sample()
+                    if index >= 5 { taken[number].append(sample) }
+                }
+                await path.stop()
             }
         }
         return taken

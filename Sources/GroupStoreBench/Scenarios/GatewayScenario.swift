@@ -75,7 +75,7 @@
                     return remote
                 }, latencyTarget: "p50 ≤ 10000 µs")
             let alone = try await callsAlone(server, gateway: gateway, secret: secret)
-            // Both paths' samples taken in turn: the host's busy moments fall on both alike.
+            // Both paths take their samples in turn, in blocks (see `hops`).
             var directRows: [TableRow] = []
             var gatewayRows: [TableRow] = []
             for storage in ["tmpfs", "disk"] {

@@ -10,12 +10,18 @@ import Synchronization
 /// would also fetch its own upload's echo: see `PushHints`). A sample is a
 /// commit in A timed to its did-save in B, with the stages between.
 final class HopPath {
+    private let scenario: CloudScenario
+    private let root: String
+    private let remotes: [any CloudDatabase]
     private let stores: [GroupStore]
     private let writer: GroupStore
     private var peerSaves: SaveStream.AsyncIterator
     private var readerSaves: SaveStream.AsyncIterator
     private let marks = Marks()
-    private let bridges: [Task<Void, any Error>]
+    /// The bridges while started (``start()``).
+    private var bridges: [Task<Void, any Error>] = []
+    /// The rows written so far (each sample's key is new).
+    private var written = 0
 
     /// The stages each bridge reached, as traced.
     private final class Marks: Sendable {
@@ -34,8 +40,11 @@ final class HopPath {
         var stages: [Double]
     }
 
-    /// Opens the groups under `root` and starts their bridges on `remoteA` and `remoteB`.
+    /// Opens the groups under `root`, whose bridges sync through `remoteA` and `remoteB`.
     init(scenario: CloudScenario, root: String, remoteA: any CloudDatabase, remoteB: any CloudDatabase) async throws {
+        self.scenario = scenario
+        self.root = root
+        remotes = [remoteA, remoteB]
         writer = try await scenario.open(root + "/a", "writer")
         let peer = try await scenario.open(root + "/a", "peer")
         let reader = try await scenario.open(root + "/b", "reader")
@@ -44,16 +53,29 @@ final class HopPath {
         readerSaves = reader.saves().makeAsyncIterator()
         try await peer.start()
         try await reader.start()
-        let syncA = try scenario.bridge(root + "/a", remote: remoteA)
-        let syncB = try scenario.bridge(root + "/b", remote: remoteB)
-        let marks = self.marks
-        syncA.traceStages { stage, at in marks.list.withLock { $0.append(("A", stage, at)) } }
-        syncB.traceStages { stage, at in marks.list.withLock { $0.append(("B", stage, at)) } }
-        bridges = [try await scenario.start(syncA), try await scenario.start(syncB)]
     }
 
-    /// Commits row `index` in A and waits for it in A's peer and in B.
-    func sample(_ index: Int) async throws -> Sample {
+    /// Starts the bridges; returns once each finished its first sync.
+    func start() async throws {
+        let marks = self.marks
+        for (side, group) in zip(["A", "B"] as [Character], ["/a", "/b"]) {
+            let sync = try scenario.bridge(root + group, remote: remotes[side == "A" ? 0 : 1])
+            sync.traceStages { stage, at in marks.list.withLock { $0.append((side, stage, at)) } }
+            bridges.append(try await scenario.start(sync))
+        }
+    }
+
+    /// Stops the bridges and waits for them to end.
+    func stop() async {
+        for bridge in bridges { bridge.cancel() }
+        for bridge in bridges { _ = try? await bridge.value }
+        bridges = []
+    }
+
+    /// Commits a new row in A and waits for it in A's peer and in B.
+    func sample() async throws -> Sample {
+        let index = written
+        written += 1
         let key = "k\(index)"
         marks.list.withLock { $0.removeAll() }
         let calledAt = DeliveryTrace.now()

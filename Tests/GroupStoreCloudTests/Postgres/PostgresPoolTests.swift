@@ -58,5 +58,39 @@
                 XCTAssertLessThanOrEqual(Int(held) ?? .max, maximum + 1, "maximum \(maximum): connections held")
             }
         }
+
+        /// A pooled connection whose server stops answering (here its backend
+        /// is stopped; a network that dropped the connection without a word
+        /// looks the same) fails its statement at the bound, and is closed: the
+        /// next operation is served by another connection, not queued behind it.
+        func testAStatementUnansweredPastItsBound_closesItsConnection_andTheNextOperationGetsAnother() async throws {
+            try server.psql("CREATE ROLE silent LOGIN; GRANT groupstore_user TO silent")
+            let remote = try PostgresRemote(url: server.url(user: "silent"), maximumConnections: 1)
+            let running = Task { try? await remote.run() }
+            defer { running.cancel() }
+            func backend() async throws -> String {
+                try await remote.perform("a test's statement") { session in
+                    try await session.cells("SELECT pg_backend_pid()::text").first?.first ?? nil
+                } ?? ""
+            }
+            let stopped = try await backend()
+            guard let pid = pid_t(stopped) else { return XCTFail("no backend pid: \(stopped)") }
+            XCTAssertEqual(kill(pid, SIGSTOP), 0)
+            do {
+                defer { kill(pid, SIGCONT) }
+                let started = ContinuousClock.now
+                do {
+                    _ = try await PostgresRemote.$statementTimeout.withValue(.seconds(1)) { try await backend() }
+                    XCTFail("a stopped backend answered")
+                } catch let error as CloudSyncError {
+                    XCTAssertEqual(error.code, .transient, error.message)
+                    XCTAssertTrue(error.message.contains("got no answer"), error.message)
+                }
+                XCTAssertLessThan(ContinuousClock.now - started, .seconds(15), "the statement's bound (1 s)")
+            }
+            let next = try await backend()
+            XCTAssertFalse(next.isEmpty)
+            XCTAssertNotEqual(next, stopped, "the next operation went to the connection that answered nothing")
+        }
     }
 #endif  // Postgres
