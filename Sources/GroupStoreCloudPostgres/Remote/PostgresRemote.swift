@@ -351,17 +351,19 @@
             let settled = Atomic<Bool>(false)
             let connection = leased
             return try await withCheckedThrowingContinuation { continuation in
+                let noAnswer = CloudSyncError(.transient, "a statement got no answer (the connection to the server was lost)")
                 let lost = { @Sendable in
                     guard !settled.exchange(true, ordering: .acquiringAndReleasing) else { return }
-                    continuation.resume(
-                        throwing: CloudSyncError(.transient, "a statement got no answer (the connection to the server was lost)"))
+                    continuation.resume(throwing: noAnswer)
                 }
                 let timer = future.eventLoop.scheduleTask(in: statementTimeout) {
-                    lost()
-                    if let connection {
-                        let closing: EventLoopFuture<Void> = connection.close()
-                        _ = closing
-                    }
+                    guard let connection else { return lost() }
+                    guard !settled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+                    // Said once closed: the pool's own close callback came first, so the next
+                    // operation is not handed this connection.
+                    let closing: EventLoopFuture<Void> = connection.close()
+                    _ = closing
+                    connection.closeFuture.whenComplete { _ in connection.eventLoop.execute { continuation.resume(throwing: noAnswer) } }
                 }
                 let watch = connection.map { connection in
                     (
