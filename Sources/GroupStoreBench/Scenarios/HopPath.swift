@@ -58,8 +58,8 @@ final class HopPath {
     /// Starts the bridges; returns once each finished its first sync.
     func start() async throws {
         let marks = self.marks
-        for (side, group) in zip(["A", "B"] as [Character], ["/a", "/b"]) {
-            let sync = try scenario.bridge(root + group, remote: remotes[side == "A" ? 0 : 1])
+        for (side, group, remote) in [("A", "/a", remotes[0]), ("B", "/b", remotes[1])] as [(Character, String, any CloudDatabase)] {
+            let sync = try scenario.bridge(root + group, remote: remote)
             sync.traceStages { stage, at in marks.list.withLock { $0.append((side, stage, at)) } }
             bridges.append(try await scenario.start(sync))
         }

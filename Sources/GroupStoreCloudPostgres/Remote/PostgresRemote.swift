@@ -113,9 +113,8 @@
                     var configuration = url.clientConfiguration(maximumConnections: size)
                     // No keep-alive query: the pool arms each connection's keep-alive timer when it
                     // goes back idle, with tasks of Swift's global pool, so every operation woke
-                    // its threads (measured through a gateway: 9 futex calls a request, and 0.62
-                    // ms of the gateway's CPU against 0.50 without). A connection the network
-                    // dropped meanwhile is found by its next statement (``bounded(_:)`` closes it).
+                    // its threads (measured: docs/PERFORMANCE.md, "fifth session"). A connection the
+                    // network dropped meanwhile is found by its next statement (`bounded` closes it).
                     configuration.options.keepAliveBehavior = nil
                     return (loop, PostgresClient(configuration: configuration, eventLoopGroup: loop, backgroundLogger: background))
                 }
