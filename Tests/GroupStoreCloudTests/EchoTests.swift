@@ -85,6 +85,24 @@ class EchoTests: CloudTestCase {
         try await expectBothBookDeletesUploadedByB(a, b, "A and B agree")
     }
 
+    func testACascadeIntoARowTheSameFetchInserted_isUploadedToo() async throws {
+        let (a, b) = try await authorWithTwoBooksInBothGroups()
+        // In A (the shell: foreign keys off), a third book is added and its author deleted: one fetch brings B both.
+        try shell("a", "INSERT INTO book VALUES ('b3', 'Three', 'ann'); DELETE FROM author WHERE id = 'ann'")
+        try await sync("a", tables: Self.tables)
+        // B inserts b3, then the author's delete cascades to the three books: the history folds b3's
+        // insert and delete into nothing, yet b3's delete goes up too (B recorded b3 as applied
+        // without holding it, while the remote kept it).
+        let recording = RecordingRemote(try defaultRemote())
+        try await sync("b", tables: Self.tables, remote: recording)
+        XCTAssertEqual(try dump(b, "book"), [])
+        XCTAssertEqual(Set(recording.changes.map(\.id.name)), ["b1", "b2", "b3"])
+        XCTAssertTrue(recording.changes.allSatisfy { if case .delete = $0 { true } else { false } })
+        XCTAssertEqual(try CloudSyncStatus.read(group: group("b")).pending, 0)
+        try await sync("a", tables: Self.tables)
+        XCTAssertEqual(try dump(a, "book"), [], "A and B agree")
+    }
+
     /// Groups A and B, both holding author ann and her books b1 and b2, synced.
     private func authorWithTwoBooksInBothGroups() async throws -> (GroupStore, GroupStore) {
         let a = try open("a", schema: Self.schema)

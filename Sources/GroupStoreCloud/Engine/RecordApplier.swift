@@ -461,12 +461,14 @@ struct RecordApplier: Sendable {
         // (a child updated, then its parent deleted): such a row is checked
         // by value, not skipped as written.
         let mayCascade = changes.contains { !$0.deleted.isEmpty }
+        var reported: Set<RecordKey> = []
         for change in changes {
             guard let table = table(named: change.entity) else { continue }
             let lower = table.name.lowercased()
             for key in change.inserted + change.updated + change.deleted {
                 guard let name = RecordName.name(of: key, shape: table.key) else { continue }
                 let recordKey = RecordKey(table: lower, name: name)
+                if mayCascade { reported.insert(recordKey) }
                 if outcome.written.contains(recordKey) && !triggered.contains(lower) {
                     guard mayCascade, try !matchesAcknowledged(table, name, in: db) else { continue }
                 }
@@ -476,6 +478,13 @@ struct RecordApplier: Sendable {
                 }
                 try outcome.work.markPending(db, entity: table.name, name: name, editedAt: now)
             }
+        }
+        // A row this apply inserted and a cascade then deleted folds into nothing in the history
+        // (inserted then deleted): it is checked by value too, or it would stay recorded as held.
+        guard mayCascade else { return }
+        for key in outcome.written where !reported.contains(key) {
+            guard let table = table(named: key.table), try !matchesAcknowledged(table, key.name, in: db) else { continue }
+            try outcome.work.markPending(db, entity: table.name, name: key.name, editedAt: now)
         }
     }
 

@@ -71,6 +71,9 @@
         override func testACascadeIntoARowTheSameFetchWrote_isUploadedToo() async throws {
             try await super.testACascadeIntoARowTheSameFetchWrote_isUploadedToo()
         }
+        override func testACascadeIntoARowTheSameFetchInserted_isUploadedToo() async throws {
+            try await super.testACascadeIntoARowTheSameFetchInserted_isUploadedToo()
+        }
         override func testAppliedRemoteChanges_areNotUploadedAgain() async throws {
             try await super.testAppliedRemoteChanges_areNotUploadedAgain()
         }
