@@ -105,6 +105,12 @@ struct ServeCommand: AsyncParsableCommand {
         help: "Read every fetch from the database, sharing no read between fetches of the same request (a baseline to measure against).")
     var noFetchMemory = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Seconds between keepings of the clients' host reports, together (0: each in its own transaction).", valueName: "seconds"))
+    var reportInterval: Double = 1
+
     @Option(name: .long, help: "Log level on stderr: trace, debug, info, notice, warning, error.")
     var logLevel: Logger.Level?
 
@@ -122,6 +128,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxConnections >= 1, maxPushConnections >= 1 else {
             throw ValidationError("--max-connections and --max-push-connections take numbers of at least 1")
         }
+        guard (0...3600).contains(reportInterval) else { throw ValidationError("--report-interval takes 0 to 3600 seconds") }
     }
 
     func run() async throws {
@@ -162,6 +169,7 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.maxConnections = maxConnections
             configuration.maxPushConnectionsPerIdentity = maxPushConnections
             configuration.remembersFetches = !noFetchMemory
+            configuration.hostReportInterval = reportInterval
             let backend = try PostgresGatewayBackend(url: remote, poolSize: pool, logger: logger)
             let scheme = tlsCert == nil ? "http" : "https"
             let (display, pool) = (backend.displayName, self.pool)

@@ -47,6 +47,7 @@ final class MigrationChecksumTests: XCTestCase {
                 ("groupstore.postgres.rows-written-plan", "a3199b1315a4a040c04295bc4e2d5760735f050c591f05d1285753dbbcf696ce"),
                 ("groupstore.postgres.fleet", "cbc192e244da170f5fa479be2496e04e5db5fb38babe79052ed428b5eff26cb9"),
                 ("groupstore.postgres.write-plans", "d262a9684b76a0c1bf06809083bb1d63e8322156f84c61ccacd5c66896455327"),
+                ("groupstore.postgres.host-reports", "1eeaad48df6178b3febbaadf60d1ff34ab3b9a6d5504fec6db71381ea303be44"),
             ]
         ),
     ]

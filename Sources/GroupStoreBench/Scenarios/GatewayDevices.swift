@@ -21,6 +21,9 @@
     ///   session of that device) → each of them has its own;
     /// - for each, the server's transactions and CPU per commit
     ///   (`pg_stat_database`, read after the server's statistics are flushed);
+    /// - every device reports its host at once (the fleet view) → every
+    ///   report kept, and the server's work per report; the reference's
+    ///   gateways keep each report in its own transaction (`--report-interval 0`);
     /// - the gateways' memory per 1,000 connected devices.
     struct GatewayDevices {
         let bench: Bench
@@ -46,6 +49,10 @@
             let burstTransactions: Double
             let burstCPU: Double
             let mebibytesPerThousand: Double
+            /// Every device reports its host → every report kept (s), and the server's work per report.
+            let reportSeconds: Double
+            let reportTransactions: Double
+            let reportCPU: Double
             /// Devices' fetches that failed and were made again (``SimulatedClient/follow()``), and one's error.
             let retries: Int
             let retryReason: String?
@@ -75,7 +82,7 @@
             let label = "\(count)\(memory ? "" : "-db")"
             FileHandle.standardError.write(Data("bench: \(count) devices\(memory ? "" : ", no fetch memory")…\n".utf8))
             let idle = try server.clientConnections()
-            let extra = memory ? [] : ["--no-fetch-memory"]
+            let extra = memory ? [] : ["--no-fetch-memory", "--report-interval", "0"]
             let gateways = [
                 try GatewayChild.start(server: server, secret: secret, pool: 10, extra: extra),
                 try GatewayChild.start(server: server, secret: secret, pool: 10, extra: extra),
@@ -162,13 +169,35 @@
                 try await waitForAll("p\(label)", targets, limit: 300)
                 burstSeconds = monotonicSeconds() - started
             }
+            // Every device reports its host, 64 at once, as bridges do after a sync (the fleet view).
+            var reportSeconds = 0.0
+            var polls = 0
+            let (reportTransactions, reportCPU) = try await perCommit(count) {
+                let started = monotonicSeconds()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for (index, device) in fleet.enumerated() {
+                        if index >= 64 { try await group.next() }
+                        group.addTask { try await device.remote.report(CloudHostReport(host: "bench", appVersion: label, pending: index)) }
+                    }
+                    try await group.waitForAll()
+                }
+                while (Int(try server.psql("SELECT count(*) FROM groupstore.hosts WHERE app_version = '\(label)'")) ?? 0) < count {
+                    polls += 1
+                    if monotonicSeconds() - started > 300 { throw BenchFailure("the devices' host reports not all kept after 300 s") }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                reportSeconds = monotonicSeconds() - started
+            }
             for task in tasks { task.cancel() }
             tasks = []
             try await client.shutdown()
             return Figures(
                 devices: count, connections: held, fanOut: fanOut, fanOutTransactions: fanOutTransactions,
                 fanOutCPU: fanOutCPU, burstSeconds: burstSeconds, burstTransactions: burstTransactions, burstCPU: burstCPU,
-                mebibytesPerThousand: rss * 1000 / Double(count), retries: fleet.reduce(0) { $0 + $1.retries.withLock { $0.count } },
+                mebibytesPerThousand: rss * 1000 / Double(count), reportSeconds: reportSeconds,
+                // Each poll of the hosts' table was a transaction of its own (and the last one).
+                reportTransactions: reportTransactions - Double(polls + 1) / Double(count), reportCPU: reportCPU,
+                retries: fleet.reduce(0) { $0 + $1.retries.withLock { $0.count } },
                 retryReason: fleet.lazy.compactMap { $0.retries.withLock { $0.first } }.first)
         }
 
@@ -233,6 +262,15 @@
                             format: "%.1f transactions, %.3f s CPU a commit (no fetch memory, %d devices: %.1f s, %.1f transactions)",
                             figure.burstTransactions, figure.burstCPU, reference.devices, reference.burstSeconds,
                             reference.burstTransactions)))
+                rows.append(
+                    TableRow(
+                        section: section, what: "  every one of \(devices) devices reports its host → all kept (fleet view)", unit: "s",
+                        value: figure.reportSeconds,
+                        reference: String(
+                            format:
+                                "%.4f transactions, %.5f s CPU a report (each in its own transaction, %d devices: %.2f s, %.2f transactions, %.5f s CPU)",
+                            figure.reportTransactions, figure.reportCPU, reference.devices, reference.reportSeconds,
+                            reference.reportTransactions, reference.reportCPU)))
             }
             rows.append(
                 TableRow(

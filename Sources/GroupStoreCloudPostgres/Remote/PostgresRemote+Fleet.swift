@@ -32,6 +32,23 @@
             }
         }
 
+        /// Keeps each of `reports` as its user's entry for its host, in one
+        /// statement run as `groupstore_gateway` (`groupstore.report_hosts`,
+        /// ``PostgresServerSchema/hostReports``): for a gateway, its clients'
+        /// reports, each with the role and device its verified token names.
+        /// - Returns: how many were kept (none for a role the login role may not become).
+        package func report(_ reports: [(role: String, device: String?, report: CloudHostReport)]) async throws -> Int {
+            guard !reports.isEmpty else { return 0 }
+            let rows = reports.map { HostReportRow(role: $0.role, device: $0.device, $0.report) }
+            var binds = PostgresBindings()
+            binds.append(String(decoding: try JSONEncoder().encode(rows), as: UTF8.self))
+            return try await perform("report \(reports.count) hosts", as: PostgresServerSchema.gatewayRole) { session in
+                let cells = try await session.cells(
+                    PostgresQuery(unsafeSQL: "SELECT groupstore.report_hosts($1::jsonb)::text", binds: binds))
+                return (cells.first?.first ?? nil).flatMap { Int($0) } ?? 0
+            }
+        }
+
         /// Every host's last report, and how far behind each is (`groupstore
         /// cloud fleet`), as the schema's owner reads them: the changes logged
         /// in the host's zones after the tokens it reported, of records
@@ -59,6 +76,31 @@
                 }
                 return CloudFleet(hosts: hosts, now: serverNow)
             }
+        }
+    }
+
+    /// A report as `groupstore.report_hosts` reads it (one element of its JSON array).
+    private struct HostReportRow: Encodable {
+        var role: String
+        var device: String?
+        var host: String
+        var app_version: String?
+        var tokens: [String: String]
+        var pending: Int
+        var parked: Int
+        var last_error: String?
+        var synced_at: Double?
+
+        init(role: String, device: String?, _ report: CloudHostReport) {
+            self.role = role
+            self.device = device
+            host = report.host
+            app_version = report.appVersion
+            tokens = report.tokens
+            pending = report.pending
+            parked = report.parked
+            last_error = report.lastError
+            synced_at = report.syncedAt?.timeIntervalSince1970
         }
     }
 #endif  // Postgres

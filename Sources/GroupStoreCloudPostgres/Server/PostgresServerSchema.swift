@@ -37,7 +37,7 @@
         /// `meta.kind` of every GroupStore remote.
         static let kind = "groupstore-cloud-remote"
         /// The format this code writes, and the newest it reads.
-        static let format = 10
+        static let format = 11
         /// The NOTIFY channel.
         static let channel = "groupstore"
         /// The transaction-local setting whose value a write's notification
@@ -63,6 +63,7 @@
             SchemaMigration("groupstore.postgres.rows-written-plan", sql: rowsWrittenPlan),
             SchemaMigration("groupstore.postgres.fleet", sql: fleet),
             SchemaMigration("groupstore.postgres.write-plans", sql: writePlans),
+            SchemaMigration("groupstore.postgres.host-reports", sql: hostReports),
         ]
         /// The role whose members read the key of the notifications' zone tags
         /// (a gateway's login role: ``PostgresNotice``).

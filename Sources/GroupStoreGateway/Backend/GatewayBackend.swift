@@ -47,6 +47,12 @@ public protocol GatewayBackend: Service {
     /// Operations holding or waiting for a database connection, and the most
     /// connections the backend opens for them.
     var poolUse: (leases: Int, size: Int) { get }
+
+    /// Keeps the host reports the gateway collected (``HostReports``), each
+    /// as its identity's: in one transaction where the backend can. The
+    /// default keeps each as ``GatewayRoleDatabase/report(_:)`` acting as its
+    /// identity.
+    func report(_ reports: [(identity: GatewayIdentity, report: CloudHostReport)]) async throws
 }
 
 /// The remote operations, each acting as one role (``GatewayBackend/acting(as:origin:)``).
@@ -93,6 +99,10 @@ extension GatewayBackend {
 
     public func acting(as identity: GatewayIdentity, origin: String?, deadline: ContinuousClock.Instant) -> any GatewayRoleDatabase {
         acting(as: identity, origin: origin)
+    }
+
+    public func report(_ reports: [(identity: GatewayIdentity, report: CloudHostReport)]) async throws {
+        for (identity, report) in reports { try await acting(as: identity, origin: nil).report(report) }
     }
 }
 

@@ -93,6 +93,12 @@
         public var isListening: Bool { remote.isListening }
 
         public var poolUse: (leases: Int, size: Int) { (remote.poolLeases, remote.maximumConnections) }
+
+        /// In one statement, as `groupstore_gateway` (`groupstore.report_hosts`):
+        /// a report of a role the authenticator may not become is not kept.
+        public func report(_ reports: [(identity: GatewayIdentity, report: CloudHostReport)]) async throws {
+            _ = try await remote.report(reports.map { ($0.identity.role, $0.identity.device, $0.report) })
+        }
     }
 
     /// ``PostgresRoleRemote`` as a gateway's role database: before an

@@ -69,6 +69,11 @@
         /// finds nothing new); off, every fetch reads the database (the
         /// benchmark's baseline).
         public var remembersFetches = true
+        /// How often the clients' host reports are kept, together
+        /// (``HostReports``): the fleet view shows a report up to this late.
+        /// 0: each report in its own transaction, in its request (the
+        /// benchmark's baseline).
+        public var hostReportInterval: TimeInterval = 1
 
         public init(host: String = "127.0.0.1", port: Int = 8080, keys: GatewayKeys) {
             self.host = host
@@ -106,6 +111,9 @@
             }
             guard maxConnections >= 1, maxPushConnectionsPerIdentity >= 1, maxZonesPerConnection >= 1 else {
                 throw refuse("the connection, push connection and zone limits take numbers of at least 1")
+            }
+            guard (0...3600).contains(hostReportInterval) else {
+                throw refuse("the host reports' interval takes 0 to 3,600 seconds, not \(hostReportInterval)")
             }
         }
     }

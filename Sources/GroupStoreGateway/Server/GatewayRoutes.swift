@@ -130,9 +130,10 @@
             api.get("shares") { _, context in
                 json(try await context.database("shares") { try await $0.shares() })
             }
-            api.post("report") { _, context in
+            api.post("report") { [reports = server.reports] _, context in
                 let report = try decode(CloudHostReport.self, context)
-                try await context.database("report") { try await $0.report(report) }
+                if let refusal = report.refusal { throw CloudSyncError(.invalidConfiguration, refusal) }
+                try await reports.take(report, from: context.identity)
                 return json([String: String]())
             }
             // The push connection's upgrade is taken before routing; a request that reaches

@@ -28,8 +28,9 @@
     /// It holds no session: any gateway serves any request, so several run
     /// side by side behind a load balancer (or a client's list of gateways).
     ///
-    /// A `Service`: ``run()`` runs the backend, the push hub and the HTTP
-    /// server until graceful shutdown (the server stops first, the backend last).
+    /// A `Service`: ``run()`` runs the backend, the push hub, the host
+    /// reports' keeping (``HostReports``) and the HTTP server until graceful
+    /// shutdown (the server stops first, the backend last).
     ///
     /// ```swift
     /// let keys = try GatewayKeys(secretFiles: ["/etc/groupstore/jwt.secret"])
@@ -62,6 +63,8 @@
         let fetchMemory: FetchMemory
         /// The fetch of the API's routes and of the push connections' prefetches.
         let fetch: GatewayFetch
+        /// The clients' host reports, kept together once a second.
+        let reports: HostReports
         let onListening: @Sendable (_ host: String, _ port: Int) async -> Void
 
         /// - Parameter onListening: called once the server listens, with its
@@ -80,6 +83,7 @@
             connections = ConnectionCap(limit: Self.connectionLimit(configuration.maxConnections, poolSize: backend.poolUse.size))
             fetchMemory = FetchMemory(backend: backend)
             fetch = GatewayFetch(fetchMemory: fetchMemory, metrics: metrics, remembers: configuration.remembersFetches)
+            reports = HostReports(backend: backend, logger: logger, interval: .seconds(configuration.hostReportInterval))
             hub = PushHub(
                 backend: backend, metrics: metrics, logger: logger, maxZones: configuration.maxZonesPerConnection,
                 maxPerIdentity: configuration.maxPushConnectionsPerIdentity, limiter: limiter, fetchMemory: fetchMemory, fetch: fetch,
@@ -103,7 +107,7 @@
                 logger: quiet(below: .warning))
             let gauges = PoolGauges(backend: backend, metrics: metrics)
             let group = ServiceGroup(
-                configuration: .init(services: [backend, hub, gauges, application], logger: quiet(below: .notice)))
+                configuration: .init(services: [backend, hub, reports, gauges, application], logger: quiet(below: .notice)))
             try await group.run()
         }
 

@@ -3,6 +3,7 @@
     import GRDB
     import PostgresTestServer
     import XCTest
+    @testable import GroupStoreCloudPostgres
 
     /// The attack's findings that only a PostgreSQL remote has (issue 30): a
     /// key written with `psql`, the role every user is granted, `-0.0` in an
@@ -165,7 +166,7 @@
                 """, database: Self.database)
             let upgrade = try groupstore(["cloud", "setup", "--remote", remote("postgres")])
             XCTAssertEqual(upgrade.status, 0, upgrade.text)
-            XCTAssertTrue(upgrade.text.contains("upgraded from format 5 to 10"), upgrade.text)
+            XCTAssertTrue(upgrade.text.contains("upgraded from format 5 to \(PostgresServerSchema.format)"), upgrade.text)
             XCTAssertEqual(
                 try server.psql(
                     "SELECT name || ':' || coalesce(creator, 'owner') FROM groupstore.types ORDER BY name", database: Self.database),

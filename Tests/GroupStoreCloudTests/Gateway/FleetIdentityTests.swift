@@ -151,7 +151,15 @@
             _ = try open("alice", schema: Self.schema)
             try await sync("alice", tables: ["note"], remote: try pgRemote(user: "alice"))
 
-            let fleet = try await pgRemote(user: "postgres").fleet()
+            // The gateway keeps its clients' reports together, once a second (``HostReports``).
+            let owner = try pgRemote(user: "postgres")
+            let fleet = try await deadline(30, "both hosts' reports") { () -> CloudFleet? in
+                while true {
+                    let fleet = try await owner.fleet()
+                    if fleet.hosts.count >= 2 { return fleet }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
             let hosts = Dictionary(fleet.hosts.map { ($0.user, $0) }) { first, _ in first }
             XCTAssertEqual(hosts.keys.sorted(), ["alice", "device+pump-1"])
             XCTAssertEqual(hosts["device+pump-1"]?.host, "pump-1.example")
@@ -169,6 +177,46 @@
             XCTAssertEqual(try server.psql("SELECT count(*) FROM groupstore.hosts WHERE last_error IS NOT NULL", as: "postgres"), "0")
         }
 
+        /// A fleet's reports through a gateway are kept together
+        /// (``HostReports``): six devices reporting at once cost the database
+        /// one transaction (two at a keeping's edge), not one each. And
+        /// `groupstore.report_hosts` is for `groupstore_gateway` only, and keeps
+        /// a report only for a role its caller's login role may become.
+        func testAFleetsReports_areKeptTogether_andOnlyForRolesTheGatewayMayBecome() async throws {
+            let devices = (1...6).map { "pump-\($0)" }
+            let remotes = try devices.map { try gatewayRemote(token: try deviceToken($0)) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (device, remote) in zip(devices, remotes) {
+                    group.addTask { try await remote.report(CloudHostReport(host: device + ".example", pending: 1)) }
+                }
+                try await group.waitForAll()
+            }
+            let server = self.server!
+            let kept = try await deadline(30, "the six reports kept") { () -> [[String]]? in
+                while true {
+                    let rows = try server.psql("SELECT user_name || '|' || seen_at FROM groupstore.hosts ORDER BY 1")
+                    let fields = rows.split(separator: "\n").map { $0.split(separator: "|").map(String.init) }
+                    if fields.count == devices.count { return fields }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+            XCTAssertEqual(kept.map(\.first), devices.map { "device+" + $0 })
+            XCTAssertLessThanOrEqual(Set(kept.map(\.last)).count, 2, "one transaction's now() is every row's seen_at: \(kept)")
+
+            try server.psql("CREATE ROLE dave; GRANT groupstore_user TO dave")
+            let reports =
+                #"[{"role": "alice", "host": "a"}, {"role": "dave", "host": "d"}, {"role": "no-such-role", "host": "n"}, "#
+                + #"{"role": "device+x", "host": "x"}, {"role": "groupstore_device", "device": "pump-9", "host": "p"}]"#
+            XCTAssertEqual(
+                try server.psql("SET ROLE groupstore_gateway; SELECT groupstore.report_hosts('\(reports)')", as: "authenticator"), "2",
+                "alice's and pump-9's: not dave's (the authenticator may not become dave), nor a role that is none, nor a device's name")
+            XCTAssertEqual(
+                try server.psql("SELECT user_name || ' ' || host FROM groupstore.hosts WHERE pending = 0 ORDER BY 1"),
+                "alice a\ndevice+pump-9 p")
+            XCTAssertThrowsError(
+                try server.psql("SELECT groupstore.report_hosts('\(reports)')", as: "alice"), "a user cannot report for others")
+        }
+
         /// What a device sends is anyone's input: a report with a time
         /// PostgreSQL cannot hold is kept without it (the gateway stays up), a
         /// type a device created takes no column another device's group adds
@@ -179,7 +227,15 @@
             try await one.report(CloudHostReport(host: "h", syncedAt: Date(timeIntervalSince1970: 1e300)))
             let account = try await one.account()
             XCTAssertEqual(account, "device+pump-1", "the gateway answers after the report")
-            XCTAssertEqual(try server.psql("SELECT host || ' ' || (synced_at IS NULL) FROM groupstore.hosts"), "h true")
+            let server = self.server!
+            let kept = try await deadline(30, "the report kept") { () -> String? in
+                while true {
+                    let row = try server.psql("SELECT host || ' ' || (synced_at IS NULL) FROM groupstore.hosts")
+                    if !row.isEmpty { return row }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+            XCTAssertEqual(kept, "h true")
 
             _ = try open("pump-1", schema: Self.schema)
             try await syncDevice("pump-1", token: try deviceToken("pump-1"))

@@ -2,6 +2,7 @@
     import Foundation
     import GroupStoreCloud
     import PostgresTestServer
+    @testable import GroupStoreCloudPostgres
     import Subprocesses
     import XCTest
 
@@ -20,7 +21,7 @@
             // Set up again (the test's setUp did it once): every migration has run, nothing to do.
             let again = try groupstore(["cloud", "setup", "--remote", server.url(user: "postgres")])
             XCTAssertEqual(again.status, 0, again.errors)
-            XCTAssertTrue(again.output.contains("is up to date (format 10)"), again.output)
+            XCTAssertTrue(again.output.contains("is up to date (format \(PostgresServerSchema.format))"), again.output)
 
             let group = self.group("a")
             let exec = try groupstore([
@@ -84,7 +85,7 @@
 
             let upgrade = try groupstore(["cloud", "setup", "--remote", server.url(user: "postgres")])
             XCTAssertEqual(upgrade.status, 0, upgrade.errors)
-            XCTAssertTrue(upgrade.output.contains("upgraded from format 2 to 10"), upgrade.output)
+            XCTAssertTrue(upgrade.output.contains("upgraded from format 2 to \(PostgresServerSchema.format)"), upgrade.output)
             _ = try server.psql("INSERT INTO note (id, title) VALUES ('n2', 'after the upgrade')", as: "alice")
             let after = try sync()
             XCTAssertEqual(after.status, 0, after.errors)
