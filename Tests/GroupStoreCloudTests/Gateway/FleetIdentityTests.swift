@@ -217,6 +217,38 @@
                 try server.psql("SELECT groupstore.report_hosts('\(reports)')", as: "alice"), "a user cannot report for others")
         }
 
+        /// A gateway stopped gracefully keeps the reports it holds before it
+        /// exits (``HostReports``: with an interval of an hour, only the
+        /// shutdown keeps this one); a report no remote could keep is refused
+        /// at once with its reason, not collected.
+        func testAGatewayStoppedGracefully_keepsTheReportsItHolds_andRefusesOnesItCouldNotKeep() async throws {
+            let gateway = try GatewayProcess.start(server: server, secret: gatewaySecret, extra: ["--report-interval", "3600"])
+            defer { gateway.kill() }
+            let remote = try GatewayRemote(
+                GatewayRemote.Configuration(url: "http://127.0.0.1:\(gateway.port)", token: try deviceToken("pump-1")))
+            try await remote.report(CloudHostReport(host: "pump-1.example", pending: 3))
+            XCTAssertEqual(try server.psql("SELECT count(*) FROM groupstore.hosts"), "0", "held until the gateway keeps it")
+            let hostile = [
+                (CloudHostReport(host: "pump\u{0}1"), "NUL"),
+                (CloudHostReport(host: String(repeating: "h", count: 201)), "longer than 200"),
+                (CloudHostReport(host: "h", pending: -1), "negative"), (CloudHostReport(host: ""), "no host"),
+                (CloudHostReport(host: "h", tokens: ["zone": String(repeating: "t", count: 50_000)]), "tokens are more than"),
+            ]
+            for (report, reason) in hostile {
+                do {
+                    try await remote.report(report)
+                    XCTFail("a report the gateway cannot keep was taken: \(report)")
+                } catch let error as CloudSyncError {
+                    XCTAssertTrue(error.message.contains(reason), "\(error.message) names \(reason)")
+                }
+            }
+            gateway.stop()
+            XCTAssertEqual(
+                try server.psql("SELECT user_name || ' ' || host || ' ' || pending FROM groupstore.hosts"),
+                "device+pump-1 pump-1.example 3",
+                "kept at the graceful shutdown, and nothing of the refused ones")
+        }
+
         /// What a device sends is anyone's input: a report with a time
         /// PostgreSQL cannot hold is kept without it (the gateway stays up), a
         /// type a device created takes no column another device's group adds
