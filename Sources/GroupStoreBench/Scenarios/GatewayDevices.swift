@@ -154,17 +154,11 @@
             var burstSeconds = 0.0
             let (burstTransactions, burstCPU) = try await perCommit(burst) {
                 let started = monotonicSeconds()
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for (index, writer) in writers.enumerated() {
-                        if index >= 64 { try await group.next() }
-                        group.addTask {
-                            let zone = CloudZone.private("device+d\(label)-\(index)")
-                            let id = CloudRecordID(zone: zone, type: GatewayScenario.type.name, name: "p\(label)")
-                            let results = try await writer.modify([.save(id: id, baseTag: nil, fields: ["t": .real(0)], editedAt: Date())])
-                            guard case .saved = results.first else { throw BenchFailure("a private save: \(results)") }
-                        }
-                    }
-                    try await group.waitForAll()
+                try await Self.sixtyFourAtOnce(writers) { index, writer in
+                    let zone = CloudZone.private("device+d\(label)-\(index)")
+                    let id = CloudRecordID(zone: zone, type: GatewayScenario.type.name, name: "p\(label)")
+                    let results = try await writer.modify([.save(id: id, baseTag: nil, fields: ["t": .real(0)], editedAt: Date())])
+                    guard case .saved = results.first else { throw BenchFailure("a private save: \(results)") }
                 }
                 try await waitForAll("p\(label)", targets, limit: 300)
                 burstSeconds = monotonicSeconds() - started
@@ -174,12 +168,8 @@
             var polls = 0
             let (reportTransactions, reportCPU) = try await perCommit(count) {
                 let started = monotonicSeconds()
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for (index, device) in fleet.enumerated() {
-                        if index >= 64 { try await group.next() }
-                        group.addTask { try await device.remote.report(CloudHostReport(host: "bench", appVersion: label, pending: index)) }
-                    }
-                    try await group.waitForAll()
+                try await Self.sixtyFourAtOnce(fleet) { index, device in
+                    try await device.remote.report(CloudHostReport(host: "bench", appVersion: label, pending: index))
                 }
                 while (Int(try server.psql("SELECT count(*) FROM groupstore.hosts WHERE app_version = '\(label)'")) ?? 0) < count {
                     polls += 1
@@ -199,6 +189,19 @@
                 reportTransactions: reportTransactions - Double(polls + 1) / Double(count), reportCPU: reportCPU,
                 retries: fleet.reduce(0) { $0 + $1.retries.withLock { $0.count } },
                 retryReason: fleet.lazy.compactMap { $0.retries.withLock { $0.first } }.first)
+        }
+
+        /// Runs `body` for each of `items` (with its index), 64 at once.
+        private static func sixtyFourAtOnce<Item: Sendable>(
+            _ items: [Item], _ body: @escaping @Sendable (Int, Item) async throws -> Void
+        ) async throws {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, item) in items.enumerated() {
+                    if index >= 64 { try await group.next() }
+                    group.addTask { try await body(index, item) }
+                }
+                try await group.waitForAll()
+            }
         }
 
         /// The server's transactions and CPU seconds per commit while `body`
