@@ -18,9 +18,9 @@
     /// it (the host reports again within ``GroupStoreCloud/CloudSyncConfiguration/reportInterval``);
     /// at graceful shutdown what is held is kept first.
     final class HostReports: Service {
+        /// One host of one identity (``GatewayIdentity/key``).
         struct Key: Hashable {
-            var role: String
-            var device: String?
+            var identity: String
             var host: String
         }
 
@@ -47,7 +47,7 @@
         ///   when ``capacity`` reports are held already; what the backend threw.
         func take(_ report: CloudHostReport, from identity: GatewayIdentity) async throws {
             guard interval > .zero else { return try await backend.report([(identity, report)]) }
-            let key = Key(role: identity.role, device: identity.device, host: report.host)
+            let key = Key(identity: identity.key, host: report.host)
             let held = held.withLock { held in
                 guard held.count < Self.capacity || held[key] != nil else { return false }
                 held[key] = (identity, report)
@@ -59,7 +59,10 @@
         /// Keeps what was collected every ``interval`` until graceful
         /// shutdown, then once more.
         func run() async throws {
-            guard interval > .zero else { return try await gracefulShutdown() }
+            guard interval > .zero else {
+                try? await gracefulShutdown()
+                return
+            }
             await cancelWhenGracefulShutdown {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: self.interval)
@@ -75,13 +78,12 @@
                 defer { held = [:] }
                 return held
             }
-            var left = Array(taken)
-            while !left.isEmpty {
-                let chunk = left.prefix(Self.batch)
+            let reports = Array(taken)
+            for start in stride(from: 0, to: reports.count, by: Self.batch) {
                 do {
-                    try await backend.report(chunk.map(\.value))
-                    left.removeFirst(chunk.count)
+                    try await backend.report(reports[start..<min(start + Self.batch, reports.count)].map(\.value))
                 } catch {
+                    let left = reports[start...]
                     logger.info(
                         "cannot keep the clients' host reports; they are tried again",
                         metadata: ["reports": "\(left.count)", "remote": "\(backend.displayName)", "error": "\(error)"])
