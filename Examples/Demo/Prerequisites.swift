@@ -5,9 +5,12 @@ import Subprocesses
     import Glibc
 #endif
 
-/// The executables the demo spawns must be built next to it: `swift run
-/// groupstore-demo` builds the demo alone. Missing ones are built when the
-/// current directory is the package; otherwise the demo says what to run.
+/// The executables the demo spawns must be built next to it: `swift run -c
+/// release groupstore-demo` (the README's first command) builds the demo
+/// alone, and the demo builds the ones missing, one `swift build --product`
+/// each, when the current directory is the package (not the benchmark, the
+/// fault suite and the rest: a newcomer's first command waits for less);
+/// elsewhere it says what to run and runs nothing.
 enum Prerequisites {
     static func ensureBuilt(_ names: [String]) {
         let directory = Subprocess.productsDirectory
@@ -19,12 +22,9 @@ enum Prerequisites {
         // `.build/release` (a link to `.build/<triple>/release`) or `.build/release` itself.
         let products = directory.resolvingSymlinksInPath()
         let configuration = products.lastPathComponent == "debug" ? "debug" : "release"
-        let advice =
-            configuration == "debug"
-            ? "swift build && swift run groupstore-demo"
-            : "swift build -c release && swift run -c release groupstore-demo"
+        let advice = configuration == "debug" ? "swift run groupstore-demo" : "swift run -c release groupstore-demo"
         func fail(_ problem: String) -> Never {
-            let sentence = "groupstore-demo: \(problem); build everything first, from the package's directory: \(advice)\n"
+            let sentence = "groupstore-demo: \(problem)\n"
             FileHandle.standardError.write(Data(sentence.utf8))
             exit(1)
         }
@@ -35,7 +35,9 @@ enum Prerequisites {
         guard ["debug", "release"].contains(products.lastPathComponent),
             FileManager.default.fileExists(atPath: current + "/Package.swift")
         else {
-            fail("it runs \(list(absent)), not built next to it in \(directory.path)")
+            fail(
+                "it runs \(list(absent)), not built next to it in \(directory.path); "
+                    + "run it from the package's directory, where it builds them: \(advice)")
         }
         var scratch = products.deletingLastPathComponent()
         if scratch.lastPathComponent.contains("-") { scratch = scratch.deletingLastPathComponent() }  // a target triple
@@ -56,7 +58,7 @@ enum Prerequisites {
                 fail("cannot run swift build to build \(name) (\(error))")
             }
             guard process.terminationStatus == 0 else {
-                fail("building \(name) failed")
+                fail("building \(name) failed (swift build said why, above)")
             }
         }
         absent = missing()

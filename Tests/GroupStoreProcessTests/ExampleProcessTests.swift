@@ -70,4 +70,24 @@ final class ExampleProcessTests: ProcessTestCase {
         XCTAssertTrue(summary.hasPrefix("Summary: 28 saves delivered between processes"), summary)
         XCTAssertTrue(demo.output.contains("[worker] stopped cleanly on SIGTERM"))
     }
+
+    /// The README's first command builds the demo alone; the demo builds
+    /// what it runs from the package's directory. Run from anywhere else
+    /// without them, it runs nothing and says what to run instead.
+    func testDemoWithoutWhatItRuns_outsideThePackage_saysWhatToRun_andRunsNothing() throws {
+        try FileManager.default.createDirectory(atPath: group, withIntermediateDirectories: true)
+        let demo = group + "/groupstore-demo"
+        try FileManager.default.copyItem(
+            atPath: ChildProcess.productsDirectory.appendingPathComponent("groupstore-demo").path, toPath: demo)
+        let child = try spawn("/bin/sh", ["-c", "cd \"$0\" && exec \"$0/groupstore-demo\"", group], name: "demo")
+        XCTAssertEqual(try child.waitForExit(timeout: 60), 1, "\(child.output) \(child.errors)")
+        XCTAssertEqual(child.output, [], "nothing run")
+        XCTAssertEqual(
+            child.errors,
+            [
+                "groupstore-demo: it runs counter, job-worker, job-producer and groupstore, not built next to it in \(group); "
+                    + "run it from the package's directory, where it builds them: swift run -c release groupstore-demo"
+            ])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: group), ["groupstore-demo"], "no group made")
+    }
 }
