@@ -112,6 +112,8 @@
             let zone: String?
             let stamp: Stamp
             let task: Task<GatewayWire.Batch, any Error>
+            /// The fetches waiting for it besides the one that started it.
+            var joined = 0
         }
 
         private struct State {
@@ -203,11 +205,21 @@
         /// The answer to a fetch of `zone`: kept, read by another fetch of the
         /// same reader now, or read by `read` (and shared meanwhile and after).
         ///
-        /// - Parameter mayRead: for a device, asks the database whether it may read `zone`.
+        /// A shared read that fails (the deadline of the request that started
+        /// it, say) is made again once for the fetches that waited for it: the
+        /// first of them reads, the others wait for that read. (Each reading
+        /// alone made the database's work grow with the devices waiting, in a
+        /// fleet's fan-out on a saturated host.) If that read fails too, each
+        /// reads alone.
+        ///
+        /// - Parameters:
+        ///   - mayRead: for a device, asks the database whether it may read `zone`.
+        ///   - again: whether a shared read this fetch waited for failed already.
         func answer(
             _ key: Key, zone: CloudZone, identity: GatewayIdentity,
             mayRead: @Sendable () async throws -> Bool,
-            read: @escaping @Sendable () async throws -> GatewayWire.Batch
+            read: @escaping @Sendable () async throws -> GatewayWire.Batch,
+            again: Bool = false
         ) async throws -> Answer {
             let tag = backend.tag(of: zone.description)
             // While the listener reconnects, a change would send no notice.
@@ -229,6 +241,7 @@
                 if let reading = state.reading[key], reading.zone == tag,
                     !state.isStale(reading.stamp, zone: tag, lifetime: Self.lifetime)
                 {
+                    state.reading[key]?.joined += 1
                     return .reading(reading.task)
                 }
                 let stamp = Stamp(count: state.count, at: .now)
@@ -252,14 +265,21 @@
                 batch.history?.now += Double(seconds) + Double(attoseconds) / 1e18
                 return Answer(batch: batch, fromMemory: true, lag: lag(batch, tag))
             case .reading(let task):
-                // Another reader's read failed (its deadline, say): this fetch reads for itself.
-                guard let batch = try? await task.value else { return try await alone(read, tag) }
+                guard let batch = try? await task.value else {
+                    // The read failed, and is no longer being read (``share(_:key:tag:stamp:)``).
+                    if again { return try await alone(read, tag) }
+                    return try await answer(key, zone: zone, identity: identity, mayRead: mayRead, read: read, again: true)
+                }
                 return Answer(batch: batch, fromMemory: true, lag: lag(batch, tag))
             case .started(let task):
                 let batch = try await task.value
                 return Answer(batch: batch, fromMemory: false, lag: lag(batch, tag))
             }
         }
+
+        /// How many fetches wait for the read of `key` under way besides the
+        /// one that started it (none when none is under way).
+        func joined(_ key: Key) -> Int { state.withLock { $0.reading[key]?.joined ?? 0 } }
 
         private func alone(_ read: () async throws -> GatewayWire.Batch, _ tag: String?) async throws -> Answer {
             let batch = try await read()

@@ -105,6 +105,50 @@
             XCTAssertEqual(reads.count.withLock { $0 }, 3)
         }
 
+        /// A shared read that fails (the deadline of the request that
+        /// started it, say) is made again once for the fetches that waited
+        /// for it, not once by each of them.
+        func testAFailedSharedRead_isMadeAgainOnce_forTheFetchesThatWaitedForIt() async throws {
+            let alice = GatewayIdentity(role: "alice")
+            let (memory, reads, zone, key) = (self.memory, self.reads, self.zone, try key(alice))
+            let (failing, fail) = AsyncStream<Void>.makeStream()
+            let started = Mutex(false)
+            let first = Task {
+                try await memory.answer(
+                    key, zone: zone, identity: alice, mayRead: { true },
+                    read: {
+                        started.withLock { $0 = true }
+                        for await _ in failing { break }
+                        throw CloudSyncError(.transient, "the request's deadline passed")
+                    })
+            }
+            try await waitFor("the first fetch's read to start") { started.withLock { $0 } }
+            let waiting = (0..<5).map { _ in
+                Task { try await memory.answer(key, zone: zone, identity: alice, mayRead: { true }, read: { reads.read() }) }
+            }
+            try await waitFor("five fetches to wait for that read") { memory.joined(key) == 5 }
+            fail.yield()
+            do {
+                _ = try await first.value
+                XCTFail("the fetch whose own read failed is answered with its error")
+            } catch let error as CloudSyncError {
+                XCTAssertEqual(error.code, .transient)
+            }
+            var fromMemory = 0
+            for task in waiting where try await task.value.fromMemory { fromMemory += 1 }
+            XCTAssertEqual(reads.count.withLock { $0 }, 1, "the five fetches made one read again, not five")
+            XCTAssertEqual(fromMemory, 4, "four took the answer of the one that read")
+        }
+
+        /// Waits, 10 s at most, until `condition` holds.
+        func waitFor(_ what: String, _ condition: () -> Bool) async throws {
+            let bound = ContinuousClock.now + .seconds(10)
+            while !condition() {
+                guard ContinuousClock.now < bound else { throw CloudSyncError(.transient, "timed out after 10 s waiting for \(what)") }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        }
+
         func testANoticeOfTheZone_makesAKeptAnswerStale_andAnotherZonesDoesNot() async throws {
             let alice = GatewayIdentity(role: "alice")
             _ = try await fetch(alice)
