@@ -19,8 +19,7 @@
     /// - a save in the public zone, which every device reads → every device has it;
     /// - a burst of 500 saves in 500 devices' private zones (each by another
     ///   session of that device) → each of them has its own;
-    /// - for each, the server's transactions and CPU per commit
-    ///   (`pg_stat_database`, read after the server's statistics are flushed);
+    /// - for each, the server's transactions and CPU per commit (``ServerWork``);
     /// - every device reports its host at once (the fleet view) → every
     ///   report kept, and the server's work per report; the reference's
     ///   gateways keep each report in its own transaction (`--report-interval 0`);
@@ -133,7 +132,10 @@
             // A save in the zone every device reads.
             let saves = bench.quick ? 3 : 5
             var fanOut: [Double] = []
-            let (fanOutTransactions, fanOutCPU) = try await perCommit(saves) {
+            let work = ServerWork(server: server)
+            try await work.start()
+            defer { work.finish() }
+            let (fanOutTransactions, fanOutCPU) = try await work.perCommit(saves) {
                 for save in 0..<saves {
                     let name = "b\(label)-\(save)"
                     let at = try await post(name)
@@ -152,7 +154,7 @@
                 return try GatewayRemote(GatewayRemote.Configuration(url: order[1].url, token: token), client: client, logger: logger)
             }
             var burstSeconds = 0.0
-            let (burstTransactions, burstCPU) = try await perCommit(burst) {
+            let (burstTransactions, burstCPU) = try await work.perCommit(burst) {
                 let started = monotonicSeconds()
                 try await Self.sixtyFourAtOnce(writers) { index, writer in
                     let zone = CloudZone.private("device+d\(label)-\(index)")
@@ -166,7 +168,7 @@
             // Every device reports its host, 64 at once, as bridges do after a sync (the fleet view).
             var reportSeconds = 0.0
             var polls = 0
-            let (reportTransactions, reportCPU) = try await perCommit(count) {
+            let (reportTransactions, reportCPU) = try await work.perCommit(count) {
                 let started = monotonicSeconds()
                 try await Self.sixtyFourAtOnce(fleet) { index, device in
                     try await device.remote.report(CloudHostReport(host: "bench", appVersion: label, pending: index))
@@ -202,33 +204,6 @@
                 }
                 try await group.waitForAll()
             }
-        }
-
-        /// The server's transactions and CPU seconds per commit while `body`
-        /// makes `commits` commits, autovacuum paused meanwhile: its workers'
-        /// transactions count in `xact_commit` too, one per table, at moments
-        /// of their own (docs/PERFORMANCE.md, "fourth session", has what that did).
-        private func perCommit(_ commits: Int, _ body: () async throws -> Void) async throws -> (Double, Double) {
-            try setAutovacuum(false)
-            defer { try? setAutovacuum(true) }
-            let before = try await transactions()
-            let cpuBefore = FleetScenario.serverCPUSeconds()
-            try await body()
-            let cpu = FleetScenario.serverCPUSeconds() - cpuBefore
-            let after = try await transactions()
-            return (Double(after - before) / Double(commits), cpu / Double(commits))
-        }
-
-        private func setAutovacuum(_ on: Bool) throws {
-            try server.psql("ALTER SYSTEM SET autovacuum = \(on ? "on" : "off")")
-            try server.psql("SELECT pg_reload_conf()")
-        }
-
-        /// The transactions the server committed so far, once every backend
-        /// flushed its statistics (a backend flushes within a second of going idle).
-        private func transactions() async throws -> Int {
-            try await Task.sleep(for: .seconds(2.5))
-            return Int(try server.psql("SELECT sum(xact_commit) FROM pg_stat_database")) ?? 0
         }
 
         private func rows(_ figures: [Figures], reference: Figures) -> [TableRow] {
