@@ -207,10 +207,9 @@
         ///
         /// A shared read that fails (the deadline of the request that started
         /// it, say) is made again once for the fetches that waited for it: the
-        /// first of them reads, the others wait for that read. (Each reading
-        /// alone made the database's work grow with the devices waiting, in a
-        /// fleet's fan-out on a saturated host.) If that read fails too, each
-        /// reads alone.
+        /// first of them reads, the others wait for that read (each reading
+        /// alone would make the database's work grow with the fetches
+        /// waiting). If that read fails too, each reads alone.
         ///
         /// - Parameters:
         ///   - mayRead: for a device, asks the database whether it may read `zone`.
