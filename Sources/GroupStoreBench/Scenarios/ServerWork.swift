@@ -10,14 +10,13 @@
     /// from its own counts after a transaction, but at most once a second:
     /// the counts of a backend's last transactions of a busy moment wait
     /// until it has been idle for 10 s (PostgreSQL 15, `pgstat.c`,
-    /// `PGSTAT_IDLE_INTERVAL`). Read 2.5 s after a phase, the count took in part of
-    /// the phase before it: in one run the fan-out to 500 devices counted 142
-    /// transactions where the server's log had 13, the rest coming from the
-    /// 2,641 of the devices' first fetches just before. So the count is read
-    /// once it has held still for ``settled`` (but for the reads, each a
-    /// transaction of its own, and the gateways' listener probes, one each 5 s),
-    /// and a phase is what changed between the counts before and after it,
-    /// less the reads. The CPU (`/proc`) is the phase's alone.
+    /// `PGSTAT_IDLE_INTERVAL`), so a count read sooner takes in part of the
+    /// phase before (docs/PERFORMANCE.md, "seventh session", has what that
+    /// did). The count is read once it has held still for ``settled`` (but
+    /// for the reads, each a transaction of its own, and the gateways'
+    /// listener probes, one each 5 s), and a phase is what changed between
+    /// the counts before and after it, less the reads. The CPU (`/proc`) is
+    /// the phase's alone.
     final class ServerWork {
         let server: PostgresServer
         /// How long the count must hold still: longer than a backend's idle wait.
