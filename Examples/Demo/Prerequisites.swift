@@ -12,17 +12,25 @@ import Subprocesses
 /// fault suite and the rest: a newcomer's first command waits for less);
 /// elsewhere it says what to run and runs nothing.
 enum Prerequisites {
-    static func ensureBuilt(_ names: [String]) {
+    /// The command that builds and runs the demo as it was built, with `arguments`.
+    static func command(_ arguments: [String]) -> String {
+        // `.build/release` (a link to `.build/<triple>/release`) or `.build/release` itself.
+        let debug = Subprocess.productsDirectory.resolvingSymlinksInPath().lastPathComponent == "debug"
+        return (debug ? "swift run groupstore-demo" : "swift run -c release groupstore-demo") + arguments.map { " " + $0 }.joined()
+    }
+
+    /// Builds those of `names` that are missing, or exits saying what to run.
+    /// - Parameter advice: the demo's arguments that ask for `names`, in the command it advises.
+    static func ensureBuilt(_ names: [String], advice demoArguments: [String] = []) {
         let directory = Subprocess.productsDirectory
         func missing() -> [String] {
             names.filter { !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent($0).path) }
         }
         var absent = missing()
         guard !absent.isEmpty else { return }
-        // `.build/release` (a link to `.build/<triple>/release`) or `.build/release` itself.
         let products = directory.resolvingSymlinksInPath()
         let configuration = products.lastPathComponent == "debug" ? "debug" : "release"
-        let advice = configuration == "debug" ? "swift run groupstore-demo" : "swift run -c release groupstore-demo"
+        let advice = command(demoArguments)
         func fail(_ problem: String) -> Never {
             let sentence = "groupstore-demo: \(problem)\n"
             FileHandle.standardError.write(Data(sentence.utf8))

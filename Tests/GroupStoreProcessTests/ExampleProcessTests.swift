@@ -63,12 +63,36 @@ final class ExampleProcessTests: ProcessTestCase {
         XCTAssertGreaterThanOrEqual(done, 5)
     }
 
-    func testDemo_runsBothPairs_andEndsWithASummary() throws {
+    func testDemo_runsBothPairs_saysHowToRunTheTwoHosts_andEndsWithASummary() throws {
         let demo = try spawn("groupstore-demo", [], name: "demo")
         XCTAssertEqual(try demo.waitForExit(timeout: 120), 0, "demo: \(demo.output.suffix(5))")
         let summary = try XCTUnwrap(demo.output.last)
         XCTAssertTrue(summary.hasPrefix("Summary: 28 saves delivered between processes"), summary)
+        XCTAssertFalse(summary.contains("two hosts"), summary)
         XCTAssertTrue(demo.output.contains("[worker] stopped cleanly on SIGTERM"))
+        XCTAssertTrue(
+            demo.output.contains(
+                "3. Two hosts syncing through a remote (the cloud bridge, about a minute more to build): swift run groupstore-demo --two-hosts"
+            ),
+            "the debug build's command: \(demo.output.suffix(4))")
+        XCTAssertFalse(demo.output.contains { $0.hasPrefix("[A]") || $0.hasPrefix("[B]") }, "no host ran")
+    }
+
+    func testDemoWithTwoHosts_syncsThemThroughTheRemote_andSettlesTheConflict() throws {
+        let demo = try spawn("groupstore-demo", ["--two-hosts"], name: "demo")
+        XCTAssertEqual(try demo.waitForExit(timeout: 180), 0, "demo: \(demo.output.suffix(5))")
+        let summary = try XCTUnwrap(demo.output.last)
+        XCTAssertTrue(summary.hasPrefix("Summary: 28 saves delivered between processes"), summary)
+        XCTAssertTrue(summary.contains("; two hosts: "), summary)
+        XCTAssertTrue(demo.output.contains { $0.hasPrefix("[B] note n1 arrived from A as a save of `cloud`") }, "\(demo.output)")
+        XCTAssertTrue(demo.output.contains { $0.hasPrefix("[A] note n2 arrived from B as a save of `cloud`") }, "\(demo.output)")
+    }
+
+    func testDemo_refusesAnArgumentItDoesNotTake_andRunsNothing() throws {
+        let demo = try spawn("groupstore-demo", ["--two-host"], name: "demo")
+        XCTAssertEqual(try demo.waitForExit(timeout: 60), 2)
+        XCTAssertEqual(demo.output, [])
+        XCTAssertEqual(demo.errors, ["groupstore-demo: unknown argument --two-host (it takes --two-hosts and --keep)"])
     }
 
     /// The README's first command builds the demo alone; the demo builds
@@ -85,7 +109,7 @@ final class ExampleProcessTests: ProcessTestCase {
         XCTAssertEqual(
             child.errors,
             [
-                "groupstore-demo: it runs counter, job-worker, job-producer and groupstore, not built next to it in \(group); "
+                "groupstore-demo: it runs counter, job-worker and job-producer, not built next to it in \(group); "
                     + "run it from the package's directory, where it builds them: swift run -c release groupstore-demo"
             ])
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: group), ["groupstore-demo"], "no group made")
