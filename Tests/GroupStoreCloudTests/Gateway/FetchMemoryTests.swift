@@ -122,11 +122,11 @@
                         throw CloudSyncError(.transient, "the request's deadline passed")
                     })
             }
-            try await waitFor("the first fetch's read to start") { started.withLock { $0 } }
+            try await waitUntil("the first fetch's read to start") { started.withLock { $0 } }
             let waiting = (0..<5).map { _ in
                 Task { try await memory.answer(key, zone: zone, identity: alice, mayRead: { true }, read: { reads.read() }) }
             }
-            try await waitFor("five fetches to wait for that read") { memory.joined(key) == 5 }
+            try await waitUntil("five fetches to wait for that read") { memory.joined(key) == 5 }
             fail.yield()
             do {
                 _ = try await first.value
@@ -138,15 +138,6 @@
             for task in waiting where try await task.value.fromMemory { fromMemory += 1 }
             XCTAssertEqual(reads.count.withLock { $0 }, 1, "the five fetches made one read again, not five")
             XCTAssertEqual(fromMemory, 4, "four took the answer of the one that read")
-        }
-
-        /// Waits, 10 s at most, until `condition` holds.
-        func waitFor(_ what: String, _ condition: () -> Bool) async throws {
-            let bound = ContinuousClock.now + .seconds(10)
-            while !condition() {
-                guard ContinuousClock.now < bound else { throw CloudSyncError(.transient, "timed out after 10 s waiting for \(what)") }
-                try await Task.sleep(for: .milliseconds(1))
-            }
         }
 
         func testANoticeOfTheZone_makesAKeptAnswerStale_andAnotherZonesDoesNot() async throws {

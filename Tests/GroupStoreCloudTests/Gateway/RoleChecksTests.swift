@@ -32,9 +32,9 @@
         func testACheckDueForManyRequests_isMadeOnce_andTheOthersWaitForIt() async throws {
             let (roleChecks, checks) = (RoleChecks(), Checks())
             let first = Task { try await roleChecks.ensure("device") { try await checks.held() } }
-            try await waitFor("the first request's check to start") { checks.count == 1 }
+            try await waitUntil("the first request's check to start") { checks.count == 1 }
             let others = (0..<5).map { _ in Task { try await roleChecks.ensure("device") { try await checks.quick() } } }
-            try await waitFor("five requests to wait for that check") { roleChecks.waiting("device") == 5 }
+            try await waitUntil("five requests to wait for that check") { roleChecks.waiting("device") == 5 }
             checks.end.yield(true)
             try await first.value
             for other in others { try await other.value }
@@ -48,9 +48,9 @@
         func testAFailedCheck_failsItsRequest_andEachWaitingRequestChecksForItself() async throws {
             let (roleChecks, checks) = (RoleChecks(), Checks())
             let first = Task { try await roleChecks.ensure("device") { try await checks.held() } }
-            try await waitFor("the first request's check to start") { checks.count == 1 }
+            try await waitUntil("the first request's check to start") { checks.count == 1 }
             let others = (0..<3).map { _ in Task { try await roleChecks.ensure("device") { try await checks.quick() } } }
-            try await waitFor("three requests to wait for that check") { roleChecks.waiting("device") == 3 }
+            try await waitUntil("three requests to wait for that check") { roleChecks.waiting("device") == 3 }
             checks.end.yield(false)
             do {
                 try await first.value
@@ -66,20 +66,11 @@
         func testRoles_areCheckedApart() async throws {
             let (roleChecks, checks) = (RoleChecks(), Checks())
             let first = Task { try await roleChecks.ensure("alice") { try await checks.held() } }
-            try await waitFor("alice's check to start") { checks.count == 1 }
+            try await waitUntil("alice's check to start") { checks.count == 1 }
             try await roleChecks.ensure("bob") { try await checks.quick() }
             XCTAssertEqual(checks.count, 2, "bob's request did not wait for alice's check")
             checks.end.yield(true)
             try await first.value
-        }
-
-        /// Waits, 10 s at most, until `condition` holds.
-        func waitFor(_ what: String, _ condition: () -> Bool) async throws {
-            let bound = ContinuousClock.now + .seconds(10)
-            while !condition() {
-                guard ContinuousClock.now < bound else { throw CloudSyncError(.transient, "timed out after 10 s waiting for \(what)") }
-                try await Task.sleep(for: .milliseconds(1))
-            }
         }
     }
 #endif  // Gateway
