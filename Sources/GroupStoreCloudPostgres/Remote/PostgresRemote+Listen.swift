@@ -81,7 +81,7 @@
 
         /// How often the listener's connection is asked a statement, and how
         /// long it may take to answer.
-        static let probeInterval: Duration = .seconds(5)
+        package static let probeInterval: Duration = .seconds(5)
         static let probeTimeout: Duration = .seconds(10)
         /// The probe's statement (named, so that `pg_stat_activity` shows which connection listens).
         static let probeStatement: PostgresQuery = "SELECT 'groupstore listener'::text"
