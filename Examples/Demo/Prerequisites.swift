@@ -12,11 +12,17 @@ import Subprocesses
 /// fault suite and the rest: a newcomer's first command waits for less);
 /// elsewhere it says what to run and runs nothing.
 enum Prerequisites {
+    /// The directory the demo was built in: `.build/release` (a link to
+    /// `.build/<triple>/release`) or `.build/release` itself, or anywhere it was copied to.
+    static var products: URL { Subprocess.productsDirectory.resolvingSymlinksInPath() }
+
+    /// How the demo was built: "debug", or "release" (as a copy elsewhere is taken to be).
+    static var configuration: String { products.lastPathComponent == "debug" ? "debug" : "release" }
+
     /// The command that builds and runs the demo as it was built, with `arguments`.
     static func command(_ arguments: [String]) -> String {
-        // `.build/release` (a link to `.build/<triple>/release`) or `.build/release` itself.
-        let debug = Subprocess.productsDirectory.resolvingSymlinksInPath().lastPathComponent == "debug"
-        return (debug ? "swift run groupstore-demo" : "swift run -c release groupstore-demo") + arguments.map { " " + $0 }.joined()
+        (configuration == "debug" ? "swift run groupstore-demo" : "swift run -c release groupstore-demo")
+            + arguments.map { " " + $0 }.joined()
     }
 
     /// Builds those of `names` that are missing, or exits saying what to run.
@@ -28,8 +34,6 @@ enum Prerequisites {
         }
         var absent = missing()
         guard !absent.isEmpty else { return }
-        let products = directory.resolvingSymlinksInPath()
-        let configuration = products.lastPathComponent == "debug" ? "debug" : "release"
         let advice = command(demoArguments)
         func fail(_ problem: String) -> Never {
             let sentence = "groupstore-demo: \(problem)\n"
