@@ -12,6 +12,13 @@
     ///
     /// A connection the cap refused (``ConnectionCap/Admission/refused``) is
     /// closed as soon as it is active.
+    ///
+    /// When the gateway stops gracefully, a connection whose first head has
+    /// not come has no request to finish, and is closed at once: the HTTP
+    /// handlers that close an idle connection then are added only once the
+    /// first head came (the WebSocket upgrade decides on it), so without this
+    /// such a connection held the gateway's exit until its header timeout
+    /// (10 s from its accept by default).
     final class HeaderReadTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = ByteBuffer
         typealias InboundOut = ByteBuffer
@@ -68,6 +75,11 @@
                 cap.busy(context.channel)
                 context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
             }
+        }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            guard event is ChannelShouldQuiesceEvent else { return context.fireUserInboundEventTriggered(event) }
+            context.close(promise: nil)
         }
 
         /// The first head did not come in time: a 408 if part of a request came, then close.

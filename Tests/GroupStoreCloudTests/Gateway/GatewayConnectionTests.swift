@@ -23,6 +23,23 @@
             XCTAssertNil(kept.receive(timeout: 2), "a connection past its first head is not closed by the header timeout")
         }
 
+        /// SIGTERM: a connection that sent nothing, or half a head, has no
+        /// request to finish, so the gateway closes it and exits at once (it
+        /// waited for the header timeout before).
+        func testAGatewayStoppedGracefully_closesConnectionsWithoutARequest_andExitsAtOnce() throws {
+            let gateway = try startGateway(["--header-timeout", "60"])
+            let silent = try RawConnection(port: gateway.port)
+            let half = try RawConnection(port: gateway.port)
+            try half.send("POST /v1/account HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthor")
+            let kept = try RawConnection(port: gateway.port)
+            try kept.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            XCTAssertEqual(try kept.readResponse(timeout: 15).status, 200)
+            gateway.process.send(SIGTERM)
+            XCTAssertEqual(gateway.process.waitForExit(timeout: 30), 0, "the gateway exits cleanly, before the header timeout (60 s)")
+            XCTAssertNotNil(silent.readUntilClosed(timeout: 5), "the silent connection was closed")
+            XCTAssertNotNil(half.readUntilClosed(timeout: 5), "the half head's connection was closed")
+        }
+
         func testATLSHandshakeLeftOpen_isClosedAtTheHeaderTimeout() throws {
             let (certificate, key) = try makeCertificate()
             let gateway = try startGateway(["--header-timeout", "1", "--tls-cert", certificate, "--tls-key", key])
