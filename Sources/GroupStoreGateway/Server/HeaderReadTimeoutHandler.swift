@@ -18,7 +18,7 @@
     /// handlers that close an idle connection then are added only once the
     /// first head came (the WebSocket upgrade decides on it), so without this
     /// such a connection held the gateway's exit until its header timeout
-    /// (10 s from its accept by default).
+    /// (``GatewayConfiguration/headerTimeout``, from its accept).
     final class HeaderReadTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = ByteBuffer
         typealias InboundOut = ByteBuffer
