@@ -104,7 +104,10 @@ class CloudTestCase: XCTestCase {
         for task in runningRemotes { await task.value }
         runningRemotes = []
         #if Gateway
-            for gateway in gateways { gateway.stop() }
+            for gateway in gateways {
+                gateway.printIfFailed(self)
+                gateway.stop()
+            }
             gateways = []
             if let memoryGateway {
                 await memoryGateway.group.triggerGracefulShutdown()

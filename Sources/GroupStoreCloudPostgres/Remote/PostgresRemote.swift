@@ -169,58 +169,66 @@
         /// `groupstore_user` and that the GroupStore schema is there. Acting as
         /// a role (a gateway), a role that bypasses row-level security is
         /// refused: the database would not decide what it sees.
+        ///
+        /// Both reads go in one transaction: acting as a role, a statement
+        /// outside one is a transaction of its own (``PostgresSession``).
         func account(as role: String?) async throws -> String {
             try await perform("check the account", as: role) { session in
-                let roles = try await session.cells(
-                    """
-                    SELECT current_user::text, pg_has_role(current_user, 'groupstore_user', 'USAGE')::text,
-                      (SELECT (rolsuper OR rolbypassrls)::text FROM pg_roles WHERE rolname = current_user)
-                    """)
-                guard let row = roles.first, let user = row[0] else {
-                    throw CloudSyncError(.badRemote, "the server \(displayName) did not say who is logged in")
-                }
-                if row[2] == "true" {
-                    if role != nil {
-                        throw CloudSyncError(
-                            .unauthorized, "role \(user) bypasses row-level security: the gateway does not act as it")
-                    }
-                    logger.info(
-                        "role bypasses row-level security: it sees every user's rows",
-                        metadata: ["remote": "\(displayName)", "role": "\(user)"])
-                } else if row[1] != "true" {
-                    throw CloudSyncError(
-                        .permissionDenied,
-                        "role \(user) may not sync through \(displayName): it is not granted groupstore_user (GRANT groupstore_user TO \(PostgresTypedTable.quote(user)))"
-                    )
-                }
-                let meta = try await session.cells(
-                    "SELECT (SELECT value FROM groupstore.meta WHERE key = 'epoch'), (SELECT value FROM groupstore.meta WHERE key = 'format')"
-                )
-                guard let epoch = meta.first?[0], let formatText = meta.first?[1], let format = Int(formatText) else {
-                    throw CloudSyncError(
-                        .badRemote,
-                        "the server \(displayName) has no GroupStore schema: run `groupstore cloud setup --remote URL` as a role that may create it"
-                    )
-                }
-                guard format <= PostgresServerSchema.format else {
-                    throw CloudSyncError(
-                        .badRemote,
-                        "the server \(displayName) has GroupStore schema format \(format); this GroupStore reads up to format \(PostgresServerSchema.format): upgrade GroupStore"
-                    )
-                }
-                guard format == PostgresServerSchema.format else {
-                    throw CloudSyncError(
-                        .badRemote,
-                        "the server \(displayName) has GroupStore schema format \(format); this GroupStore needs format \(PostgresServerSchema.format): run `groupstore cloud setup --remote URL` to upgrade it"
-                    )
-                }
-                state.withLock { state in
-                    if state.epoch != epoch { state.tables = [:] }
-                    state.epoch = epoch
-                    if role == nil { state.user = user }
-                }
-                return session.device.map { PostgresServerSchema.devicePrefix + $0 } ?? user
+                try await session.transaction { transaction in try await account(transaction, role: role, device: session.device) }
             }
+        }
+
+        /// ``account(as:)``'s reads and checks, in `transaction`.
+        private func account(_ transaction: PostgresTransaction, role: String?, device: String?) async throws -> String {
+            let roles = try await transaction.cells(
+                """
+                SELECT current_user::text, pg_has_role(current_user, 'groupstore_user', 'USAGE')::text,
+                  (SELECT (rolsuper OR rolbypassrls)::text FROM pg_roles WHERE rolname = current_user)
+                """)
+            guard let row = roles.first, let user = row[0] else {
+                throw CloudSyncError(.badRemote, "the server \(displayName) did not say who is logged in")
+            }
+            if row[2] == "true" {
+                if role != nil {
+                    throw CloudSyncError(
+                        .unauthorized, "role \(user) bypasses row-level security: the gateway does not act as it")
+                }
+                logger.info(
+                    "role bypasses row-level security: it sees every user's rows",
+                    metadata: ["remote": "\(displayName)", "role": "\(user)"])
+            } else if row[1] != "true" {
+                throw CloudSyncError(
+                    .permissionDenied,
+                    "role \(user) may not sync through \(displayName): it is not granted groupstore_user (GRANT groupstore_user TO \(PostgresTypedTable.quote(user)))"
+                )
+            }
+            let meta = try await transaction.cells(
+                "SELECT (SELECT value FROM groupstore.meta WHERE key = 'epoch'), (SELECT value FROM groupstore.meta WHERE key = 'format')"
+            )
+            guard let epoch = meta.first?[0], let formatText = meta.first?[1], let format = Int(formatText) else {
+                throw CloudSyncError(
+                    .badRemote,
+                    "the server \(displayName) has no GroupStore schema: run `groupstore cloud setup --remote URL` as a role that may create it"
+                )
+            }
+            guard format <= PostgresServerSchema.format else {
+                throw CloudSyncError(
+                    .badRemote,
+                    "the server \(displayName) has GroupStore schema format \(format); this GroupStore reads up to format \(PostgresServerSchema.format): upgrade GroupStore"
+                )
+            }
+            guard format == PostgresServerSchema.format else {
+                throw CloudSyncError(
+                    .badRemote,
+                    "the server \(displayName) has GroupStore schema format \(format); this GroupStore needs format \(PostgresServerSchema.format): run `groupstore cloud setup --remote URL` to upgrade it"
+                )
+            }
+            state.withLock { state in
+                if state.epoch != epoch { state.tables = [:] }
+                state.epoch = epoch
+                if role == nil { state.user = user }
+            }
+            return device.map { PostgresServerSchema.devicePrefix + $0 } ?? user
         }
 
         /// The latest change of the log, whether `mark` is part of the

@@ -16,9 +16,12 @@
     ///
     /// A role's check is made once at a time: requests that find it due while
     /// it is being made wait for it rather than each making their own (a
-    /// busy role's requests all find it due at the same moment). When it
-    /// fails, each of them makes its own (the first one's deadline may have
-    /// been all that failed).
+    /// busy role's requests all find it due at the same moment). A refusal
+    /// (any error but a transient one) is the answer for all of them. A
+    /// transient failure (the deadline of the request that made the check,
+    /// say) has the check made again once for those that waited, shared
+    /// likewise; whoever waited for that one too and saw it fail checks alone.
+    /// (``FetchMemory`` shares a failed read's second try the same way.)
     final class RoleChecks: Sendable {
         /// How long a passed check is trusted (5 s: a check is one short
         /// transaction, and a mistake on a role is trusted no longer).
@@ -43,8 +46,11 @@
 
         /// Runs `check` unless `role` passed it less than `lifetime` ago, or
         /// waits for the one being made.
+        /// - Parameter again: whether a shared check this request waited for failed already.
         /// - Throws: what `check` threw (the role is not remembered then).
-        func ensure(_ role: String, now: Date = Date(), _ check: @escaping @Sendable () async throws -> Void) async throws {
+        func ensure(
+            _ role: String, now: Date = Date(), again: Bool = false, _ check: @escaping @Sendable () async throws -> Void
+        ) async throws {
             enum Next {
                 case fresh
                 case wait(Task<Void, any Error>)
@@ -56,33 +62,48 @@
                     state.waiting[role, default: 0] += 1
                     return .wait(running)
                 }
-                // Unstructured, so a waiter is not cancelled with the request that started it.
-                let task = Task { try await check() }
+                // Unstructured, so a waiter is not cancelled with the request that started it. It
+                // ends its own entry, so that a waiter that saw it fail and asks again finds it gone.
+                let task = Task {
+                    do {
+                        try await check()
+                        self.ended(role, passedAt: now)
+                    } catch {
+                        self.ended(role, passedAt: nil)
+                        throw error
+                    }
+                }
                 state.running[role] = task
                 return .make(task)
             }
             switch next {
             case .fresh:
                 return
+            case .make(let task):
+                try await task.value
             case .wait(let running):
-                let passed = (try? await running.value) != nil
+                let result = await running.result
                 state.withLock { state in
                     state.waiting[role, default: 1] -= 1
                     if state.waiting[role] == 0 { state.waiting[role] = nil }
                 }
-                if !passed { try await check() }
-            case .make(let task):
-                let result = await task.result
-                state.withLock { state in
-                    state.running[role] = nil
-                    guard case .success = result else { return }
-                    if state.passed.count >= capacity {
-                        let oldest = state.passed.sorted { $0.value < $1.value }.prefix(capacity / 2).map(\.key)
-                        for key in oldest { state.passed[key] = nil }
-                    }
-                    state.passed[role] = now
+                guard case .failure(let error) = result else { return }
+                if let refusal = error as? CloudSyncError, !refusal.isTransient { throw refusal }
+                if again { return try await check() }
+                try await ensure(role, now: now, again: true, check)
+            }
+        }
+
+        /// A check of `role` ended: it passed at `passedAt`, or failed (`nil`).
+        private func ended(_ role: String, passedAt: Date?) {
+            state.withLock { state in
+                state.running[role] = nil
+                guard let passedAt else { return }
+                if state.passed.count >= capacity {
+                    let oldest = state.passed.sorted { $0.value < $1.value }.prefix(capacity / 2).map(\.key)
+                    for key in oldest { state.passed[key] = nil }
                 }
-                try result.get()
+                state.passed[role] = passedAt
             }
         }
 

@@ -60,6 +60,17 @@
             return GatewayProcess(process: process, port: port)
         }
 
+        /// After a failed test: whether the gateway still runs (or how it
+        /// exited) and the last lines it wrote to stderr, printed, since a
+        /// test that lost its gateway otherwise says only what its client saw.
+        func printIfFailed(_ test: XCTestCase) {
+            guard test.testRun?.hasSucceeded == false else { return }
+            let state = process.status.map { "ended with status \($0) (a signal's number if killed)" } ?? "still running"
+            let lines = process.errors.suffix(20)
+            print("\(test.name): the gateway on port \(port) (pid \(process.pid)) \(state); its last \(lines.count) stderr lines:")
+            for line in lines { print("  " + line) }
+        }
+
         /// SIGKILL: the gateway dies at once, connections and all.
         func kill() { process.stop() }
 
