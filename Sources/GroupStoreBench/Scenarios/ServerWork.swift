@@ -53,8 +53,9 @@
             let cpu = FleetScenario.serverCPUSeconds() - cpuBefore
             let (before, since) = (count, countedAt)
             (count, countedAt) = try await settledCount()
+            // The probes' expected number: the phase's own transactions are never fewer than none.
             let probes = Double(listeners) * ((countedAt - since) / PostgresRemote.probeInterval)
-            return ((Double(count - before) - probes) / Double(commits), cpu / Double(commits))
+            return (max(0, Double(count - before) - probes) / Double(commits), cpu / Double(commits))
         }
 
         /// Lets autovacuum run again.
