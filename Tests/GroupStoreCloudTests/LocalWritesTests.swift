@@ -114,7 +114,9 @@ final class LocalWritesTests: CloudTestCase {
         let synced = await a.sync(complete: false, fetch: false)
         XCTAssertNil(synced.summary.error)
         XCTAssertGreaterThan(synced.summary.conflicts, 0, "\(synced.summary)")
-        let pendingRows = try await app.pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM groupstore_cloud_pending") }
+        let pendingRows = try await app.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM groupstore_cloud_pending").map(\.description)
+        }
         let reasons = await a.state.reasons
         XCTAssertEqual(
             synced.summary.pending, 0,

@@ -58,10 +58,14 @@ final class OwnCommitsTests: StoreTestCase {
                 done.wait(); continuation.resume()
             }
         }
-        let rows = try await a.pool.read { db in try Row.fetchAll(db, sql: "SELECT id, author FROM t ORDER BY id") }
+        let rows = try await a.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, author FROM t ORDER BY id").map {
+                (id: $0["id"] as Int64, author: $0["author"] as String)
+            }
+        }
         XCTAssertEqual(rows.count, 2 * count)
         for (store, stream, other) in [(a, streams.0, "b"), (b, streams.1, "a")] {
-            let expected = rows.filter { $0["author"] as String == other }.map { KeyValue.integer($0["id"]) }
+            let expected = rows.filter { $0.author == other }.map { KeyValue.integer($0.id) }
             let saves = try await first(count, of: stream, timeout: 60)
             XCTAssertTrue(saves.allSatisfy { $0.author == other }, "\(store.member) was delivered its own save")
             XCTAssertEqual(
