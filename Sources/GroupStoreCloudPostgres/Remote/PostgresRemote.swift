@@ -170,8 +170,9 @@
         /// a role (a gateway), a role that bypasses row-level security is
         /// refused: the database would not decide what it sees.
         ///
-        /// Both reads go in one transaction: acting as a role, a statement
-        /// outside one is a transaction of its own (``PostgresSession``).
+        /// Both reads go in one transaction, which reads them together; acting
+        /// as a role, each would otherwise be a transaction of its own
+        /// (``PostgresSession``), and a gateway checks a busy role every few seconds.
         func account(as role: String?) async throws -> String {
             try await perform("check the account", as: role) { session in
                 try await session.transaction { transaction in try await account(transaction, role: role, device: session.device) }

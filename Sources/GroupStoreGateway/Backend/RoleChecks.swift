@@ -17,8 +17,8 @@
     /// A role's check is made once at a time: requests that find it due while
     /// it is being made wait for it rather than each making their own (a
     /// busy role's requests all find it due at the same moment). A refusal
-    /// (any error but a transient one) is the answer for all of them. A
-    /// transient failure (the deadline of the request that made the check,
+    /// (a ``CloudSyncError`` that is not transient) is the answer for all of them. Any other
+    /// failure (the deadline of the request that made the check,
     /// say) has the check made again once for those that waited, shared
     /// likewise; whoever waited for that one too and saw it fail checks alone.
     /// (``FetchMemory`` shares a failed read's second try the same way.)
@@ -47,7 +47,8 @@
         /// Runs `check` unless `role` passed it less than `lifetime` ago, or
         /// waits for the one being made.
         /// - Parameter again: whether a shared check this request waited for failed already.
-        /// - Throws: what `check` threw (the role is not remembered then).
+        /// - Throws: what `check` threw (the role is not remembered then), or
+        ///   the refusal of the check this request waited for.
         func ensure(
             _ role: String, now: Date = Date(), again: Bool = false, _ check: @escaping @Sendable () async throws -> Void
         ) async throws {
@@ -90,7 +91,8 @@
                 guard case .failure(let error) = result else { return }
                 if let refusal = error as? CloudSyncError, !refusal.isTransient { throw refusal }
                 if again { return try await check() }
-                try await ensure(role, now: now, again: true, check)
+                // Now, not when this request came: a check made now passes now.
+                try await ensure(role, again: true, check)
             }
         }
 
