@@ -17,11 +17,11 @@
     /// A role's check is made once at a time: requests that find it due while
     /// it is being made wait for it rather than each making their own (a
     /// busy role's requests all find it due at the same moment). A refusal
-    /// (a ``CloudSyncError`` that is not transient) is the answer for all of them. Any other
-    /// failure (the deadline of the request that made the check,
-    /// say) has the check made again once for those that waited, shared
-    /// likewise; whoever waited for that one too and saw it fail checks alone.
-    /// (``FetchMemory`` shares a failed read's second try the same way.)
+    /// (a ``CloudSyncError`` that is not transient) is the answer for all of
+    /// them. Any other failure (the deadline of the request that made the
+    /// check, say) has the check made again once for those that waited,
+    /// shared likewise; whoever waited for that one too and saw it fail checks
+    /// alone. (``FetchMemory`` shares a failed read's second try the same way.)
     final class RoleChecks: Sendable {
         /// How long a passed check is trusted (5 s: a check is one short
         /// transaction, and a mistake on a role is trusted no longer).
