@@ -64,7 +64,8 @@
         /// exited) and the last lines it wrote to stderr, printed, since a
         /// test that lost its gateway otherwise says only what its client saw.
         func printIfFailed(_ test: XCTestCase) {
-            guard test.testRun?.hasSucceeded == false else { return }
+            // Not `hasSucceeded`: it is false until the run stops, after tearDown.
+            guard let run = test.testRun, run.totalFailureCount > 0 else { return }
             let state = process.status.map { "ended with status \($0) (a signal's number if killed)" } ?? "still running"
             let lines = process.errors.suffix(20)
             print("\(test.name): the gateway on port \(port) (pid \(process.pid)) \(state); its last \(lines.count) stderr lines:")
